@@ -1,0 +1,21 @@
+/** The seller printed on a client's invoice PDFs. */
+export interface CompanyDetails {
+  name: string;
+  address: string;
+  vat: string;
+  bankAccount: string;
+  bankName: string;
+}
+
+/** A client system: one directory that owns its orders, invoices and files. */
+export interface Client {
+  id: number;
+  directory: string;
+  name: string;
+  company: CompanyDetails;
+}
+
+/** A client as stored, with the hash of its API key (never the key itself). */
+export interface ClientWithKey extends Client {
+  apiKeyHash: string;
+}

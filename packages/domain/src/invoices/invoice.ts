@@ -1,0 +1,59 @@
+export const INVOICE_TYPES = ['s', 'c', 'p'] as const;
+export type InvoiceType = (typeof INVOICE_TYPES)[number];
+
+export const INVOICE_STATUSES = ['issued', 'paid', 'semipaid', 'overdue'] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+
+/** An order related to an invoice; tasks, files and contacts are returned as given. */
+export interface InvoiceOrder {
+  type: string;
+  nr: string;
+  cmr: string;
+  tasks: unknown[];
+  files: unknown[];
+  contacts: unknown[];
+}
+
+export interface InvoiceItem {
+  name: string;
+  quantity: number;
+  unit: string;
+  unitPriceNet: number;
+  /** A percentage such as "23", or a code such as "np" (not subject) or "zw" (exempt). */
+  taxRate: string;
+  amountNet: number;
+  amountTax: number;
+  amountGross: number;
+}
+
+/** All timestamps are Unix seconds, UTC. */
+export interface Invoice {
+  id: number;
+  directory: string;
+  nr: string;
+  type: InvoiceType;
+  status: InvoiceStatus;
+  branchId: number;
+  issueDate: number;
+  serviceDate: number;
+  paymentTerm: number;
+  paymentDate: number | null;
+  customerName: string;
+  customerVat: string;
+  customerCountry: string;
+  currency: string;
+  amountNet: number;
+  amountTax: number;
+  amountGross: number;
+  paid: number;
+  leftToPay: number;
+  correctOf: { id: number; nr: string } | null;
+  addedTime: number;
+  orders: InvoiceOrder[];
+}
+
+/** An invoice with what only the PDF needs. */
+export interface InvoiceDetail extends Invoice {
+  customerAddress: string;
+  items: InvoiceItem[];
+}

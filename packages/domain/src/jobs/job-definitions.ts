@@ -1,0 +1,44 @@
+import type { DocumentLanguage } from '../invoices/invoice-document/invoice-document.js';
+
+export const JOB_NAMES = ['render-invoice-pdf', 'store-order-file'] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+
+/**
+ * Job payloads carry references, never file or PDF bytes: staged uploads and
+ * rendered PDFs live in file storage, the job carries their keys.
+ */
+export interface JobPayloads {
+  'render-invoice-pdf': {
+    directory: string;
+    invoiceId: number;
+    lang: DocumentLanguage;
+    duplicate: boolean;
+    /** Where the rendered PDF is to be stored. */
+    pdfKey: string;
+    requestId: string;
+  };
+  'store-order-file': {
+    directory: string;
+    orderId: number;
+    categoryId: number | null;
+    name: string;
+    size: number;
+    contentType: string;
+    sha256: string;
+    /** Where the API staged the bytes. */
+    stagingKey: string;
+    /** Where the file is kept for good; the row points here. */
+    storageKey: string;
+    requestId: string;
+  };
+}
+
+export interface JobResults {
+  'render-invoice-pdf': { pdfKey: string; bytes: number };
+  'store-order-file': { fileId: number };
+}
+
+export type JobHandler<N extends JobName> = (payload: JobPayloads[N]) => Promise<JobResults[N]>;
+
+/** The one set of handlers that both the in-process queue and the worker run. */
+export type JobHandlers = { [N in JobName]: JobHandler<N> };

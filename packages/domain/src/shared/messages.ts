@@ -1,0 +1,24 @@
+/** The error catalogue: message texts exactly as the API spec states them. */
+export const Messages = {
+  AUTHENTICATION_FAILED: 'Authentication failed',
+  ORDER_NOT_FOUND: 'Order not found',
+  INVOICE_NOT_FOUND: 'Invoice not found',
+  FILES_REQUIRED: 'The files field is required.',
+  NR_REQUIRED: 'The nr field is required.',
+  INVALID_DATA: 'The given data was invalid.',
+  NO_FILES_UPLOADED: 'No files were uploaded',
+  FILES_UPLOADED: 'Files uploaded',
+  TOO_MANY_ATTEMPTS: 'Too Many Attempts.',
+  NOT_FOUND: 'Not Found',
+  METHOD_NOT_ALLOWED: 'Method Not Allowed',
+  PAYLOAD_TOO_LARGE: 'Payload Too Large',
+  URI_TOO_LONG: 'URI Too Long',
+  BAD_REQUEST: 'Bad Request',
+  SERVICE_UNAVAILABLE: 'Service Unavailable',
+  SERVER_ERROR: 'Server Error',
+  OK: 'OK',
+} as const;
+
+export function orderNrNotFoundMessage(nr: string): string {
+  return `Order with given nr (${nr}) not found`;
+}

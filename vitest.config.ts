@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'domain', include: ['test/domain/**/*.test.ts'] } },
+      { extends: true, test: { name: 'adapters', include: ['test/adapters/**/*.test.ts'] } },
+      { extends: true, test: { name: 'pdf', include: ['test/pdf/**/*.test.ts'] } },
+      { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'] } },
+      { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'] } },
+    ],
+  },
+});
