@@ -1,0 +1,138 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/** Thrown when a variable is set but wrong; the process prints `message` alone and exits. */
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Configuration error: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const positiveInt = (name: string, min = 1) =>
+  z.string().transform((value, ctx) => {
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
+      ctx.addIssue({ code: 'custom', message: `must be a whole number >= ${min} (got "${value}")`, path: [name] });
+      return z.NEVER;
+    }
+    return Number(value);
+  });
+
+function urlWithScheme(name: string, schemes: string[]) {
+  return z.string().transform((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `is not a valid URL (got "${value}")`, path: [name] });
+      return z.NEVER;
+    }
+    if (!schemes.includes(url.protocol.replace(/:$/, ''))) {
+      ctx.addIssue({ code: 'custom', message: `must use one of the schemes ${schemes.join(', ')} (got "${url.protocol}")`, path: [name] });
+      return z.NEVER;
+    }
+    return value;
+  });
+}
+
+function timeZone(value: string, ctx: z.RefinementCtx): string {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: value });
+    return value;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `is not a known IANA time zone (got "${value}")`, path: ['APP_TIMEZONE'] });
+    return z.NEVER;
+  }
+}
+
+const schema = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: positiveInt('PORT', 0).default(3000),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: urlWithScheme('DATABASE_URL', ['mysql', 'mariadb']).optional(),
+  REDIS_URL: urlWithScheme('REDIS_URL', ['redis', 'rediss']).optional(),
+  S3_ENDPOINT: urlWithScheme('S3_ENDPOINT', ['http', 'https']).optional(),
+  S3_ACCESS_KEY: z.string().optional(),
+  S3_SECRET_KEY: z.string().optional(),
+  S3_BUCKET: z.string().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  CHROMIUM_PATH: z.string().optional(),
+  APP_TIMEZONE: z.string().transform(timeZone).default('UTC'),
+  RATE_LIMIT_MAX: positiveInt('RATE_LIMIT_MAX').default(60),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt('RATE_LIMIT_WINDOW_SECONDS').default(60),
+  UPLOAD_MAX_FILES: positiveInt('UPLOAD_MAX_FILES').default(20),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  METRICS_PORT: positiveInt('METRICS_PORT', 0).default(9464),
+  /** How long the API waits for a job (PDF render, file store) before answering 503. */
+  JOB_TIMEOUT_MS: positiveInt('JOB_TIMEOUT_MS').default(30_000),
+  /** Jobs one worker process runs at once. */
+  WORKER_CONCURRENCY: positiveInt('WORKER_CONCURRENCY').default(2),
+  /** The PDF renderer restarts its browser after this many documents. */
+  PDF_RENDERS_PER_BROWSER: positiveInt('PDF_RENDERS_PER_BROWSER').default(500),
+  /** A render that takes longer is killed. */
+  PDF_RENDER_TIMEOUT_MS: positiveInt('PDF_RENDER_TIMEOUT_MS').default(15_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type AppConfig = {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  s3: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string } | null;
+  chromiumPath: string | null;
+  timeZone: string;
+  rateLimit: { max: number; windowSeconds: number };
+  uploadMaxFiles: number;
+  metrics: { host: string; port: number };
+  jobTimeoutMs: number;
+  workerConcurrency: number;
+  pdf: { rendersPerBrowser: number; renderTimeoutMs: number };
+  logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+};
+
+/**
+ * Reads the configuration once. Empty variables count as unset; a value that
+ * is set but wrong throws ConfigError naming the variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const present = Object.fromEntries(
+    Object.keys(schema.shape)
+      .map((key) => [key, env[key]?.trim()] as const)
+      .filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    throw new ConfigError(variable, issue.code === 'custom' ? issue.message : `is invalid: ${issue.message}`);
+  }
+  const c = parsed.data;
+  const s3Vars = { S3_ENDPOINT: c.S3_ENDPOINT, S3_ACCESS_KEY: c.S3_ACCESS_KEY, S3_SECRET_KEY: c.S3_SECRET_KEY, S3_BUCKET: c.S3_BUCKET };
+  const setS3 = Object.entries(s3Vars).filter(([, v]) => v !== undefined);
+  if (setS3.length > 0 && setS3.length < 4) {
+    const missing = Object.entries(s3Vars).find(([, v]) => v === undefined)![0];
+    throw new ConfigError(missing, 'must be set when any S3_* variable is set');
+  }
+  return {
+    host: c.HOST,
+    port: c.PORT,
+    dataDir: path.resolve(c.DATA_DIR),
+    databaseUrl: c.DATABASE_URL ?? null,
+    redisUrl: c.REDIS_URL ?? null,
+    s3:
+      setS3.length === 4
+        ? { endPoint: c.S3_ENDPOINT!, accessKey: c.S3_ACCESS_KEY!, secretKey: c.S3_SECRET_KEY!, bucket: c.S3_BUCKET!, region: c.S3_REGION }
+        : null,
+    chromiumPath: c.CHROMIUM_PATH ?? null,
+    timeZone: c.APP_TIMEZONE,
+    rateLimit: { max: c.RATE_LIMIT_MAX, windowSeconds: c.RATE_LIMIT_WINDOW_SECONDS },
+    uploadMaxFiles: c.UPLOAD_MAX_FILES,
+    metrics: { host: c.METRICS_HOST, port: c.METRICS_PORT },
+    jobTimeoutMs: c.JOB_TIMEOUT_MS,
+    workerConcurrency: c.WORKER_CONCURRENCY,
+    pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
+    logLevel: c.LOG_LEVEL,
+  };
+}
