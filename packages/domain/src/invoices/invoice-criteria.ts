@@ -19,10 +19,10 @@ export type InvoiceSortField = (typeof INVOICE_SORT_FIELDS)[number];
 
 export type SortDirection = 'asc' | 'desc';
 
-/** A half-open range of Unix seconds: from <= t < toExclusive. */
+/** A half-open range of Unix seconds: from <= t < toExclusive; a null end is open. */
 export interface TimeRange {
-  from: number;
-  toExclusive: number;
+  from: number | null;
+  toExclusive: number | null;
 }
 
 /**

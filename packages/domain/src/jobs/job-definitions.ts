@@ -35,7 +35,8 @@ export interface JobPayloads {
 
 export interface JobResults {
   'render-invoice-pdf': { pdfKey: string; bytes: number };
-  'store-order-file': { fileId: number };
+  /** A storage failure is a result, not an error: it ends up in the upload's `failed[]`. */
+  'store-order-file': { fileId: number } | { error: string };
 }
 
 export type JobHandler<N extends JobName> = (payload: JobPayloads[N]) => Promise<JobResults[N]>;

@@ -1,0 +1,47 @@
+import { DomainError } from '../../shared/domain-error.js';
+import { ServiceUnavailableError } from '../../shared/common.errors.js';
+import type { FileStoragePort } from '../../ports/file-storage.port.js';
+import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
+import type { JobQueuePort } from '../../ports/job-queue.port.js';
+import { InvoiceNotFoundError } from '../invoices.errors.js';
+import { parseInvoicePdfQuery } from './invoice-pdf.query.js';
+
+export interface InvoicePdf {
+  invoiceNr: string;
+  pdf: Buffer;
+}
+
+/** GET /invoices/{id}/pdf: a missing invoice beats an invalid query; the render runs as a job. */
+export class DownloadInvoicePdfUseCase {
+  constructor(
+    private readonly deps: {
+      invoices: InvoiceRepositoryPort;
+      storage: FileStoragePort;
+      queue: JobQueuePort;
+      jobTimeoutMs: number;
+      newId: () => string;
+    },
+  ) {}
+
+  async execute(input: { directory: string; invoiceId: number; query: Iterable<[string, string]>; requestId: string }): Promise<InvoicePdf> {
+    const invoice = await this.deps.invoices.findDetail(input.directory, input.invoiceId);
+    if (!invoice) throw new InvoiceNotFoundError();
+    const { lang, duplicate } = parseInvoicePdfQuery(input.query);
+    const id = this.deps.newId();
+    const pdfKey = `pdf/${id}.pdf`;
+    try {
+      await this.deps.queue.runAndWait(
+        'render-invoice-pdf',
+        { directory: input.directory, invoiceId: input.invoiceId, lang, duplicate, pdfKey, requestId: input.requestId },
+        { timeoutMs: this.deps.jobTimeoutMs, jobId: `pdf-${id}` },
+      );
+      return { invoiceNr: invoice.nr, pdf: await this.deps.storage.getBuffer(pdfKey) };
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+      // A crashed or missing renderer is a passing fault: the client may retry.
+      throw new ServiceUnavailableError('The PDF could not be rendered right now.');
+    } finally {
+      await this.deps.storage.delete(pdfKey).catch(() => undefined);
+    }
+  }
+}

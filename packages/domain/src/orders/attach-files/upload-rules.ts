@@ -1,0 +1,58 @@
+import type { FieldErrors } from '../../shared/common.errors.js';
+
+/** 10 MiB: exactly this many bytes are accepted, one more is not. */
+export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+/** A file part as the edge received it: bytes kept in a local file, counted and hashed. */
+export interface ReceivedFile {
+  /** Zero-based position among the request's file parts. */
+  index: number;
+  /** The client's base name, without directory parts or control characters. */
+  name: string;
+  /** Bytes received; MAX_FILE_BYTES + 1 means "more than allowed" (the rest was not kept). */
+  size: number;
+  /** Sniffed from the bytes, never taken from the client. */
+  contentType: string;
+  sha256: string;
+  localPath: string;
+}
+
+export interface ReceivedUpload {
+  files: ReceivedFile[];
+  /** The raw `category_id` part, if sent once. */
+  categoryId: string | undefined;
+  /** Problems the edge found while reading the body (too many files, a field sent twice). */
+  errors: FieldErrors;
+}
+
+/**
+ * The client's file name reduced to its base name: no directory parts, no
+ * control characters; never used to build storage keys.
+ */
+export function baseFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const clean = base.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').trim();
+  const limited = [...clean].slice(0, 255).join('');
+  return limited === '' || limited === '.' || limited === '..' ? 'file' : limited;
+}
+
+/** Per-file rules, in field order; an empty result means the files may be stored. */
+export function validateFiles(files: ReceivedFile[], maxFiles: number): FieldErrors {
+  const errors: FieldErrors = {};
+  if (files.length > maxFiles) errors.files = [`The files field must not have more than ${maxFiles} items.`];
+  for (const file of files) {
+    const field = `files.${file.index}`;
+    if (file.size === 0) errors[field] = [`The ${field} field must not be an empty file.`];
+    else if (file.size > MAX_FILE_BYTES) errors[field] = [`The ${field} field must not be greater than ${MAX_FILE_BYTES / 1024} kilobytes.`];
+  }
+  return errors;
+}
+
+/** `category_id`: absent, empty or `null` means none; otherwise a positive integer. */
+export function parseCategoryId(raw: string | undefined): { id: number | null } | { error: string } {
+  const value = raw?.trim();
+  if (value === undefined || value === '' || value === 'null') return { id: null };
+  if (!/^\d{1,15}$/.test(value) || Number(value) < 1) return { error: 'The category_id field must be an integer.' };
+  return { id: Number(value) };
+}
