@@ -1,1 +1,2 @@
 export * from './config/app-config.js';
+export * from './sniff/file-type.sniffer.js';

@@ -1,0 +1,51 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Logger } from 'pino';
+import type { AppState } from './http/app-state.js';
+import { clientGate } from './middleware/client-gate.middleware.js';
+import { errorHandler } from './middleware/error-handler.middleware.js';
+import { queryLimit } from './middleware/query-limit.middleware.js';
+import { requestContext } from './middleware/request-context.middleware.js';
+import { routeGuard } from './middleware/route-guard.middleware.js';
+import type { RateLimiter } from './middleware/rate-limiter.js';
+import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.routes.js';
+import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes.js';
+import type { AuthenticateClientUseCase } from '@logi/domain';
+
+export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps {
+  logger: Logger;
+  authenticate: AuthenticateClientUseCase;
+  limiter: RateLimiter;
+  /** Routes that need no credentials and are not rate limited (docs, health). */
+  publicRouters?: Router[];
+  /** Trust X-Forwarded-For (behind a proxy) for the per-IP rate limit. */
+  proxy?: boolean;
+}
+
+/**
+ * The HTTP application: request id and logging, then one error handler, then
+ * path and method checks, then (client routes only) rate limit and credentials.
+ */
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: deps.proxy ?? false });
+  // Errors are all answered by errorHandler; Koa's own printer would only repeat them.
+  app.silent = true;
+
+  const clientRouter = new Router<AppState>({ prefix: '/v1' });
+  registerOrderRoutes(clientRouter, deps);
+  registerInvoiceRoutes(clientRouter, deps);
+  const publicRouters = deps.publicRouters ?? [];
+
+  app.use(requestContext(deps.logger));
+  app.use(errorHandler());
+  app.use(queryLimit());
+  app.use(routeGuard([clientRouter, ...publicRouters] as Router[]));
+  for (const router of publicRouters) app.use(router.routes());
+  const gate = clientGate({ authenticate: deps.authenticate, limiter: deps.limiter });
+  const clientRoutes = clientRouter.routes();
+  app.use(async (ctx, next) => {
+    if (!clientRouter.match(ctx.path, ctx.method).route) return next();
+    await gate(ctx, () => clientRoutes(ctx as never, next));
+  });
+  return app;
+}

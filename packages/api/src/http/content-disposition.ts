@@ -1,0 +1,13 @@
+/**
+ * `attachment; filename="<nr made file-safe>.pdf"`: every character outside
+ * ASCII letters, digits, `-` and `.` becomes `_`; a non-ASCII number also
+ * gets an RFC 5987 `filename*` that keeps its letters.
+ */
+export function pdfContentDisposition(invoiceNr: string): string {
+  const ascii = `${invoiceNr.replace(/[^A-Za-z0-9.-]/g, '_')}.pdf`;
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(invoiceNr)) return `attachment; filename="${ascii}"`;
+  const unicode = `${invoiceNr.replace(/[^\p{L}\p{N}.-]/gu, '_')}.pdf`;
+  const encoded = encodeURIComponent(unicode).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}

@@ -1,0 +1,26 @@
+import { Messages } from '@logi/domain';
+
+/** Domain error codes to HTTP statuses: the only place the two meet. */
+export const STATUS_BY_CODE: Record<string, number> = {
+  VALIDATION_FAILED: 422,
+  NO_FILES_UPLOADED: 422,
+  AUTHENTICATION_FAILED: 401,
+  ORDER_NOT_FOUND: 404,
+  ORDER_NR_NOT_FOUND: 404,
+  INVOICE_NOT_FOUND: 404,
+  SERVICE_UNAVAILABLE: 503,
+};
+
+/** Messages for statuses raised by the HTTP layer itself. */
+export const MESSAGE_BY_STATUS: Record<number, string> = {
+  400: Messages.BAD_REQUEST,
+  401: Messages.AUTHENTICATION_FAILED,
+  404: Messages.NOT_FOUND,
+  405: Messages.METHOD_NOT_ALLOWED,
+  413: Messages.PAYLOAD_TOO_LARGE,
+  414: Messages.URI_TOO_LONG,
+  415: 'Unsupported Media Type',
+  429: Messages.TOO_MANY_ATTEMPTS,
+  500: Messages.SERVER_ERROR,
+  503: Messages.SERVICE_UNAVAILABLE,
+};

@@ -1,0 +1,71 @@
+import type { Context } from 'koa';
+import ratelimit from 'koa-ratelimit';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { Messages } from '@logi/domain';
+import { HttpError } from '../http/http-error.js';
+
+export interface RateLimiterOptions {
+  max: number;
+  windowSeconds: number;
+  /** Shared counters for every API process; memory (this process only) when null. */
+  redis: Redis | null;
+  logger: Logger;
+  /** Key prefix in Redis, so that test runs and deployments do not collide. */
+  namespace?: string;
+}
+
+/**
+ * koa-ratelimit behind one method: count this request under `key`, set the
+ * X-RateLimit headers, throw 429 when over the limit. When Redis fails, the
+ * request goes through (fail open) and a warning is logged: a rate limiter
+ * that is down must not take the API down with it.
+ */
+export class RateLimiter {
+  private readonly limit: ReturnType<typeof ratelimit>;
+  private readonly memory = new Map<string, { reset: number }>();
+  private readonly sweeper: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: RateLimiterOptions) {
+    this.limit = ratelimit({
+      driver: options.redis ? 'redis' : 'memory',
+      db: options.redis ?? this.memory,
+      duration: options.windowSeconds * 1000,
+      max: options.max,
+      namespace: options.namespace ?? 'ratelimit',
+      id: (ctx: Context) => ctx.state.rateLimitKey as string,
+      headers: { remaining: 'X-RateLimit-Remaining', reset: 'X-RateLimit-Reset', total: 'X-RateLimit-Limit' },
+      errorMessage: Messages.TOO_MANY_ATTEMPTS,
+      throw: false,
+    } as ratelimit.MiddlewareOptions);
+    if (!options.redis) {
+      // The memory driver never forgets a key on its own; drop expired windows.
+      this.sweeper = setInterval(() => this.sweep(), options.windowSeconds * 1000);
+      this.sweeper.unref();
+    }
+  }
+
+  async count(ctx: Context, key: string): Promise<void> {
+    ctx.state.rateLimitKey = key;
+    try {
+      await this.limit(ctx, async () => undefined);
+    } catch (error) {
+      this.options.logger.warn({ err: error, requestId: ctx.state.requestId }, 'rate limiter unavailable; request let through');
+      return;
+    }
+    const limited = ctx.state.rateLimit as { after: number } | undefined;
+    if (limited) {
+      const retryAfter = Math.min(this.options.windowSeconds, Math.max(1, Math.ceil(limited.after)));
+      throw new HttpError(429, Messages.TOO_MANY_ATTEMPTS, { 'Retry-After': String(retryAfter), 'X-RateLimit-Remaining': '0' });
+    }
+  }
+
+  close(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+  }
+
+  private sweep(): void {
+    const now = Date.now() / 1000;
+    for (const [key, entry] of this.memory) if (entry.reset < now) this.memory.delete(key);
+  }
+}

@@ -1,0 +1,35 @@
+import Router from '@koa/router';
+import { InvoiceNotFoundError, type DownloadInvoicePdfUseCase, type ListInvoicesUseCase } from '@logi/domain';
+import type { AppState } from '../http/app-state.js';
+import { pdfContentDisposition } from '../http/content-disposition.js';
+import { parsePathId, queryPairs } from '../http/path-id.js';
+import { respond } from '../http/respond.js';
+import { toInvoiceListDto } from '../mappers/invoice.mapper.js';
+
+export interface InvoiceRouteDeps {
+  listInvoices: ListInvoicesUseCase;
+  downloadInvoicePdf: DownloadInvoicePdfUseCase;
+}
+
+export function registerInvoiceRoutes(router: Router<AppState>, deps: InvoiceRouteDeps): void {
+  router.get('/invoices', async (ctx) => {
+    const result = await deps.listInvoices.execute({ directory: ctx.state.client.directory, query: queryPairs(ctx.querystring) });
+    respond(ctx, 200, 'OK', toInvoiceListDto(result));
+  });
+
+  router.get('/invoices/:invoiceId/pdf', async (ctx) => {
+    const invoiceId = parsePathId(ctx.params.invoiceId);
+    if (invoiceId === null) throw new InvoiceNotFoundError();
+    const { invoiceNr, pdf } = await deps.downloadInvoicePdf.execute({
+      directory: ctx.state.client.directory,
+      invoiceId,
+      query: queryPairs(ctx.querystring),
+      requestId: ctx.state.requestId,
+    });
+    ctx.status = 200;
+    ctx.type = 'application/pdf';
+    ctx.set('Content-Disposition', pdfContentDisposition(invoiceNr));
+    ctx.set('Cache-Control', 'private, no-store');
+    ctx.body = pdf;
+  });
+}

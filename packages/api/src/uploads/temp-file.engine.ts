@@ -1,0 +1,65 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import type multer from '@koa/multer';
+import { SNIFF_BYTES, sniffContentType } from '@logi/adapters';
+
+export interface TempFileInfo {
+  path: string;
+  size: number;
+  sha256: string;
+  contentType: string;
+  index: number;
+}
+
+/**
+ * A multer storage engine for one request: each file part goes to a temp file
+ * under a service-made name while its bytes are counted, hashed and sniffed.
+ */
+export class TempFileEngine implements multer.StorageEngine {
+  private nextIndex = 0;
+  /** The part being read now; names the field when a size limit cuts it off. */
+  currentIndex = -1;
+
+  constructor(private readonly dir: string) {}
+
+  _handleFile(_req: IncomingMessage, part: multer.File, callback: (error?: unknown, info?: multer.File) => void): void {
+    const file = part as multer.File & { stream: Readable };
+    const index = this.nextIndex++;
+    this.currentIndex = index;
+    const tempPath = path.join(this.dir, `${randomUUID()}.part`);
+    const hash = createHash('sha256');
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    let size = 0;
+    file.stream.on('data', (chunk: Buffer) => {
+      hash.update(chunk);
+      size += chunk.length;
+      if (headBytes < SNIFF_BYTES) {
+        head.push(chunk);
+        headBytes += chunk.length;
+      }
+    });
+    pipeline(file.stream, createWriteStream(tempPath, { flags: 'wx' }))
+      .then(async () => {
+        const contentType = await sniffContentType(Buffer.concat(head).subarray(0, SNIFF_BYTES));
+        const info: TempFileInfo = { path: tempPath, size, sha256: hash.digest('hex'), contentType, index };
+        callback(null, info as unknown as multer.File);
+      })
+      .catch(async (error: unknown) => {
+        await rm(tempPath, { force: true });
+        callback(error);
+      });
+  }
+
+  _removeFile(_req: IncomingMessage, file: multer.File, callback: (error: Error) => void): void {
+    rm(file.path, { force: true }).then(
+      () => callback(null as unknown as Error),
+      (error: Error) => callback(error),
+    );
+  }
+}
