@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AttachFilesUseCase,
+  MAX_FILE_BYTES,
+  NoFilesUploadedError,
+  OrderNotFoundError,
+  ServiceUnavailableError,
+  StoreOrderFileUseCase,
+  ValidationError,
+  baseFileName,
+  type ReceivedFile,
+  type ReceivedUpload,
+} from '@logi/domain';
+import { FakeCategories, FakeOrderFiles, FakeOrders, FakeQueue, FakeStorage } from './fakes.js';
+
+function setup() {
+  const orders = new FakeOrders([{ id: 3001, directory: 'baltic', nr: 'BH/1', ownnr: 'PO' }]);
+  const categories = new FakeCategories([{ id: 1, name: 'CMR', visibleCustomer: 1 }]);
+  const storage = new FakeStorage();
+  const files = new FakeOrderFiles();
+  const store = new StoreOrderFileUseCase({ files, storage, now: () => 1_800_000_000 });
+  const queue = new FakeQueue(() => ({ 'store-order-file': (p) => store.execute(p) }));
+  let ids = 0;
+  const useCase = new AttachFilesUseCase({ orders, categories, storage, queue, maxFiles: 3, jobTimeoutMs: 1000, newId: () => `id-${++ids}` });
+  return { useCase, storage, files, queue };
+}
+
+const file = (index: number, overrides: Partial<ReceivedFile> = {}): ReceivedFile => ({
+  index,
+  name: `scan-${index}.pdf`,
+  size: 100,
+  contentType: 'application/pdf',
+  sha256: 'ab'.repeat(32),
+  localPath: `/tmp/part-${index}`,
+  ...overrides,
+});
+
+const upload = (files: ReceivedFile[], categoryId?: string): ReceivedUpload => ({ files, categoryId, errors: {} });
+
+describe('attach files to an order', () => {
+  it('when the order does not exist, then 404 comes before the body is read', async () => {
+    const { useCase } = setup();
+    let read = false;
+    const receive = async () => {
+      read = true;
+      return upload([]);
+    };
+    await expect(useCase.execute({ directory: 'baltic', orderId: 1, requestId: 'r', receive })).rejects.toBeInstanceOf(OrderNotFoundError);
+    await expect(useCase.execute({ directory: 'alpine', orderId: 3001, requestId: 'r', receive })).rejects.toBeInstanceOf(OrderNotFoundError);
+    expect(read).toBe(false);
+  });
+
+  it('when files are valid, then each is stored as one object plus one row, and staging is cleaned', async () => {
+    const { useCase, storage, files } = setup();
+    const result = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0), file(1)], '1') });
+    expect(result).toEqual({
+      message: 'Files uploaded',
+      orderId: 3001,
+      uploaded: [
+        { id: 1, name: 'scan-0.pdf', categoryId: 1 },
+        { id: 2, name: 'scan-1.pdf', categoryId: 1 },
+      ],
+      failed: [],
+    });
+    expect(files.rows.map((r) => r.storageKey).sort()).toEqual(['orders/baltic/3001/id-1', 'orders/baltic/3001/id-2']);
+    expect([...storage.objects.keys()].sort()).toEqual(['orders/baltic/3001/id-1', 'orders/baltic/3001/id-2']);
+    expect(files.rows[0]).toMatchObject({ directory: 'baltic', orderId: 3001, size: 100, contentType: 'application/pdf', createdAt: 1_800_000_000 });
+  });
+
+  it.each([
+    ['no file part', upload([]), 'The files field is required.', 'files'],
+    ['an empty file', upload([file(0), file(1, { size: 0 })]), 'The files.1 field must not be an empty file.', 'files.1'],
+    ['a file over 10 MiB', upload([file(0, { size: MAX_FILE_BYTES + 1 })]), 'The files.0 field must not be greater than 10240 kilobytes.', 'files.0'],
+    ['too many files', upload([file(0), file(1), file(2), file(3)]), 'The files field must not have more than 3 items.', 'files'],
+    ['an unknown category', upload([file(0)], '99'), 'The selected category_id is invalid.', 'category_id'],
+    ['a category that is not a number', upload([file(0)], 'abc'), 'The category_id field must be an integer.', 'category_id'],
+  ])('when %s, then 422 names the field and nothing is stored', async (_name, body, message, field) => {
+    const { useCase, storage, files } = setup();
+    const error = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => body }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).message).toBe(message);
+    expect((error as ValidationError).errors).toHaveProperty([field]);
+    expect(storage.objects.size).toBe(0);
+    expect(files.rows).toHaveLength(0);
+  });
+
+  it('when a file is exactly 10 MiB, then it is accepted', async () => {
+    const { useCase } = setup();
+    const result = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0, { size: MAX_FILE_BYTES })]) });
+    expect(result.uploaded).toHaveLength(1);
+  });
+
+  it.each([undefined, '', 'null', ' null '])('when category_id is %j, then files have no category', async (categoryId) => {
+    const { useCase } = setup();
+    const result = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)], categoryId) });
+    expect(result.uploaded[0]!.categoryId).toBeNull();
+  });
+
+  it('when storage is down, then every file fails with a readable error and the answer is 422 with the payload', async () => {
+    const { useCase, storage, files } = setup();
+    storage.failing = true;
+    const error = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0), file(1)]) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NoFilesUploadedError);
+    expect((error as NoFilesUploadedError).details).toEqual({
+      message: 'No files were uploaded',
+      orderId: 3001,
+      uploaded: [],
+      failed: [
+        { name: 'scan-0.pdf', error: 'Storage unavailable: connection refused' },
+        { name: 'scan-1.pdf', error: 'Storage unavailable: connection refused' },
+      ],
+    });
+    expect(files.rows).toHaveLength(0);
+  });
+
+  it('when the queue does not answer, then the request is 503 and no staged object is left', async () => {
+    const { useCase, storage, queue } = setup();
+    queue.unavailable = new ServiceUnavailableError('queue down');
+    await expect(
+      useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)]) }),
+    ).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect(storage.objects.size).toBe(0);
+  });
+
+  it('when the store job fails unexpectedly, then the file is listed as failed without internals', async () => {
+    const { useCase, queue } = setup();
+    queue.unavailable = new Error('SQLITE_CONSTRAINT: secret details');
+    const error = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)]) }).catch((e: unknown) => e);
+    expect((error as NoFilesUploadedError).details.failed).toEqual([{ name: 'scan-0.pdf', error: 'The file could not be stored.' }]);
+  });
+});
+
+describe('store order file job', () => {
+  it('when it runs twice, then there is one row and one object', async () => {
+    const storage = new FakeStorage();
+    const files = new FakeOrderFiles();
+    storage.objects.set('staging/a', Buffer.from('x'));
+    const job = new StoreOrderFileUseCase({ files, storage });
+    const payload = {
+      directory: 'baltic', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf',
+      sha256: 'x', stagingKey: 'staging/a', storageKey: 'orders/baltic/1/a', requestId: 'r',
+    };
+    const first = await job.execute(payload);
+    const second = await job.execute(payload);
+    expect(first).toEqual(second);
+    expect(files.rows).toHaveLength(1);
+    expect(storage.objects.has('orders/baltic/1/a')).toBe(true);
+  });
+
+  it('when the row cannot be written, then the object is removed again', async () => {
+    const storage = new FakeStorage();
+    storage.objects.set('staging/a', Buffer.from('x'));
+    const files = new FakeOrderFiles();
+    files.insertOnce = async () => {
+      throw new Error('db down');
+    };
+    const job = new StoreOrderFileUseCase({ files, storage });
+    await expect(
+      job.execute({ directory: 'd', orderId: 1, categoryId: null, name: 'a', size: 1, contentType: 't', sha256: 'x', stagingKey: 'staging/a', storageKey: 'final/a', requestId: 'r' }),
+    ).rejects.toThrow('db down');
+    expect(storage.objects.has('final/a')).toBe(false);
+  });
+});
+
+describe('file names', () => {
+  it.each([
+    ['../../etc/passwd', 'passwd'],
+    ['C:\\Users\\me\\scan.pdf', 'scan.pdf'],
+    ['zażółć gęślą.pdf', 'zażółć gęślą.pdf'],
+    ['bad\u0000na\u001fme\u007f.pdf', 'badname.pdf'],
+    ['..', 'file'],
+    ['/', 'file'],
+  ])('when the client sends %j, then the name is %j', (sent, kept) => {
+    expect(baseFileName(sent)).toBe(kept);
+  });
+});

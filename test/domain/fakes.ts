@@ -1,0 +1,156 @@
+import type {
+  FileCategory,
+  FileCategoryRepositoryPort,
+  FileStoragePort,
+  InvoiceCriteria,
+  InvoiceDetail,
+  InvoicePage,
+  InvoiceRepositoryPort,
+  JobName,
+  JobHandlers,
+  JobPayloads,
+  JobQueuePort,
+  JobResults,
+  NewOrderFile,
+  Order,
+  OrderFile,
+  OrderFileRepositoryPort,
+  OrderRepositoryPort,
+  RunJobOptions,
+} from '@logi/domain';
+
+/** In-memory fakes of the domain's ports, for unit tests only. */
+
+export class FakeOrders implements OrderRepositoryPort {
+  constructor(readonly orders: Order[] = []) {}
+  async findById(directory: string, id: number) {
+    return this.orders.find((o) => o.directory === directory && o.id === id) ?? null;
+  }
+  async findFirstByNr(directory: string, fragment: string) {
+    const mine = this.orders.filter((o) => o.directory === directory).sort((a, b) => a.id - b.id);
+    const f = fragment.toLocaleLowerCase();
+    return mine.find((o) => o.nr.toLocaleLowerCase() === f) ?? mine.find((o) => o.nr.toLocaleLowerCase().includes(f)) ?? null;
+  }
+}
+
+export class FakeCategories implements FileCategoryRepositoryPort {
+  constructor(readonly categories: FileCategory[] = []) {}
+  async list() {
+    return this.categories;
+  }
+  async findById(id: number) {
+    return this.categories.find((c) => c.id === id) ?? null;
+  }
+}
+
+export class FakeOrderFiles implements OrderFileRepositoryPort {
+  readonly rows: OrderFile[] = [];
+  async insertOnce(file: NewOrderFile) {
+    const existing = this.rows.find((r) => r.storageKey === file.storageKey);
+    if (existing) return existing;
+    const row = { ...file, id: this.rows.length + 1 };
+    this.rows.push(row);
+    return row;
+  }
+  async findByStorageKey(key: string) {
+    return this.rows.find((r) => r.storageKey === key) ?? null;
+  }
+  async listByOrder(directory: string, orderId: number) {
+    return this.rows.filter((r) => r.directory === directory && r.orderId === orderId);
+  }
+}
+
+export class FakeStorage implements FileStoragePort {
+  readonly objects = new Map<string, Buffer>();
+  /** Keys whose writes fail, as a storage that is down would. */
+  failing = false;
+  async putFile(key: string, localPath: string) {
+    if (this.failing) throw new Error('Storage unavailable: connection refused');
+    this.objects.set(key, Buffer.from(`bytes of ${localPath}`));
+  }
+  async putBuffer(key: string, data: Buffer) {
+    if (this.failing) throw new Error('Storage unavailable: connection refused');
+    this.objects.set(key, data);
+  }
+  async getBuffer(key: string) {
+    const value = this.objects.get(key);
+    if (!value) throw new Error(`no object ${key}`);
+    return value;
+  }
+  async copy(from: string, to: string) {
+    if (this.failing) throw new Error('Storage unavailable: connection refused');
+    this.objects.set(to, await this.getBuffer(from));
+  }
+  async delete(key: string) {
+    this.objects.delete(key);
+  }
+  async exists(key: string) {
+    return this.objects.has(key);
+  }
+  async ping() {}
+}
+
+/** Runs handlers directly; `unavailable` makes it behave like a queue that is down. */
+export class FakeQueue implements JobQueuePort {
+  unavailable: Error | null = null;
+  readonly jobs: Array<{ name: JobName; jobId: string }> = [];
+  constructor(private readonly handlers: () => Partial<JobHandlers>) {}
+  async runAndWait<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Promise<JobResults[N]> {
+    if (this.unavailable) throw this.unavailable;
+    this.jobs.push({ name, jobId: options.jobId });
+    const handler = this.handlers()[name] as ((p: JobPayloads[N]) => Promise<JobResults[N]>) | undefined;
+    if (!handler) throw new Error(`no handler for ${name}`);
+    return handler(payload);
+  }
+  async ping() {}
+  async close() {}
+}
+
+export class FakeInvoices implements InvoiceRepositoryPort {
+  lastCriteria: InvoiceCriteria | null = null;
+  constructor(readonly invoices: InvoiceDetail[] = []) {}
+  async list(criteria: InvoiceCriteria): Promise<InvoicePage> {
+    this.lastCriteria = criteria;
+    const mine = this.invoices.filter((i) => i.directory === criteria.directory);
+    const start = (criteria.page - 1) * criteria.perPage;
+    return { invoices: mine.slice(start, start + criteria.perPage), total: mine.length };
+  }
+  async exists(directory: string, id: number) {
+    return this.invoices.some((i) => i.directory === directory && i.id === id);
+  }
+  async findDetail(directory: string, id: number) {
+    return this.invoices.find((i) => i.directory === directory && i.id === id) ?? null;
+  }
+}
+
+export function sampleInvoice(overrides: Partial<InvoiceDetail> = {}): InvoiceDetail {
+  return {
+    id: 9001,
+    directory: 'baltic',
+    nr: 'FV/11/2026/0007',
+    type: 's',
+    status: 'issued',
+    branchId: 2,
+    issueDate: 1763510400,
+    serviceDate: 1763424000,
+    paymentTerm: 1764720000,
+    paymentDate: null,
+    customerName: 'Rheinfracht GmbH',
+    customerVat: 'DE811111111',
+    customerCountry: 'de',
+    customerAddress: 'Hafenstrasse 9\n47119 Duisburg',
+    currency: 'EUR',
+    amountNet: 1450,
+    amountTax: 0,
+    amountGross: 1450,
+    paid: 0,
+    leftToPay: 1450,
+    correctOf: null,
+    addedTime: 1763512000,
+    orders: [{ type: 'FTL', nr: 'BH/2026/0412', cmr: 'CMR 778120', tasks: [], files: [], contacts: [] }],
+    items: [
+      { name: 'Road freight Gdansk - Duisburg', quantity: 1, unit: 'pcs', unitPriceNet: 1450, taxRate: 'np', amountNet: 1450, amountTax: 0, amountGross: 1450 },
+    ],
+    ...overrides,
+  };
+}
