@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what the tests need, starts what is not running, and runs every test:
+# type check, compose file check, domain, adapters (SQLite, MariaDB, Redis, S3 server),
+# PDFs (Chromium), API over HTTP in both profiles.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/setup.sh
+
+ensure_node
+ensure_pnpm
+ensure_system_packages poppler-utils docker-compose
+ensure_redis
+ensure_mariadb
+install_dependencies
+
+log "type check"
+pnpm -s typecheck
+
+log "docker-compose.yml check"
+if [ -f docker-compose.yml ]; then docker-compose -f docker-compose.yml config -q; fi
+
+log "tests"
+mkdir -p .tmp
+report=.tmp/vitest-report.json
+rm -f "$report"
+status=0
+pnpm -s exec vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+
+# A plain closing line, so that a run that executed no test can be told from one that passed.
+if [ -f "$report" ]; then
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const skipped = r.numPendingTests + r.numTodoTests;
+    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+    if (r.numTotalTests === 0) process.exit(1);
+  ' "$report" || status=1
+else
+  echo "0 passed, 1 failed"
+  status=1
+fi
+exit $status
