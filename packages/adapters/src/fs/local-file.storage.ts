@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { access, copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import path from 'node:path';
+import type { FileStoragePort } from '@logi/domain';
+
+/**
+ * Keys are made by the service (`staging/<uuid>`, `orders/<dir>/<id>/<uuid>`,
+ * `pdf/<id>.pdf`); anything else is refused so that a key can never climb out
+ * of the root. A segment may not start with a dot: that keeps `.`/`..` out and
+ * reserves dot-names for our temp files, which can then never clash with a key.
+ */
+const SEGMENT = /^[\p{L}\p{N}_~@+=,-][\p{L}\p{N}._~@+=,-]*$/u;
+const MAX_KEY_LENGTH = 512;
+
+/** Messages for the error codes a client may reasonably see; never a path. */
+const READABLE_CODES: Record<string, string> = {
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  EIO: 'input/output error',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files',
+};
+
+export function assertValidStorageKey(key: string): void {
+  const segments = key.split('/');
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH || !segments.every((s) => SEGMENT.test(s))) {
+    throw new Error(`Invalid storage key: ${JSON.stringify(key.slice(0, 80))}`);
+  }
+}
+
+/**
+ * Files under one root directory (`<DATA_DIR>/files`). Several processes may
+ * share it, so every write lands in a temp file beside its target and is
+ * renamed into place: readers see the whole object or none, and a crash
+ * leaves at most a dot-named temp file, never a half object under a key.
+ */
+export class LocalFileStorage implements FileStoragePort {
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  async putFile(key: string, localPath: string, _size: number, _contentType: string): Promise<void> {
+    const target = this.pathOf(key);
+    await this.atomically(target, (temp) => copyFile(localPath, temp, constants.COPYFILE_EXCL), 'The file could not be stored');
+  }
+
+  async putBuffer(key: string, data: Buffer, _contentType: string): Promise<void> {
+    const target = this.pathOf(key);
+    await this.atomically(target, (temp) => writeFile(temp, data, { flag: 'wx' }), 'The file could not be stored');
+  }
+
+  async getBuffer(key: string): Promise<Buffer> {
+    const target = this.pathOf(key);
+    try {
+      return await readFile(target);
+    } catch (error) {
+      throw storageError(error, key);
+    }
+  }
+
+  async copy(fromKey: string, toKey: string): Promise<void> {
+    const source = this.pathOf(fromKey);
+    const target = this.pathOf(toKey);
+    await this.atomically(
+      target,
+      async (temp) => {
+        try {
+          await copyFile(source, temp, constants.COPYFILE_EXCL);
+        } catch (error) {
+          throw storageError(error, fromKey);
+        }
+      },
+      'The file could not be stored',
+    );
+  }
+
+  async delete(key: string): Promise<void> {
+    const target = this.pathOf(key);
+    try {
+      await rm(target, { force: true });
+    } catch (error) {
+      throw storageError(error, key);
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    const target = this.pathOf(key);
+    try {
+      await access(target, constants.F_OK);
+      return true;
+    } catch (error) {
+      if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return false;
+      throw storageError(error, key);
+    }
+  }
+
+  /** Proves the root can be written, not merely that it exists. */
+  async ping(): Promise<void> {
+    const probe = path.join(this.root, `.ping-${randomUUID()}`);
+    try {
+      await mkdir(this.root, { recursive: true });
+      await writeFile(probe, 'ok', { flag: 'wx' });
+    } catch (error) {
+      throw storageError(error);
+    } finally {
+      await rm(probe, { force: true }).catch(() => undefined);
+    }
+  }
+
+  private pathOf(key: string): string {
+    assertValidStorageKey(key);
+    return path.join(this.root, ...key.split('/'));
+  }
+
+  private async atomically(target: string, write: (temp: string) => Promise<void>, what: string): Promise<void> {
+    const temp = path.join(path.dirname(target), `.${path.basename(target)}.${randomUUID()}.tmp`);
+    try {
+      await mkdir(path.dirname(target), { recursive: true });
+      await write(temp);
+      await rename(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      if (error instanceof Error && error.name === STORAGE_ERROR) throw error;
+      throw storageError(error, undefined, what);
+    }
+  }
+}
+
+const STORAGE_ERROR = 'StorageError';
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** A message safe to show a client (no paths); the fs error stays as `cause` for the logs. */
+function storageError(error: unknown, key?: string, what = 'Storage unavailable'): Error {
+  const code = codeOf(error);
+  const missing = key !== undefined && (code === 'ENOENT' || code === 'ENOTDIR');
+  const reason = code ? `${code}${READABLE_CODES[code] ? ` (${READABLE_CODES[code]})` : ''}` : 'unexpected error';
+  const result = new Error(missing ? `File not found in storage: ${key}` : `${what}: ${reason}`, { cause: error });
+  result.name = STORAGE_ERROR;
+  return result;
+}

@@ -1,0 +1,121 @@
+import {
+  ServiceUnavailableError,
+  type JobHandler,
+  type JobHandlers,
+  type JobName,
+  type JobPayloads,
+  type JobQueuePort,
+  type JobResults,
+  type RunJobOptions,
+} from '@logi/domain';
+
+export interface InlineJobQueueOptions {
+  /** Jobs that run at once; the rest wait their turn (PDF renders are heavy). */
+  concurrency: number;
+  /** How long close() waits for running jobs. */
+  closeTimeoutMs?: number;
+}
+
+interface Execution {
+  promise: Promise<unknown>;
+  /** Callers still waiting; a job whose callers all gave up before it started is dropped. */
+  waiters: number;
+}
+
+/**
+ * Runs jobs in this process (REDIS_URL unset). Behaves like the queue seen
+ * from the caller: bounded wait, one execution per jobId at a time, domain
+ * errors of the handler rethrown unchanged.
+ */
+export class InlineJobQueue implements JobQueuePort {
+  private readonly running = new Map<string, Execution>();
+  private readonly waitingForSlot: Array<() => void> = [];
+  private active = 0;
+  private closed = false;
+
+  /** `handlers` is read on first use, so the composition root can build them after the queue. */
+  constructor(
+    private readonly handlers: () => JobHandlers,
+    private readonly options: InlineJobQueueOptions,
+  ) {
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
+      throw new Error('InlineJobQueue: concurrency must be a whole number >= 1');
+    }
+  }
+
+  async runAndWait<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Promise<JobResults[N]> {
+    if (this.closed) throw new ServiceUnavailableError('job queue is closed');
+    let execution = this.running.get(options.jobId);
+    if (!execution) {
+      execution = this.start(name, payload, options.jobId);
+    }
+    execution.waiters += 1;
+    try {
+      return (await withTimeout(execution.promise, options.timeoutMs)) as JobResults[N];
+    } finally {
+      execution.waiters -= 1;
+    }
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new ServiceUnavailableError('job queue is closed');
+  }
+
+  /** Stops taking jobs, drops those not started, and waits (bounded) for the running ones. */
+  async close(): Promise<void> {
+    this.closed = true;
+    // Woken with a slot of their own, they see `closed` and give it back without running.
+    for (const wake of this.waitingForSlot.splice(0)) {
+      this.active += 1;
+      wake();
+    }
+    const pending = [...this.running.values()].map((e) => e.promise.catch(() => undefined));
+    await withTimeout(Promise.all(pending), this.options.closeTimeoutMs ?? 10_000).catch(() => undefined);
+  }
+
+  private start<N extends JobName>(name: N, payload: JobPayloads[N], jobId: string): Execution {
+    const execution: Execution = { promise: Promise.resolve(), waiters: 0 };
+    execution.promise = (async () => {
+      try {
+        await this.acquireSlot();
+        try {
+          if (this.closed) throw new ServiceUnavailableError('job queue is closed');
+          if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
+          const handler = this.handlers()[name] as JobHandler<N>;
+          return await handler(payload);
+        } finally {
+          this.releaseSlot();
+        }
+      } finally {
+        this.running.delete(jobId);
+      }
+    })();
+    // Nobody may be listening any more (all callers timed out); the outcome is theirs, not the process's.
+    execution.promise.catch(() => undefined);
+    this.running.set(jobId, execution);
+    return execution;
+  }
+
+  private async acquireSlot(): Promise<void> {
+    if (this.active < this.options.concurrency) {
+      this.active += 1;
+      return;
+    }
+    // releaseSlot hands its slot straight to the next waiter, so `active` is not touched here.
+    await new Promise<void>((resolve) => this.waitingForSlot.push(resolve));
+  }
+
+  private releaseSlot(): void {
+    const next = this.waitingForSlot.shift();
+    if (next) next();
+    else this.active -= 1;
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ServiceUnavailableError('job timed out')), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { InlineJobQueue } from '@logi/adapters';
+import { InvoiceNotFoundError, ServiceUnavailableError, type JobHandlers, type JobPayloads } from '@logi/domain';
+
+const pdfPayload = (invoiceId: number): JobPayloads['render-invoice-pdf'] => ({
+  directory: 'ACME',
+  invoiceId,
+  lang: 'en',
+  duplicate: false,
+  pdfKey: `pdf/${invoiceId}.pdf`,
+  requestId: 'req-1',
+});
+
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function handlersWith(render: JobHandlers['render-invoice-pdf']): JobHandlers {
+  return {
+    'render-invoice-pdf': render,
+    'store-order-file': async () => ({ fileId: 1 }),
+  };
+}
+
+describe('InlineJobQueue', () => {
+  it('when a job runs, then the handler gets the payload and the caller its result', async () => {
+    const seen: unknown[] = [];
+    const queue = new InlineJobQueue(() => handlersWith(async (p) => (seen.push(p), { pdfKey: p.pdfKey, bytes: 42 })), { concurrency: 1 });
+    await expect(queue.runAndWait('render-invoice-pdf', pdfPayload(7), { jobId: 'j1', timeoutMs: 1000 })).resolves.toEqual({
+      pdfKey: 'pdf/7.pdf',
+      bytes: 42,
+    });
+    expect(seen).toEqual([pdfPayload(7)]);
+    await queue.close();
+  });
+
+  it('when the handlers are built after the queue, then the queue uses them (no wiring cycle)', async () => {
+    let handlers: JobHandlers | undefined;
+    const queue = new InlineJobQueue(() => handlers!, { concurrency: 1 });
+    handlers = handlersWith(async (p) => ({ pdfKey: p.pdfKey, bytes: 1 }));
+    await expect(queue.runAndWait('store-order-file', {} as JobPayloads['store-order-file'], { jobId: 's', timeoutMs: 1000 })).resolves.toEqual({ fileId: 1 });
+    await queue.close();
+  });
+
+  it('when the handler throws a domain error, then the same error reaches the caller', async () => {
+    const thrown = new InvoiceNotFoundError();
+    const queue = new InlineJobQueue(() => handlersWith(async () => Promise.reject(thrown)), { concurrency: 1 });
+    const error = await queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'e', timeoutMs: 1000 }).catch((e: unknown) => e);
+    expect(error).toBe(thrown);
+    await queue.close();
+  });
+
+  it('when the job takes longer than the timeout, then the caller gets ServiceUnavailableError in time and the job still finishes', async () => {
+    const release = deferred();
+    const finished = deferred();
+    const queue = new InlineJobQueue(
+      () => handlersWith(async (p) => (await release.promise, finished.resolve(), { pdfKey: p.pdfKey, bytes: 1 })),
+      { concurrency: 1 },
+    );
+    const started = Date.now();
+    const error = await queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 't', timeoutMs: 100 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect((error as ServiceUnavailableError).reason).toBe('job timed out');
+    expect(Date.now() - started).toBeLessThan(1000);
+    release.resolve();
+    await finished.promise;
+    await queue.close();
+  });
+
+  it('when the same jobId is sent while it runs, then both callers share one execution', async () => {
+    const release = deferred();
+    let runs = 0;
+    const queue = new InlineJobQueue(
+      () => handlersWith(async (p) => (runs++, await release.promise, { pdfKey: p.pdfKey, bytes: runs })),
+      { concurrency: 4 },
+    );
+    const first = queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'same', timeoutMs: 1000 });
+    const second = queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'same', timeoutMs: 1000 });
+    release.resolve();
+    await expect(Promise.all([first, second])).resolves.toEqual([
+      { pdfKey: 'pdf/1.pdf', bytes: 1 },
+      { pdfKey: 'pdf/1.pdf', bytes: 1 },
+    ]);
+    expect(runs).toBe(1);
+    await queue.close();
+  });
+
+  it('when more jobs come than the concurrency, then at most that many run at once and all finish', async () => {
+    let active = 0;
+    let peak = 0;
+    const gates = Array.from({ length: 5 }, () => deferred());
+    const queue = new InlineJobQueue(
+      () =>
+        handlersWith(async (p) => {
+          active++;
+          peak = Math.max(peak, active);
+          await gates[p.invoiceId]!.promise;
+          active--;
+          return { pdfKey: p.pdfKey, bytes: p.invoiceId };
+        }),
+      { concurrency: 2 },
+    );
+    const all = Promise.all(gates.map((_, i) => queue.runAndWait('render-invoice-pdf', pdfPayload(i), { jobId: `c${i}`, timeoutMs: 5000 })));
+    for (const gate of gates) gate.resolve();
+    const results = await all;
+    expect(results.map((r) => r.bytes)).toEqual([0, 1, 2, 3, 4]);
+    expect(peak).toBe(2);
+    await queue.close();
+  });
+
+  it('when a queued job times out before a slot frees, then it never runs', async () => {
+    const release = deferred();
+    const ran: number[] = [];
+    const queue = new InlineJobQueue(
+      () => handlersWith(async (p) => (ran.push(p.invoiceId), await release.promise, { pdfKey: p.pdfKey, bytes: 0 })),
+      { concurrency: 1 },
+    );
+    const busy = queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'busy', timeoutMs: 5000 });
+    await expect(queue.runAndWait('render-invoice-pdf', pdfPayload(2), { jobId: 'late', timeoutMs: 50 })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    release.resolve();
+    await busy;
+    await queue.close();
+    expect(ran).toEqual([1]);
+  });
+
+  it('when the queue is closed, then new jobs are refused and ping fails', async () => {
+    const queue = new InlineJobQueue(() => handlersWith(async (p) => ({ pdfKey: p.pdfKey, bytes: 0 })), { concurrency: 1 });
+    await queue.ping();
+    await queue.close();
+    await expect(queue.ping()).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'x', timeoutMs: 100 })).rejects.toBeInstanceOf(ServiceUnavailableError);
+  });
+});

@@ -1,0 +1,82 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalFileStorage } from '@logi/adapters';
+
+let dir: string;
+let storage: LocalFileStorage;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'local-storage-'));
+  storage = new LocalFileStorage(path.join(dir, 'files'));
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function listAll(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath, e.name))).sort();
+}
+
+describe('LocalFileStorage', () => {
+  it('when a buffer is put, then it can be read back and exists', async () => {
+    await storage.putBuffer('pdf/abc.pdf', Buffer.from('%PDF-1.7'), 'application/pdf');
+    expect(await storage.exists('pdf/abc.pdf')).toBe(true);
+    expect((await storage.getBuffer('pdf/abc.pdf')).toString()).toBe('%PDF-1.7');
+  });
+
+  it('when a local file is put and copied, then both keys hold its bytes and no temp file is left', async () => {
+    const local = path.join(dir, 'upload.part');
+    await writeFile(local, 'hello');
+    await storage.putFile('staging/u1', local, 5, 'text/plain');
+    await storage.copy('staging/u1', 'orders/ACME-1/7/u1');
+    expect((await storage.getBuffer('orders/ACME-1/7/u1')).toString()).toBe('hello');
+    expect(await listAll(path.join(dir, 'files'))).toEqual(['orders/ACME-1/7/u1', 'staging/u1']);
+  });
+
+  it('when a key is written twice, then the last write wins whole', async () => {
+    await storage.putBuffer('pdf/x.pdf', Buffer.from('first version'), 'application/pdf');
+    await storage.putBuffer('pdf/x.pdf', Buffer.from('second'), 'application/pdf');
+    expect((await storage.getBuffer('pdf/x.pdf')).toString()).toBe('second');
+  });
+
+  it('when a missing key is deleted, then nothing fails; a present one is gone', async () => {
+    await expect(storage.delete('staging/none')).resolves.toBeUndefined();
+    await storage.putBuffer('staging/here', Buffer.from('x'), 'text/plain');
+    await storage.delete('staging/here');
+    expect(await storage.exists('staging/here')).toBe(false);
+  });
+
+  it('when a missing key is read or copied, then the error names the key, not a path', async () => {
+    await expect(storage.getBuffer('pdf/missing.pdf')).rejects.toThrow('File not found in storage: pdf/missing.pdf');
+    const error = await storage.copy('staging/missing', 'orders/a/1/b').catch((e: Error) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toBe('File not found in storage: staging/missing');
+    expect(await storage.exists('orders/a/1/b')).toBe(false);
+  });
+
+  it.each(['../escape', '/etc/passwd', 'a/../../b', 'a//b', 'a/./b', 'a\\b', 'a/b\u0000', '', 'a b', '.hidden', 'orders/x/'])(
+    'when the key is %j, then it is refused before touching the disk',
+    async (key) => {
+      await expect(storage.putBuffer(key, Buffer.from('x'), 'text/plain')).rejects.toThrow(/^Invalid storage key/);
+      await expect(storage.exists(key)).rejects.toThrow(/^Invalid storage key/);
+    },
+  );
+
+  it('when the root is writable, then ping passes and leaves nothing behind', async () => {
+    await storage.ping();
+    expect(await listAll(path.join(dir, 'files'))).toEqual([]);
+  });
+
+  it('when the root is a file, then ping fails with a message that holds no path', async () => {
+    await writeFile(path.join(dir, 'blocked'), 'x');
+    const blocked = new LocalFileStorage(path.join(dir, 'blocked', 'files'));
+    const error = (await blocked.ping().catch((e: Error) => e)) as Error;
+    expect(error.message).toMatch(/^Storage unavailable: E[A-Z]+/);
+    expect(error.message).not.toContain(dir);
+    await expect(blocked.putBuffer('pdf/y.pdf', Buffer.from('x'), 'application/pdf')).rejects.toThrow(/^The file could not be stored: E[A-Z]+/);
+  });
+});
