@@ -35,3 +35,7 @@ export * from './orders/attach-files/attach-files.result.js';
 export * from './orders/attach-files/attach-files.use-case.js';
 export * from './orders/store-order-file/store-order-file.use-case.js';
 export * from './clients/authenticate-client/authenticate-client.use-case.js';
+export type * from './invoices/invoice-document/invoice-translation.js';
+export * from './invoices/invoice-document/invoice-translations.js';
+export * from './invoices/invoice-document/build-invoice-document.js';
+export * from './invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import {
+  InvoiceNotFoundError,
+  RenderInvoicePdfUseCase,
+  type Client,
+  type ClientRepositoryPort,
+  type ClientWithKey,
+  type InvoiceDocument,
+  type JobPayloads,
+  type PdfRendererPort,
+} from '@logi/domain';
+import { FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js';
+
+class FakeClients implements ClientRepositoryPort {
+  constructor(readonly clients: ClientWithKey[]) {}
+  async findByDirectory(directory: string) {
+    return this.clients.find((c) => c.directory === directory) ?? null;
+  }
+  async upsert(): Promise<Client> {
+    throw new Error('not used');
+  }
+  async list() {
+    return this.clients;
+  }
+  async updateKeyHash() {
+    return false;
+  }
+}
+
+/** Records what it was asked to print and "prints" the title. */
+class FakeRenderer implements PdfRendererPort {
+  readonly documents: InvoiceDocument[] = [];
+  async render(document: InvoiceDocument) {
+    this.documents.push(document);
+    return Buffer.from(`%PDF ${document.title} ${document.number}`);
+  }
+  async ping() {}
+  async close() {}
+}
+
+const baltic: ClientWithKey = {
+  id: 1,
+  directory: 'baltic',
+  name: 'Baltic',
+  apiKeyHash: 'hash',
+  company: { name: 'Baltic Haulage Sp. z o.o.', address: 'ul. Portowa 4', vat: 'PL5860000000', bankAccount: 'PL61 1090', bankName: 'Santander' },
+};
+
+function setup() {
+  const invoices = new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic' }), sampleInvoice({ id: 9002, directory: 'other' })]);
+  const storage = new FakeStorage();
+  const renderer = new FakeRenderer();
+  const useCase = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage, timeZone: 'Europe/Warsaw' });
+  return { useCase, storage, renderer };
+}
+
+const job = (overrides: Partial<JobPayloads['render-invoice-pdf']> = {}): JobPayloads['render-invoice-pdf'] => ({
+  directory: 'baltic',
+  invoiceId: 9001,
+  lang: 'pl',
+  duplicate: true,
+  pdfKey: 'pdf/abc.pdf',
+  requestId: 'req-1',
+  ...overrides,
+});
+
+describe('RenderInvoicePdfUseCase', () => {
+  it('when the invoice exists, then its PDF is stored under the job key and the size is returned', async () => {
+    const { useCase, storage, renderer } = setup();
+    const result = await useCase.execute(job());
+    const stored = storage.objects.get('pdf/abc.pdf');
+    expect(stored?.toString()).toBe('%PDF Faktura VAT FV/11/2026/0007');
+    expect(result).toEqual({ pdfKey: 'pdf/abc.pdf', bytes: stored!.length });
+    expect(renderer.documents[0]).toMatchObject({ lang: 'pl', duplicateMark: 'DUPLIKAT', seller: { name: 'Baltic Haulage Sp. z o.o.' } });
+  });
+
+  it('when the invoice is missing, then InvoiceNotFoundError is thrown and nothing is rendered or stored', async () => {
+    const { useCase, storage, renderer } = setup();
+    await expect(useCase.execute(job({ invoiceId: 1 }))).rejects.toBeInstanceOf(InvoiceNotFoundError);
+    expect(renderer.documents).toHaveLength(0);
+    expect(storage.objects.size).toBe(0);
+  });
+
+  it('when the invoice belongs to another directory, then it is missing', async () => {
+    const { useCase } = setup();
+    const error = await useCase.execute(job({ invoiceId: 9002 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvoiceNotFoundError);
+    expect(error).toMatchObject({ code: 'INVOICE_NOT_FOUND', message: 'Invoice not found' });
+  });
+
+  it('when dates are printed, then they are read in the configured time zone', async () => {
+    const renderer = new FakeRenderer();
+    // 2025-11-30 23:30 UTC is 1 December in Warsaw.
+    const invoices = new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic', issueDate: 1764545400 })]);
+    const warsaw = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage: new FakeStorage(), timeZone: 'Europe/Warsaw' });
+    await warsaw.execute(job({ lang: 'de' }));
+    expect(renderer.documents.at(-1)?.dates.issueDate).toBe('01.12.2025');
+  });
+
+  it('when storage fails, then the error reaches the caller', async () => {
+    const { useCase, storage } = setup();
+    storage.failing = true;
+    await expect(useCase.execute(job())).rejects.toThrow(/Storage unavailable/);
+  });
+});
