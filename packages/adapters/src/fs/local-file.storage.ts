@@ -3,15 +3,7 @@ import { access, copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:f
 import { constants } from 'node:fs';
 import path from 'node:path';
 import type { FileStoragePort } from '@logi/domain';
-
-/**
- * Keys are made by the service (`staging/<uuid>`, `orders/<dir>/<id>/<uuid>`,
- * `pdf/<id>.pdf`); anything else is refused so that a key can never climb out
- * of the root. A segment may not start with a dot: that keeps `.`/`..` out and
- * reserves dot-names for our temp files, which can then never clash with a key.
- */
-const SEGMENT = /^[\p{L}\p{N}_~@+=,-][\p{L}\p{N}._~@+=,-]*$/u;
-const MAX_KEY_LENGTH = 512;
+import { assertValidStorageKey } from '../shared/storage-key.js';
 
 /** Messages for the error codes a client may reasonably see; never a path. */
 const READABLE_CODES: Record<string, string> = {
@@ -24,13 +16,6 @@ const READABLE_CODES: Record<string, string> = {
   EMFILE: 'too many open files',
   ENFILE: 'too many open files',
 };
-
-export function assertValidStorageKey(key: string): void {
-  const segments = key.split('/');
-  if (key.length === 0 || key.length > MAX_KEY_LENGTH || !segments.every((s) => SEGMENT.test(s))) {
-    throw new Error(`Invalid storage key: ${JSON.stringify(key.slice(0, 80))}`);
-  }
-}
 
 /**
  * Files under one root directory (`<DATA_DIR>/files`). Several processes may

@@ -1,0 +1,200 @@
+import { createReadStream } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { Client, CopyDestinationOptions, CopySourceOptions } from 'minio';
+import type { FileStoragePort } from '@logi/domain';
+import { assertValidStorageKey } from '../shared/storage-key.js';
+
+export interface MinioFileStorageOptions {
+  /** `http(s)://host[:port]`; the path, if any, is ignored (S3 addresses buckets itself). */
+  endPoint: string;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  region?: string;
+  /**
+   * A request that makes no progress (connect, send or receive) for this long
+   * is aborted: a dead or black-holed S3 answers with an error, never a hang.
+   */
+  requestTimeoutMs?: number;
+}
+
+/** S3 error codes that mean "no such object" (HEAD answers carry no body, hence NotFound). */
+const MISSING = new Set(['NoSuchKey', 'NotFound', 'NoSuchObject']);
+
+/**
+ * Objects in one S3 bucket, path-style as MinIO expects. The bucket is
+ * created on first use (or by init() at start). Objects are at most 10 MiB,
+ * so every put is a single PUT with its size known: no multipart upload,
+ * which some S3 servers (s3rver) do not speak.
+ */
+export class MinioFileStorage implements FileStoragePort {
+  private readonly client: Client;
+  private readonly bucket: string;
+  private readonly region: string;
+  private bucketReady: Promise<void> | null = null;
+
+  constructor(options: MinioFileStorageOptions) {
+    const url = new URL(options.endPoint);
+    const useSSL = url.protocol === 'https:';
+    const timeoutMs = options.requestTimeoutMs ?? 5_000;
+    this.bucket = options.bucket;
+    this.region = options.region ?? 'us-east-1';
+    this.client = new Client({
+      endPoint: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: url.port ? Number(url.port) : useSSL ? 443 : 80,
+      useSSL,
+      pathStyle: true,
+      region: this.region,
+      accessKey: options.accessKey,
+      secretKey: options.secretKey,
+      transport: timedTransport(useSSL ? https : http, timeoutMs),
+      transportAgent: new (useSSL ? https.Agent : http.Agent)({ keepAlive: true, timeout: timeoutMs }),
+      // Retries belong to the caller (the job queue retries); here they only stretch a failure.
+      retryOptions: { disableRetry: true },
+    });
+  }
+
+  /** Creates the bucket when it is missing. Safe to call again and from several processes. */
+  async init(): Promise<void> {
+    await this.guard(async () => {
+      if (await this.client.bucketExists(this.bucket)) return;
+      try {
+        await this.client.makeBucket(this.bucket, this.region);
+      } catch (error) {
+        // Another process made it between our check and our create.
+        if (!['BucketAlreadyOwnedByYou', 'BucketAlreadyExists'].includes(codeOf(error) ?? '')) throw error;
+      }
+    });
+  }
+
+  async putFile(key: string, localPath: string, size: number, contentType: string): Promise<void> {
+    assertValidStorageKey(key);
+    await this.ensureBucket();
+    await this.guard(() => this.client.putObject(this.bucket, key, createReadStream(localPath), size, { 'Content-Type': contentType }));
+  }
+
+  async putBuffer(key: string, data: Buffer, contentType: string): Promise<void> {
+    assertValidStorageKey(key);
+    await this.ensureBucket();
+    await this.guard(() => this.client.putObject(this.bucket, key, data, data.length, { 'Content-Type': contentType }));
+  }
+
+  async getBuffer(key: string): Promise<Buffer> {
+    assertValidStorageKey(key);
+    await this.ensureBucket();
+    return this.guard(async () => {
+      const stream = await this.client.getObject(this.bucket, key);
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    }, key);
+  }
+
+  /** A server-side copy: the bytes never pass through this process. */
+  async copy(fromKey: string, toKey: string): Promise<void> {
+    assertValidStorageKey(fromKey);
+    assertValidStorageKey(toKey);
+    await this.ensureBucket();
+    await this.guard(
+      () =>
+        this.client.copyObject(
+          new CopySourceOptions({ Bucket: this.bucket, Object: fromKey }),
+          new CopyDestinationOptions({ Bucket: this.bucket, Object: toKey }),
+        ),
+      fromKey,
+    );
+  }
+
+  async delete(key: string): Promise<void> {
+    assertValidStorageKey(key);
+    await this.ensureBucket();
+    try {
+      await this.guard(() => this.client.removeObject(this.bucket, key), key);
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    assertValidStorageKey(key);
+    await this.ensureBucket();
+    try {
+      await this.guard(() => this.client.statObject(this.bucket, key), key);
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Answers only when S3 answers and the bucket is there (it is made if missing). */
+  async ping(): Promise<void> {
+    await this.init();
+    this.bucketReady = Promise.resolve();
+  }
+
+  /** One bucket check per process; a failed one is tried again on the next call. */
+  private ensureBucket(): Promise<void> {
+    if (!this.bucketReady) {
+      this.bucketReady = this.init().catch((error: unknown) => {
+        this.bucketReady = null;
+        throw error;
+      });
+    }
+    return this.bucketReady;
+  }
+
+  /** Turns the client's errors into messages fit for a client: no host, no keys, no stack. */
+  private async guard<T>(operation: () => Promise<T>, key?: string): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw storageError(error, key);
+    }
+  }
+}
+
+/** http(s).request with an inactivity timeout that destroys the request, so minio's promise settles. */
+function timedTransport(base: typeof http | typeof https, timeoutMs: number): Pick<typeof http, 'request'> {
+  const request = (options: http.RequestOptions, callback?: (res: http.IncomingMessage) => void): http.ClientRequest => {
+    // `timeout` here also covers the connect phase, which req.setTimeout does not.
+    const req = base.request({ ...options, timeout: timeoutMs }, callback);
+    req.on('timeout', () => {
+      const error = Object.assign(new Error(`request timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
+      req.destroy(error);
+    });
+    return req;
+  };
+  return { request: request as unknown as typeof http.request };
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function isMissing(error: unknown): boolean {
+  return error instanceof Error && error.name === STORAGE_ERROR && (error as { missing?: boolean }).missing === true;
+}
+
+const STORAGE_ERROR = 'StorageError';
+
+function storageError(error: unknown, key?: string): Error {
+  if (error instanceof Error && error.name === STORAGE_ERROR) return error;
+  const code = codeOf(error);
+  const missing = code !== undefined && MISSING.has(code);
+  let message: string;
+  if (missing && key !== undefined) message = `File not found in storage: ${key}`;
+  else if (code && /^E[A-Z]+$/.test(code)) {
+    // Node's network errors: `connect ECONNREFUSED 10.0.0.5:9000` becomes `connect ECONNREFUSED`.
+    const syscall = (error as { syscall?: unknown }).syscall;
+    message = `Storage unavailable: ${typeof syscall === 'string' ? `${syscall} ` : ''}${code}`;
+  } else if (code) message = `Storage unavailable: S3 error ${code}`;
+  else message = 'Storage unavailable: unexpected error';
+  const result = Object.assign(new Error(message, { cause: error }), { missing });
+  result.name = STORAGE_ERROR;
+  // Network codes stay readable by the edge, which answers them with 503.
+  if (code && /^E[A-Z]+$/.test(code)) Object.assign(result, { code });
+  return result;
+}

@@ -1,0 +1,16 @@
+/**
+ * Keys are made by the service (`staging/<uuid>`, `orders/<dir>/<id>/<uuid>`,
+ * `pdf/<id>.pdf`); anything else is refused so that a key can never climb out
+ * of a root directory or mean something odd to S3. A segment may not start
+ * with a dot: that keeps `.`/`..` out and reserves dot-names for temp files,
+ * which then can never clash with a key.
+ */
+const SEGMENT = /^[\p{L}\p{N}_~@+=,-][\p{L}\p{N}._~@+=,-]*$/u;
+const MAX_KEY_LENGTH = 512;
+
+export function assertValidStorageKey(key: string): void {
+  const segments = key.split('/');
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH || !segments.every((s) => SEGMENT.test(s))) {
+    throw new Error(`Invalid storage key: ${JSON.stringify(key.slice(0, 80))}`);
+  }
+}

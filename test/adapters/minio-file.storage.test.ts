@@ -1,0 +1,125 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MinioFileStorage } from '@logi/adapters';
+import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY, TestS3Server } from '../support/s3rver.js';
+
+let s3: TestS3Server;
+let tmp: string;
+let storage: MinioFileStorage;
+
+const storageFor = (endPoint: string, bucket = 'logi-files') =>
+  new MinioFileStorage({ endPoint, accessKey: S3RVER_ACCESS_KEY, secretKey: S3RVER_SECRET_KEY, bucket, requestTimeoutMs: 2_000 });
+
+beforeAll(async () => {
+  s3 = await TestS3Server.start();
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'minio-storage-'));
+  storage = storageFor(s3.endPoint);
+  await storage.init();
+});
+
+afterAll(async () => {
+  await s3?.destroy();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+describe('MinioFileStorage against s3rver', () => {
+  it('when init runs on a server without the bucket, then the bucket is made and init can run again', async () => {
+    const fresh = storageFor(s3.endPoint, 'fresh-bucket');
+    await fresh.init();
+    await fresh.init();
+    await fresh.putBuffer('pdf/a.pdf', Buffer.from('x'), 'application/pdf');
+    expect(await fresh.exists('pdf/a.pdf')).toBe(true);
+    await fresh.delete('pdf/a.pdf');
+  });
+
+  it('when a buffer is put, then it reads back byte for byte and exists', async () => {
+    const bytes = Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff, 0x10]);
+    await storage.putBuffer('pdf/one.pdf', bytes, 'application/pdf');
+    expect(await storage.exists('pdf/one.pdf')).toBe(true);
+    expect(Buffer.compare(await storage.getBuffer('pdf/one.pdf'), bytes)).toBe(0);
+    await storage.delete('pdf/one.pdf');
+    expect(await storage.exists('pdf/one.pdf')).toBe(false);
+  });
+
+  it('when a 10 MiB local file is put and copied, then the copy holds the same bytes (single PUT, server-side copy)', async () => {
+    const local = path.join(tmp, 'big.bin');
+    const bytes = Buffer.alloc(10 * 1024 * 1024, 7);
+    bytes.write('head', 0);
+    await writeFile(local, bytes);
+    await storage.putFile('staging/big', local, bytes.length, 'application/octet-stream');
+    await storage.copy('staging/big', 'orders/ACME/5/big');
+    const copied = await storage.getBuffer('orders/ACME/5/big');
+    expect(copied.length).toBe(bytes.length);
+    expect(Buffer.compare(copied, bytes)).toBe(0);
+    await storage.delete('staging/big');
+    await storage.delete('orders/ACME/5/big');
+  });
+
+  it('when a missing key is read, copied or deleted, then reads name the key and the delete passes', async () => {
+    await expect(storage.getBuffer('pdf/none.pdf')).rejects.toThrow('File not found in storage: pdf/none.pdf');
+    await expect(storage.copy('staging/none', 'orders/a/1/none')).rejects.toThrow('File not found in storage: staging/none');
+    expect(await storage.exists('orders/a/1/none')).toBe(false);
+    await expect(storage.delete('staging/none')).resolves.toBeUndefined();
+  });
+
+  it('when a key is not service-made, then it is refused before any request', async () => {
+    await expect(storage.putBuffer('../x', Buffer.from('x'), 'text/plain')).rejects.toThrow(/^Invalid storage key/);
+  });
+
+  it('when the credentials are wrong, then the error is readable and holds no secret', async () => {
+    const wrong = new MinioFileStorage({ endPoint: s3.endPoint, accessKey: 'NOPE', secretKey: 'very-secret-value', bucket: 'logi-files' });
+    const error = (await wrong.ping().catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message).toBe('Storage unavailable: S3 error AccessDenied');
+    expect(error.message).not.toContain('very-secret-value');
+  });
+
+  it('when the server stops, then operations fail fast with a readable error, and work again once it is back', async () => {
+    await storage.putBuffer('staging/keep', Buffer.from('kept'), 'text/plain');
+    await s3.stop();
+    try {
+      const started = Date.now();
+      const errors = await Promise.all([
+        storage.ping().catch((e: unknown) => e),
+        storage.putBuffer('staging/during', Buffer.from('x'), 'text/plain').catch((e: unknown) => e),
+        storage.getBuffer('staging/keep').catch((e: unknown) => e),
+      ]);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      for (const error of errors) {
+        // A kept-alive socket that the server dropped answers ECONNRESET; a new one is refused.
+        expect((error as Error).message).toMatch(/^Storage unavailable: (connect ECONNREFUSED|ECONNRESET)$/);
+        expect((error as Error).message).not.toContain('127.0.0.1');
+      }
+    } finally {
+      await s3.start();
+    }
+    await storage.ping();
+    expect((await storage.getBuffer('staging/keep')).toString()).toBe('kept');
+    await storage.delete('staging/keep');
+  });
+
+  it('when the endpoint accepts connections but never answers, then the request times out within the bound', async () => {
+    const net = await import('node:net');
+    const sockets: import('node:net').Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as import('node:net').AddressInfo).port;
+      const hanging = new MinioFileStorage({
+        endPoint: `http://127.0.0.1:${port}`,
+        accessKey: S3RVER_ACCESS_KEY,
+        secretKey: S3RVER_SECRET_KEY,
+        bucket: 'logi-files',
+        requestTimeoutMs: 300,
+      });
+      const started = Date.now();
+      await expect(hanging.ping()).rejects.toThrow('Storage unavailable: ETIMEDOUT');
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});

@@ -1,0 +1,65 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** The part of s3rver (untyped, CommonJS) these tests use. */
+interface S3rverInstance {
+  run(): Promise<AddressInfo>;
+  close(): Promise<void>;
+  httpServer?: Server;
+}
+type S3rverClass = new (options: Record<string, unknown>) => S3rverInstance;
+
+const S3rver = createRequire(import.meta.url)('s3rver') as S3rverClass;
+
+/** s3rver's built-in account; it accepts no other credentials. */
+export const S3RVER_ACCESS_KEY = 'S3RVER';
+export const S3RVER_SECRET_KEY = 'S3RVER';
+
+/**
+ * An S3 server on a free port of 127.0.0.1 with its objects in a temp dir.
+ * stop() and start() again keep the port and the data, so a test can take
+ * the server away and bring it back.
+ */
+export class TestS3Server {
+  private server: S3rverInstance | null = null;
+  private port = 0;
+
+  private constructor(private readonly directory: string) {}
+
+  static async start(): Promise<TestS3Server> {
+    const s3 = new TestS3Server(await mkdtemp(path.join(os.tmpdir(), 's3rver-')));
+    await s3.start();
+    return s3;
+  }
+
+  get endPoint(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const server = new S3rver({ address: '127.0.0.1', port: this.port, directory: this.directory, silent: true });
+    const address = await server.run();
+    this.port = address.port;
+    this.server = server;
+  }
+
+  /** Closes the listener and drops open keep-alive sockets, like a crashed server. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = null;
+    const closed = server.close();
+    server.httpServer?.closeAllConnections();
+    await closed;
+  }
+
+  /** Stops the server and removes its data. */
+  async destroy(): Promise<void> {
+    await this.stop();
+    await rm(this.directory, { recursive: true, force: true });
+  }
+}
