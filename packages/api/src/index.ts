@@ -1,1 +1,4 @@
-export {};
+export { buildContainer } from './container.js';
+export { startServer, closeDependencies, type RunningServer } from './server.js';
+export { createApp } from './app.js';
+export { Tokens } from './tokens.js';

@@ -1,0 +1,139 @@
+import 'reflect-metadata';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Container } from 'inversify';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+import {
+  AttachFilesUseCase,
+  AuthenticateClientUseCase,
+  DownloadInvoicePdfUseCase,
+  FindOrderByNrUseCase,
+  ListFileCategoriesUseCase,
+  ListInvoicesUseCase,
+  buildJobHandlers,
+  type ApiKeyHasherPort,
+  type ClientRepositoryPort,
+  type ClockPort,
+  type FileCategoryRepositoryPort,
+  type FileStoragePort,
+  type InvoiceRepositoryPort,
+  type JobHandlers,
+  type JobQueuePort,
+  type OrderFileRepositoryPort,
+  type OrderRepositoryPort,
+  type PdfRendererPort,
+} from '@logi/domain';
+import {
+  BullmqJobQueue,
+  ChromiumPdfRenderer,
+  createKnex,
+  createRedis,
+  InlineJobQueue,
+  KnexClientRepository,
+  KnexFileCategoryRepository,
+  KnexInvoiceRepository,
+  KnexOrderFileRepository,
+  KnexOrderRepository,
+  LocalFileStorage,
+  MinioFileStorage,
+  Sha256ApiKeyHasher,
+  type AppConfig,
+} from '@logi/adapters';
+import { RateLimiter } from './middleware/rate-limiter.js';
+import { MultipartUploadReceiver } from './uploads/multipart-upload.receiver.js';
+import { Tokens } from './tokens.js';
+
+/**
+ * The API's composition root. Embedded profile by default (SQLite, local
+ * files, jobs in this process); MariaDB, Redis and MinIO when configured.
+ */
+export function buildContainer(config: AppConfig, logger: Logger): Container {
+  const c = new Container({ defaultScope: 'Singleton' });
+  const get = <T>(token: symbol) => c.get<T>(token);
+
+  c.bind(Tokens.Config).toConstantValue(config);
+  c.bind(Tokens.Logger).toConstantValue(logger);
+  c.bind(Tokens.Clock).toConstantValue({ now: () => new Date() } satisfies ClockPort);
+  c.bind(Tokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  c.bind(Tokens.Redis).toDynamicValue(() => (config.redisUrl ? createRedis(config.redisUrl, { role: 'client' }) : null));
+
+  c.bind(Tokens.ClientRepository).toDynamicValue(() => new KnexClientRepository(get<Knex>(Tokens.Knex)));
+  c.bind(Tokens.OrderRepository).toDynamicValue(() => new KnexOrderRepository(get<Knex>(Tokens.Knex)));
+  c.bind(Tokens.FileCategoryRepository).toDynamicValue(() => new KnexFileCategoryRepository(get<Knex>(Tokens.Knex)));
+  c.bind(Tokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(Tokens.Knex)));
+  c.bind(Tokens.InvoiceRepository).toDynamicValue(() => new KnexInvoiceRepository(get<Knex>(Tokens.Knex)));
+  c.bind(Tokens.ApiKeyHasher).toDynamicValue(() => new Sha256ApiKeyHasher());
+  c.bind(Tokens.FileStorage).toDynamicValue(() =>
+    config.s3 ? new MinioFileStorage(config.s3) : new LocalFileStorage(path.join(config.dataDir, 'files')),
+  );
+  c.bind(Tokens.PdfRenderer).toDynamicValue(
+    () =>
+      new ChromiumPdfRenderer({
+        chromiumPath: config.chromiumPath,
+        rendersPerBrowser: config.pdf.rendersPerBrowser,
+        renderTimeoutMs: config.pdf.renderTimeoutMs,
+      }),
+  );
+  c.bind(Tokens.JobHandlers).toDynamicValue(() =>
+    buildJobHandlers({
+      invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
+      clients: get<ClientRepositoryPort>(Tokens.ClientRepository),
+      files: get<OrderFileRepositoryPort>(Tokens.OrderFileRepository),
+      renderer: get<PdfRendererPort>(Tokens.PdfRenderer),
+      storage: get<FileStoragePort>(Tokens.FileStorage),
+      timeZone: config.timeZone,
+    }),
+  );
+  c.bind(Tokens.JobQueue).toDynamicValue(() =>
+    config.redisUrl
+      ? new BullmqJobQueue({ redisUrl: config.redisUrl })
+      : new InlineJobQueue(() => get<JobHandlers>(Tokens.JobHandlers), { concurrency: config.workerConcurrency }),
+  );
+  c.bind(Tokens.RateLimiter).toDynamicValue(
+    () => new RateLimiter({ max: config.rateLimit.max, windowSeconds: config.rateLimit.windowSeconds, redis: get<Redis | null>(Tokens.Redis), logger }),
+  );
+  c.bind(Tokens.UploadReceiver).toDynamicValue(
+    () => new MultipartUploadReceiver({ tmpDir: path.join(config.dataDir, 'tmp'), maxFiles: config.uploadMaxFiles }),
+  );
+
+  c.bind(Tokens.AuthenticateClient).toDynamicValue(
+    () => new AuthenticateClientUseCase({ clients: get<ClientRepositoryPort>(Tokens.ClientRepository), hasher: get<ApiKeyHasherPort>(Tokens.ApiKeyHasher) }),
+  );
+  c.bind(Tokens.ListFileCategories).toDynamicValue(
+    () => new ListFileCategoriesUseCase({ categories: get<FileCategoryRepositoryPort>(Tokens.FileCategoryRepository) }),
+  );
+  c.bind(Tokens.FindOrderByNr).toDynamicValue(() => new FindOrderByNrUseCase({ orders: get<OrderRepositoryPort>(Tokens.OrderRepository) }));
+  c.bind(Tokens.AttachFiles).toDynamicValue(
+    () =>
+      new AttachFilesUseCase({
+        orders: get<OrderRepositoryPort>(Tokens.OrderRepository),
+        categories: get<FileCategoryRepositoryPort>(Tokens.FileCategoryRepository),
+        storage: get<FileStoragePort>(Tokens.FileStorage),
+        queue: get<JobQueuePort>(Tokens.JobQueue),
+        maxFiles: config.uploadMaxFiles,
+        jobTimeoutMs: config.jobTimeoutMs,
+        newId: randomUUID,
+      }),
+  );
+  c.bind(Tokens.ListInvoices).toDynamicValue(
+    () =>
+      new ListInvoicesUseCase({
+        invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
+        clock: get<ClockPort>(Tokens.Clock),
+        timeZone: config.timeZone,
+      }),
+  );
+  c.bind(Tokens.DownloadInvoicePdf).toDynamicValue(
+    () =>
+      new DownloadInvoicePdfUseCase({
+        invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
+        storage: get<FileStoragePort>(Tokens.FileStorage),
+        queue: get<JobQueuePort>(Tokens.JobQueue),
+        jobTimeoutMs: config.jobTimeoutMs,
+        newId: randomUUID,
+      }),
+  );
+  return c;
+}

@@ -1,0 +1,43 @@
+import 'reflect-metadata';
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from '@logi/adapters';
+import { buildContainer } from './container.js';
+import { startServer } from './server.js';
+
+/** `pnpm start`: the API; with REDIS_URL unset it also runs the jobs in-process. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = pino({ level: config.logLevel, base: { service: 'api' } });
+  const container = buildContainer(config, logger);
+  const server = await startServer(container);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    server.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error('API failed to start:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});

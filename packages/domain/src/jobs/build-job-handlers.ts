@@ -1,0 +1,33 @@
+import { RenderInvoicePdfUseCase } from '../invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
+import { StoreOrderFileUseCase } from '../orders/store-order-file/store-order-file.use-case.js';
+import type { ClientRepositoryPort } from '../ports/client-repository.port.js';
+import type { FileStoragePort } from '../ports/file-storage.port.js';
+import type { InvoiceRepositoryPort } from '../ports/invoice-repository.port.js';
+import type { OrderFileRepositoryPort } from '../ports/order-file-repository.port.js';
+import type { PdfRendererPort } from '../ports/pdf-renderer.port.js';
+import type { JobHandlers } from './job-definitions.js';
+
+export interface JobHandlerDeps {
+  invoices: InvoiceRepositoryPort;
+  clients: ClientRepositoryPort;
+  files: OrderFileRepositoryPort;
+  renderer: PdfRendererPort;
+  storage: FileStoragePort;
+  timeZone: string;
+}
+
+/** The one set of job handlers: the in-process queue and every worker run these. */
+export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
+  const render = new RenderInvoicePdfUseCase({
+    invoices: deps.invoices,
+    clients: deps.clients,
+    renderer: deps.renderer,
+    storage: deps.storage,
+    timeZone: deps.timeZone,
+  });
+  const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage });
+  return {
+    'render-invoice-pdf': (payload) => render.execute(payload),
+    'store-order-file': (payload) => store.execute(payload),
+  };
+}

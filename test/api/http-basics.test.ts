@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => {
+  await api?.stop();
+});
+
+describe('HTTP basics', () => {
+  it('when the path is unknown, then 404 envelope, even without credentials', async () => {
+    const response = await api.call('/nope', { as: null });
+    expect(response.status).toBe(404);
+    expect(await envelopeOf(response)).toEqual({ status: 404, message: 'Not Found', data: null });
+    expect((await api.call('/invoices/extra/segments/here')).status).toBe(404);
+    expect((await fetch(`${api.root}/invoices`)).status).toBe(404);
+  });
+
+  it('when the method is wrong, then 405 with Allow, before credentials are checked', async () => {
+    const response = await api.call('/invoices', { method: 'DELETE', as: null });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('HEAD, GET, OPTIONS');
+    expect(await envelopeOf(response)).toEqual({ status: 405, message: 'Method Not Allowed', data: null });
+    const post = await api.call('/orders/3001/files', { method: 'GET' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('POST, OPTIONS');
+  });
+
+  it('when OPTIONS is sent, then 204 with Allow and no credentials needed', async () => {
+    const response = await api.call('/invoices/9001/pdf', { method: 'OPTIONS', as: null });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('allow')).toBe('HEAD, GET, OPTIONS');
+    expect(response.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  it('when HEAD is sent to a GET route, then it answers like GET without a body', async () => {
+    const response = await api.call('/orders/file-categories', { method: 'HEAD' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(await response.text()).toBe('');
+  });
+
+  it('when a client sends X-Request-Id, then it is echoed; otherwise one is made', async () => {
+    const echoed = await api.call('/orders/file-categories', { headers: { 'X-Request-Id': 'client-req-42' } });
+    expect(echoed.headers.get('x-request-id')).toBe('client-req-42');
+    const made = await api.call('/nope', { headers: { 'X-Request-Id': 'has spaces not allowed' } });
+    expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const tooLong = await api.call('/orders/file-categories', { headers: { 'X-Request-Id': 'x'.repeat(129) } });
+    expect(tooLong.headers.get('x-request-id')).not.toBe('x'.repeat(129));
+  });
+
+  it('when the query string is over 8 KiB, then 414', async () => {
+    const response = await api.call(`/invoices?search=${'a'.repeat(8 * 1024 + 1)}`);
+    expect(response.status).toBe(414);
+    expect(await envelopeOf(response)).toMatchObject({ status: 414, data: null });
+    const atLimit = await api.call(`/invoices?x=${'a'.repeat(8 * 1024 - 2)}`);
+    expect(atLimit.status).toBe(200);
+  });
+});
+
+describe('authentication', () => {
+  it.each([
+    ['no headers', {}],
+    ['only the key', { Authorization: 'Bearer test-key-baltic-0123456789' }],
+    ['only the directory', { 'X-Client-Directory': 'baltic-haulage' }],
+    ['a wrong key', { Authorization: 'Bearer wrong', 'X-Client-Directory': 'baltic-haulage' }],
+    ['the key of another directory', { Authorization: 'Bearer test-key-alpine-0123456789', 'X-Client-Directory': 'baltic-haulage' }],
+    ['the directory in another case', { Authorization: 'Bearer test-key-baltic-0123456789', 'X-Client-Directory': 'Baltic-Haulage' }],
+    ['a Basic scheme', { Authorization: 'Basic test-key-baltic-0123456789', 'X-Client-Directory': 'baltic-haulage' }],
+  ])('when %s, then 401 envelope', async (_name, headers) => {
+    const response = await api.call('/orders/file-categories', { as: null, headers });
+    expect(response.status).toBe(401);
+    expect(await envelopeOf(response)).toEqual({ status: 401, message: 'Authentication failed', data: null });
+  });
+
+  it('when the legacy directory header is sent, then it is accepted', async () => {
+    const response = await api.call('/orders/file-categories', {
+      as: null,
+      headers: { Authorization: 'Bearer test-key-baltic-0123456789', directory: 'baltic-haulage' },
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it('when both directory headers are sent, then X-Client-Directory wins', async () => {
+    const good = await api.call('/orders/file-categories', {
+      as: null,
+      headers: { Authorization: 'Bearer test-key-baltic-0123456789', 'X-Client-Directory': 'baltic-haulage', directory: 'alpine-logistics' },
+    });
+    expect(good.status).toBe(200);
+    const bad = await api.call('/orders/file-categories', {
+      as: null,
+      headers: { Authorization: 'Bearer test-key-baltic-0123456789', 'X-Client-Directory': 'alpine-logistics', directory: 'baltic-haulage' },
+    });
+    expect(bad.status).toBe(401);
+  });
+
+  it('when the scheme word is lower case, then the key still counts', async () => {
+    const response = await api.call('/orders/file-categories', {
+      as: null,
+      headers: { Authorization: 'bearer test-key-baltic-0123456789', 'X-Client-Directory': 'baltic-haulage' },
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it('when credentials fail on a route whose resource is missing, then 401 comes first', async () => {
+    expect((await api.call('/invoices/1/pdf?lang=xx', { as: null })).status).toBe(401);
+    expect((await api.call('/orders/999/files', { method: 'POST', as: null })).status).toBe(401);
+  });
+});

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi({ RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_SECONDS: '30' });
+});
+afterAll(async () => {
+  await api?.stop();
+});
+
+describe('rate limiting (memory)', () => {
+  it('when a client makes requests, then Remaining counts down to 0 and the next is 429 with Retry-After', async () => {
+    const remaining: Array<string | null> = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await api.call('/orders/file-categories');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-ratelimit-limit')).toBe('5');
+      remaining.push(response.headers.get('x-ratelimit-remaining'));
+    }
+    expect(remaining).toEqual(['4', '3', '2', '1', '0']);
+    const limited = await api.call('/orders/file-categories');
+    expect(limited.status).toBe(429);
+    expect(await envelopeOf(limited)).toEqual({ status: 429, message: 'Too Many Attempts.', data: null });
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(30);
+  });
+
+  it('when one client is limited, then another client still has its own budget', async () => {
+    const response = await api.call('/orders/file-categories', { as: 'alpine' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-ratelimit-remaining')).toBe('4');
+  });
+
+  it('when the limit is reached, then 429 comes before 404 and 422 too', async () => {
+    expect((await api.call('/invoices/424242/pdf?lang=zz')).status).toBe(429);
+  });
+
+  it('when credentials are wrong, then requests count per IP and are throttled too', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const response = await api.call('/orders/file-categories', { as: null, headers: { Authorization: `Bearer guess-${i}`, 'X-Client-Directory': 'baltic-haulage' } });
+      statuses.push(response.status);
+      if (response.status === 401) expect(response.headers.get('x-ratelimit-remaining')).toBe(String(4 - i));
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+  });
+
+  it('when the path is unknown, the method is wrong, or OPTIONS, then nothing is counted', async () => {
+    for (let i = 0; i < 3; i++) {
+      const unknown = await api.call('/unknown', { as: 'alpine' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get('x-ratelimit-remaining')).toBeNull();
+      expect((await api.call('/invoices', { method: 'PUT', as: 'alpine' })).status).toBe(405);
+      expect((await api.call('/invoices', { method: 'OPTIONS', as: 'alpine' })).status).toBe(204);
+    }
+    const counted = await api.call('/orders/file-categories', { as: 'alpine' });
+    expect(counted.headers.get('x-ratelimit-remaining')).toBe('3');
+  });
+});

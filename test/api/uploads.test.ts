@@ -1,0 +1,195 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { authHeaders, envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
+import { multipart, PDF_BYTES, PNG_BYTES, type Part } from '../support/multipart.js';
+
+const MiB = 1024 * 1024;
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi({ UPLOAD_MAX_FILES: '3' });
+});
+afterAll(async () => {
+  await api?.stop();
+});
+beforeEach(async () => {
+  await api.knex('order_files').delete();
+});
+
+function upload(orderId: number | string, parts: Part[], as: 'baltic' | 'alpine' | null = 'baltic') {
+  const { body, contentType } = multipart(parts);
+  return api.call(`/orders/${orderId}/files`, { method: 'POST', as, body, headers: { 'Content-Type': contentType } });
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
+
+async function storedState() {
+  const rows = await api.knex('order_files').select('*').orderBy('id');
+  const objects = await filesUnder(path.join(api.dataDir, 'files'));
+  const temp = await filesUnder(path.join(api.dataDir, 'tmp'));
+  return { rows, objects, temp };
+}
+
+describe('POST /orders/{id}/files', () => {
+  it('when two files are sent with a category, then 201 lists both and each has a row and an object', async () => {
+    const response = await upload(3001, [
+      { name: 'files', filename: 'cmr-scan.pdf', content: PDF_BYTES, type: 'image/jpeg' },
+      { name: 'files', filename: 'photo.png', content: PNG_BYTES },
+      { name: 'category_id', content: '1' },
+    ]);
+    expect(response.status).toBe(201);
+    const body = await envelopeOf(response);
+    expect(body.message).toBe('Files uploaded');
+    expect(body.data).toEqual({
+      message: 'Files uploaded',
+      order_id: 3001,
+      uploaded: [
+        { id: expect.any(Number), name: 'cmr-scan.pdf', category_id: 1 },
+        { id: expect.any(Number), name: 'photo.png', category_id: 1 },
+      ],
+      failed: [],
+    });
+    const { rows, objects, temp } = await storedState();
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatchObject({
+      directory: 'baltic-haulage',
+      order_id: 3001,
+      category_id: 1,
+      name: 'cmr-scan.pdf',
+      size: PDF_BYTES.length,
+      content_type: 'application/pdf',
+      sha256: createHash('sha256').update(PDF_BYTES).digest('hex'),
+    });
+    expect(rows[1]).toMatchObject({ content_type: 'image/png' });
+    expect(objects.filter((f) => f.includes(`${path.sep}orders${path.sep}`))).toHaveLength(2);
+    expect(objects.some((f) => f.includes('staging'))).toBe(false);
+    expect(temp).toEqual([]);
+    const stored = objects.find((f) => f.endsWith(rows[0].storage_key.split('/').pop()));
+    expect(await readFile(stored!)).toEqual(PDF_BYTES);
+  });
+
+  it('when the field is named files[], then it counts as files; without a category, category_id is null', async () => {
+    const response = await upload(3001, [{ name: 'files[]', filename: 'note.txt', content: 'delivery note' }]);
+    expect(response.status).toBe(201);
+    const body = await envelopeOf(response);
+    expect(body.data.uploaded).toEqual([{ id: expect.any(Number), name: 'note.txt', category_id: null }]);
+    expect((await storedState()).rows[0]).toMatchObject({ content_type: 'text/plain', category_id: null });
+  });
+
+  it.each(['', 'null'])('when category_id is "%s", then there is no category', async (value) => {
+    const response = await upload(3001, [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: value }]);
+    expect(response.status).toBe(201);
+    expect((await envelopeOf(response)).data.uploaded[0].category_id).toBeNull();
+  });
+
+  it('when a file is exactly 10 MiB, then it is accepted', async () => {
+    const response = await upload(3001, [{ name: 'files', filename: 'big.bin', content: Buffer.alloc(10 * MiB, 7) }]);
+    expect(response.status).toBe(201);
+    expect((await storedState()).rows[0]).toMatchObject({ size: 10 * MiB });
+  });
+
+  it('when a file is 10 MiB and one byte, then 422 names files.N and nothing is stored', async () => {
+    const response = await upload(3001, [
+      { name: 'files', filename: 'ok.pdf', content: PDF_BYTES },
+      { name: 'files', filename: 'big.bin', content: Buffer.alloc(10 * MiB + 1, 7) },
+    ]);
+    expect(response.status).toBe(422);
+    const body = await envelopeOf(response);
+    expect(body.message).toBe('The files.1 field must not be greater than 10240 kilobytes.');
+    expect(body.data).toBeNull();
+    expect(body.errors).toHaveProperty(['files.1']);
+    expect(await storedState()).toEqual({ rows: [], objects: [], temp: [] });
+  });
+
+  it.each([
+    ['no file part', [{ name: 'category_id', content: '1' }], 'The files field is required.', 'files'],
+    ['an empty file', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'files', filename: 'empty.pdf', content: '' }], 'The files.1 field must not be an empty file.', 'files.1'],
+    ['more files than allowed', [0, 1, 2, 3].map((i) => ({ name: 'files', filename: `f${i}.pdf`, content: PDF_BYTES })), 'The files field must not have more than 3 items.', 'files'],
+    ['an unknown category', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '99' }], 'The selected category_id is invalid.', 'category_id'],
+    ['a category that is not a number', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '1x' }], 'The category_id field must be an integer.', 'category_id'],
+    ['category_id sent twice', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '1' }, { name: 'category_id', content: '2' }], 'The category_id field must be a single value.', 'category_id'],
+  ] as Array<[string, Part[], string, string]>)('when %s, then 422 and nothing is stored', async (_name, parts, message, field) => {
+    const response = await upload(3001, parts);
+    expect(response.status).toBe(422);
+    const body = await envelopeOf(response);
+    expect(body.message).toBe(message);
+    expect(body.data).toBeNull();
+    expect(body.errors).toHaveProperty([field]);
+    expect(await storedState()).toEqual({ rows: [], objects: [], temp: [] });
+  });
+
+  it('when the body is not multipart, then 422 files required', async () => {
+    const response = await api.call('/orders/3001/files', { method: 'POST', body: JSON.stringify({ files: [] }), headers: { 'Content-Type': 'application/json' } });
+    expect(response.status).toBe(422);
+    expect((await envelopeOf(response)).message).toBe('The files field is required.');
+  });
+
+  it('when the multipart body is truncated or has a bad boundary, then 400 envelope and nothing is left', async () => {
+    const { body, contentType } = multipart([{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }]);
+    const truncated = await api.call('/orders/3001/files', { method: 'POST', body: body.subarray(0, body.length - 30), headers: { 'Content-Type': contentType } });
+    expect(truncated.status).toBe(400);
+    expect(await envelopeOf(truncated)).toMatchObject({ status: 400, data: null });
+    const noBoundary = await api.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': 'multipart/form-data' } });
+    expect(noBoundary.status).toBe(400);
+    expect(await storedState()).toEqual({ rows: [], objects: [], temp: [] });
+  });
+
+  it('when the order does not exist or belongs to another client, then 404 whatever the body holds', async () => {
+    for (const id of [999999, 4001, 'abc', '0', '-1', '1.5']) {
+      const response = await upload(id, [{ name: 'files', filename: 'a.pdf', content: '' }]);
+      expect(response.status).toBe(404);
+      expect(await envelopeOf(response)).toEqual({ status: 404, message: 'Order not found', data: null });
+    }
+    expect((await storedState()).rows).toEqual([]);
+  });
+
+  it('when file names are hostile, then only the base name is kept and storage keys do not use them', async () => {
+    const response = await upload(3001, [
+      { name: 'files', filename: '../../../etc/passwd', content: PDF_BYTES },
+      { name: 'files', filename: 'C:\\Users\\me\\zażółć gęślą jaźń.pdf', content: PDF_BYTES },
+      { name: 'files', filename: 'tab\there.pdf', content: PDF_BYTES },
+    ]);
+    expect(response.status).toBe(201);
+    const names = (await envelopeOf(response)).data.uploaded.map((u: { name: string }) => u.name);
+    expect(names).toEqual(['passwd', 'zażółć gęślą jaźń.pdf', 'tabhere.pdf']);
+    const { rows } = await storedState();
+    for (const row of rows) expect(row.storage_key).toMatch(/^orders\/baltic-haulage\/3001\/[0-9a-f-]{36}$/);
+  });
+
+  it('when the body is larger than the files allow, then 413 before it is read', async () => {
+    const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${api.base}/orders/3001/files`, {
+        method: 'POST',
+        headers: { ...authHeaders('baltic'), 'Content-Type': 'multipart/form-data; boundary=x', 'Content-Length': String(3 * 10 * MiB + MiB + 1) },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.write('--x\r\n');
+    });
+    expect(response.status).toBe(413);
+    expect(JSON.parse(response.body)).toEqual({ status: 413, message: 'Payload Too Large', data: null });
+  });
+
+  it('when the client aborts mid-upload, then no temporary file, object or row is left', async () => {
+    const { body, contentType } = multipart([{ name: 'files', filename: 'a.bin', content: Buffer.alloc(4 * MiB, 1) }]);
+    const req = http.request(`${api.base}/orders/3001/files`, {
+      method: 'POST',
+      headers: { ...authHeaders('baltic'), 'Content-Type': contentType, 'Content-Length': String(body.length) },
+    });
+    req.on('error', () => undefined);
+    req.write(body.subarray(0, 2 * MiB));
+    // Abort once the server is visibly writing the file.
+    await expect.poll(async () => (await filesUnder(path.join(api.dataDir, 'tmp'))).length, { timeout: 5000 }).toBeGreaterThan(0);
+    req.destroy();
+    await expect.poll(async () => storedState(), { timeout: 5000 }).toEqual({ rows: [], objects: [], temp: [] });
+  });
+});
