@@ -39,3 +39,4 @@ export type * from './invoices/invoice-document/invoice-translation.js';
 export * from './invoices/invoice-document/invoice-translations.js';
 export * from './invoices/invoice-document/build-invoice-document.js';
 export * from './invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
+export * from './jobs/build-job-handlers.js';
