@@ -68,7 +68,7 @@ export class FakeStorage implements FileStoragePort {
     if (this.failing) throw new Error('Storage unavailable: connection refused');
     this.objects.set(key, Buffer.from(`bytes of ${localPath}`));
   }
-  async putBuffer(key: string, data: Buffer) {
+  async putBuffer(key: string, data: Buffer, _contentType?: string) {
     if (this.failing) throw new Error('Storage unavailable: connection refused');
     this.objects.set(key, data);
   }
