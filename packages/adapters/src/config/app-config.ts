@@ -51,6 +51,8 @@ const schema = z.object({
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: urlWithScheme('DATABASE_URL', ['mysql', 'mariadb']).optional(),
   REDIS_URL: urlWithScheme('REDIS_URL', ['redis', 'rediss']).optional(),
+  /** Prefix of every Redis key (queues, rate limits), so deployments and test runs sharing a Redis stay apart. */
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1-64 letters, digits, _ . or -' }).default('logistics'),
   S3_ENDPOINT: urlWithScheme('S3_ENDPOINT', ['http', 'https']).optional(),
   S3_ACCESS_KEY: z.string().optional(),
   S3_SECRET_KEY: z.string().optional(),
@@ -80,6 +82,7 @@ export type AppConfig = {
   dataDir: string;
   databaseUrl: string | null;
   redisUrl: string | null;
+  redisPrefix: string;
   s3: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string } | null;
   chromiumPath: string | null;
   timeZone: string;
@@ -121,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dataDir: path.resolve(c.DATA_DIR),
     databaseUrl: c.DATABASE_URL ?? null,
     redisUrl: c.REDIS_URL ?? null,
+    redisPrefix: c.REDIS_PREFIX,
     s3:
       setS3.length === 4
         ? { endPoint: c.S3_ENDPOINT!, accessKey: c.S3_ACCESS_KEY!, secretKey: c.S3_SECRET_KEY!, bucket: c.S3_BUCKET!, region: c.S3_REGION }
