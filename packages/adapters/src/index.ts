@@ -3,3 +3,7 @@ export * from './sniff/file-type.sniffer.js';
 export * from './fs/local-file.storage.js';
 export * from './inline/inline-job.queue.js';
 export * from './minio/minio-file.storage.js';
+export * from './redis/create-redis.js';
+export * from './bullmq/job-queue-names.js';
+export * from './bullmq/bullmq-job.queue.js';
+export * from './bullmq/bullmq-job.worker.js';

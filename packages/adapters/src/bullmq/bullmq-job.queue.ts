@@ -1,0 +1,170 @@
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import {
+  ServiceUnavailableError,
+  type JobName,
+  type JobPayloads,
+  type JobQueuePort,
+  type JobResults,
+  type RunJobOptions,
+} from '@logi/domain';
+import { createRedis } from '../redis/create-redis.js';
+import { decodeJobFailure } from './job-failure.codec.js';
+import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+
+export interface BullmqJobQueueOptions {
+  redisUrl: string;
+  /** Key prefix of every queue; tests pass a unique one. */
+  prefix?: string;
+  /** Tries per job; a domain error is never tried again (the worker makes it unrecoverable). */
+  attempts?: number;
+  /** First retry delay, doubled on each further try. */
+  backoffMs?: number;
+  /** How long finished jobs are kept, so a job sent again with the same id answers from the first run. */
+  keepCompletedSeconds?: number;
+  keepFailedSeconds?: number;
+  /** Connection errors (Redis gone); the connections reconnect by themselves. */
+  onError?: (error: Error) => void;
+}
+
+interface JobChannel {
+  queue: Queue;
+  events: QueueEvents;
+}
+
+/**
+ * Sends jobs to worker processes through Redis and waits for the answer.
+ * Bounded in every case: Redis down, no worker, a slow job all end in
+ * ServiceUnavailableError by the caller's deadline. Payloads hold keys, never
+ * file or PDF bytes.
+ */
+export class BullmqJobQueue implements JobQueuePort {
+  private readonly client: Redis;
+  private readonly blocking: Redis;
+  private readonly prefix: string;
+  private readonly onError: (error: Error) => void;
+  /** Made on first use with Redis up: BullMQ's close hangs on a connection that never became ready. */
+  private readonly channels = new Map<JobName, JobChannel>();
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly options: BullmqJobQueueOptions) {
+    this.onError = options.onError ?? (() => undefined);
+    this.prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+    // Adding jobs goes through a fail-fast connection; the events stream needs a blocking one.
+    this.client = createRedis(options.redisUrl, { role: 'client', connectionName: `${this.prefix}:api-queue`, onError: this.onError });
+    this.blocking = createRedis(options.redisUrl, { role: 'blocking', connectionName: `${this.prefix}:api-events`, onError: this.onError });
+  }
+
+  async runAndWait<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Promise<JobResults[N]> {
+    if (this.closing) throw new ServiceUnavailableError('job queue is closed');
+    // A disconnected client would only fail later; answering now spares the caller the wait.
+    if (this.client.status !== 'ready') throw new ServiceUnavailableError('job queue unavailable: Redis is not connected');
+    const { queue, events } = this.channel(name);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ServiceUnavailableError('job timed out')), options.timeoutMs);
+    });
+    const run = this.addAndWait(queue, events, name, payload, options);
+    run.catch(() => undefined);
+    try {
+      return (await Promise.race([run, deadline])) as JobResults[N];
+    } catch (error) {
+      if (error instanceof ServiceUnavailableError && error.reason === 'job timed out') {
+        // Nobody waits for it any more: take it back if no worker has started it.
+        await this.withdraw(queue, options.jobId);
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Throws when Redis does not answer (readiness). */
+  async ping(): Promise<void> {
+    if (this.closing) throw new ServiceUnavailableError('job queue is closed');
+    try {
+      await this.client.ping();
+    } catch (error) {
+      throw new ServiceUnavailableError(`job queue unavailable: ${reasonOf(error)}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private channel(name: JobName): JobChannel {
+    let channel = this.channels.get(name);
+    if (!channel) {
+      const queueName = QUEUE_NAME_BY_JOB[name];
+      const queue = new Queue(queueName, { connection: this.client, prefix: this.prefix });
+      const events = new QueueEvents(queueName, { connection: this.blocking, prefix: this.prefix });
+      // EventEmitter throws on an 'error' nobody listens to; these are reports, the deadline decides.
+      queue.on('error', this.onError);
+      events.on('error', this.onError);
+      channel = { queue, events };
+      this.channels.set(name, channel);
+    }
+    return channel;
+  }
+
+  private async addAndWait<N extends JobName>(
+    queue: Queue,
+    events: QueueEvents,
+    name: N,
+    payload: JobPayloads[N],
+    options: RunJobOptions,
+  ): Promise<JobResults[N]> {
+    const started = Date.now();
+    let job;
+    try {
+      // The events stream must be read before the job can finish, or its answer could be missed.
+      await events.waitUntilReady();
+      job = await queue.add(name, payload, {
+        jobId: options.jobId,
+        attempts: this.options.attempts ?? 3,
+        backoff: { type: 'exponential', delay: this.options.backoffMs ?? 500 },
+        removeOnComplete: { age: this.options.keepCompletedSeconds ?? 3600 },
+        removeOnFail: { age: this.options.keepFailedSeconds ?? 24 * 3600 },
+      });
+    } catch (error) {
+      throw new ServiceUnavailableError(`job queue unavailable: ${reasonOf(error)}`);
+    }
+    // A little past the caller's deadline: ours fires first, this one only unhooks the listeners.
+    const ttl = Math.max(1, options.timeoutMs - (Date.now() - started)) + 250;
+    try {
+      return (await job.waitUntilFinished(events, ttl)) as JobResults[N];
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw decodeJobFailure(reason);
+    }
+  }
+
+  private async withdraw(queue: Queue, jobId: string): Promise<void> {
+    // A job a worker holds is locked and stays; one still waiting is removed.
+    await Promise.race([queue.remove(jobId).catch(() => 0), new Promise((resolve) => setTimeout(resolve, 500).unref())]);
+  }
+
+  private async shutdown(): Promise<void> {
+    // With Redis gone, BullMQ's close would wait for a reconnect; cutting our connections first ends it.
+    if (this.client.status !== 'ready' || this.blocking.status !== 'ready') {
+      this.client.disconnect();
+      this.blocking.disconnect();
+    }
+    const closers = [...this.channels.values()].flatMap(({ queue, events }) => [events.close(), queue.close()]);
+    const bounded = new Promise((resolve) => setTimeout(resolve, 3_000).unref());
+    await Promise.race([Promise.allSettled(closers), bounded]);
+    // The connections are ours (BullMQ leaves caller-made clients open).
+    for (const redis of [this.client, this.blocking]) {
+      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+      else redis.disconnect();
+    }
+  }
+}
+
+function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return 'unknown error';
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : error.message;
+}

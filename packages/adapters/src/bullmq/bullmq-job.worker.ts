@@ -1,0 +1,111 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { DomainError, JOB_NAMES, ServiceUnavailableError, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
+import { createRedis } from '../redis/create-redis.js';
+import { encodeDomainError } from './job-failure.codec.js';
+import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+
+export interface BullmqJobWorkerOptions {
+  redisUrl: string;
+  handlers: JobHandlers;
+  /** Jobs each queue's worker runs at once. */
+  concurrency: number;
+  logger: Logger;
+  prefix?: string;
+  /** How long close() lets running jobs finish before handing them back. */
+  closeTimeoutMs?: number;
+}
+
+/**
+ * Takes jobs from every queue and runs the shared job handlers. The processor
+ * is a thin adapter; what it adds is the retry rule: a domain error will fail
+ * the same way again, so it ends the job at once, carrying its code back.
+ */
+export class BullmqJobWorker {
+  private readonly connection: Redis;
+  private readonly workers: Worker[];
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly options: BullmqJobWorkerOptions) {
+    const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+    const logger = options.logger;
+    this.connection = createRedis(options.redisUrl, {
+      role: 'blocking',
+      connectionName: `${prefix}:worker`,
+      onError: (error) => logger.warn({ err: error }, 'redis connection error'),
+    });
+    this.workers = JOB_NAMES.map((name) => {
+      const worker = new Worker(QUEUE_NAME_BY_JOB[name], (job: Job) => this.process(job), {
+        connection: this.connection,
+        prefix,
+        concurrency: options.concurrency,
+        // The autorun loop starts with the process; nothing waits for a separate run() call.
+        autorun: true,
+      });
+      worker.on('error', (error) => logger.error({ err: error, queue: worker.name }, 'worker error'));
+      return worker;
+    });
+  }
+
+  /** Resolves once every worker is connected and taking jobs. */
+  async waitUntilReady(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  /**
+   * Stops taking jobs and lets running ones finish; past the bound they are
+   * left for BullMQ's stalled-job check, which gives them to another worker.
+   */
+  async close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async process(job: Job): Promise<unknown> {
+    const name = job.name as JobName;
+    const data = job.data as { requestId?: string };
+    const log = this.options.logger.child({ requestId: data.requestId, jobId: job.id, job: name, attempt: job.attemptsMade + 1 });
+    const handler = this.options.handlers[name] as JobHandler<JobName> | undefined;
+    if (!handler) {
+      log.error('unknown job name');
+      throw new UnrecoverableError(`Unknown job name: ${name}`);
+    }
+    const started = Date.now();
+    log.info('job started');
+    try {
+      const result = await handler(job.data as never);
+      log.info({ durationMs: Date.now() - started }, 'job completed');
+      return result;
+    } catch (error) {
+      const durationMs = Date.now() - started;
+      // A passing outage may heal before the next try; any other domain error will not.
+      if (error instanceof DomainError && !(error instanceof ServiceUnavailableError)) {
+        log.info({ durationMs, code: error.code }, 'job ended with a domain error');
+        throw new UnrecoverableError(encodeDomainError(error));
+      }
+      log.error({ durationMs, err: error }, 'job failed');
+      throw error;
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    const timeoutMs = this.options.closeTimeoutMs ?? 20_000;
+    await Promise.all(
+      this.workers.map(async (worker) => {
+        let timer: NodeJS.Timeout | undefined;
+        const graceful = worker.close().then(() => true);
+        const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+        const finished = await Promise.race([graceful, late]).catch(() => false);
+        clearTimeout(timer);
+        if (!finished) {
+          this.options.logger.warn({ queue: worker.name, timeoutMs }, 'running jobs did not finish in time; handing them back');
+          // close() is already under way and cannot be forced any more; cutting Redis ends it.
+          await worker.disconnect().catch(() => undefined);
+        }
+      }),
+    );
+    if (this.connection.status === 'ready') await this.connection.quit().catch(() => this.connection.disconnect());
+    else this.connection.disconnect();
+  }
+}

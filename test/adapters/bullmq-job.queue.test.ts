@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BullmqJobQueue, BullmqJobWorker } from '@logi/adapters';
+import {
+  InvoiceNotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+  type JobHandlers,
+  type JobPayloads,
+} from '@logi/domain';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const prefix = `test-${randomUUID().slice(0, 8)}`;
+let admin: Redis;
+const opened: Array<{ close(): Promise<void> }> = [];
+const logLines: Array<Record<string, unknown>> = [];
+
+const logger = pino(
+  { level: 'info' },
+  new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  }),
+);
+
+const pdfPayload = (invoiceId: number, requestId = 'req-test'): JobPayloads['render-invoice-pdf'] => ({
+  directory: 'ACME',
+  invoiceId,
+  lang: 'de',
+  duplicate: true,
+  pdfKey: `pdf/${invoiceId}.pdf`,
+  requestId,
+});
+
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function handlers(render: JobHandlers['render-invoice-pdf'], store?: JobHandlers['store-order-file']): JobHandlers {
+  return { 'render-invoice-pdf': render, 'store-order-file': store ?? (async () => ({ fileId: 1 })) };
+}
+
+function queue(overrides: Partial<ConstructorParameters<typeof BullmqJobQueue>[0]> = {}): BullmqJobQueue {
+  const q = new BullmqJobQueue({ redisUrl: REDIS_URL, prefix, backoffMs: 20, ...overrides });
+  opened.push(q);
+  return q;
+}
+
+async function worker(h: JobHandlers): Promise<BullmqJobWorker> {
+  const w = new BullmqJobWorker({ redisUrl: REDIS_URL, prefix, handlers: h, concurrency: 2, logger, closeTimeoutMs: 5_000 });
+  opened.push(w);
+  await w.waitUntilReady();
+  return w;
+}
+
+/** Waits until the queue's client connection is ready, by the readiness check itself. */
+async function ready(q: BullmqJobQueue): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await q.ping().then(() => true, () => false)) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('queue never became ready');
+}
+
+beforeAll(async () => {
+  admin = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  await admin.ping();
+});
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((o) => o.close()));
+});
+
+afterAll(async () => {
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length) await admin.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  expect(await admin.keys(`${prefix}:*`)).toEqual([]);
+  await admin.quit();
+});
+
+describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
+  it('when a worker runs the job, then the caller gets its result and the worker logs the request id', async () => {
+    const seen: unknown[] = [];
+    await worker(handlers(async (p) => (seen.push(p), { pdfKey: p.pdfKey, bytes: 1234 })));
+    const q = queue();
+    await ready(q);
+    const result = await q.runAndWait('render-invoice-pdf', pdfPayload(11, 'req-round-trip'), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 });
+    expect(result).toEqual({ pdfKey: 'pdf/11.pdf', bytes: 1234 });
+    expect(seen).toEqual([pdfPayload(11, 'req-round-trip')]);
+    const lines = logLines.filter((l) => l.requestId === 'req-round-trip').map((l) => l.msg);
+    expect(lines).toEqual(['job started', 'job completed']);
+  });
+
+  it('when a store job returns a storage failure, then it arrives as a result, not an error', async () => {
+    await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: 0 }), async () => ({ error: 'Storage unavailable: connect ECONNREFUSED' })));
+    const q = queue();
+    await ready(q);
+    const payload = { stagingKey: 'staging/a', storageKey: 'orders/ACME/1/a', requestId: 'r' } as JobPayloads['store-order-file'];
+    await expect(q.runAndWait('store-order-file', payload, { jobId: `store-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
+      error: 'Storage unavailable: connect ECONNREFUSED',
+    });
+  });
+
+  it('when the handler throws a domain error, then the caller gets that domain error and the job is not retried', async () => {
+    let runs = 0;
+    await worker(handlers(async () => (runs++, Promise.reject(new InvoiceNotFoundError()))));
+    const q = queue({ attempts: 3 });
+    await ready(q);
+    const error = await q.runAndWait('render-invoice-pdf', pdfPayload(404), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvoiceNotFoundError);
+    expect((error as InvoiceNotFoundError).code).toBe('INVOICE_NOT_FOUND');
+    expect(runs).toBe(1);
+  });
+
+  it('when the handler throws a validation error, then its field errors survive the trip', async () => {
+    await worker(handlers(async () => Promise.reject(new ValidationError('The lang is invalid.', { lang: ['The lang is invalid.'] }))));
+    const q = queue();
+    await ready(q);
+    const error = await q.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).message).toBe('The lang is invalid.');
+    expect((error as ValidationError).errors).toEqual({ lang: ['The lang is invalid.'] });
+  });
+
+  it('when the handler fails once with a plain error, then the job is retried and the caller gets the result', async () => {
+    let runs = 0;
+    await worker(
+      handlers(async (p) => {
+        runs++;
+        if (runs === 1) throw new Error('browser crashed');
+        return { pdfKey: p.pdfKey, bytes: 5 };
+      }),
+    );
+    const q = queue({ attempts: 3, backoffMs: 10 });
+    await ready(q);
+    await expect(q.runAndWait('render-invoice-pdf', pdfPayload(2), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
+      pdfKey: 'pdf/2.pdf',
+      bytes: 5,
+    });
+    expect(runs).toBe(2);
+  });
+
+  it('when every try fails with a plain error, then the caller gets a plain error that is not a domain error', async () => {
+    await worker(handlers(async () => Promise.reject(new Error('browser crashed'))));
+    const q = queue({ attempts: 2, backoffMs: 10 });
+    await ready(q);
+    const error = await q.runAndWait('render-invoice-pdf', pdfPayload(3), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(ServiceUnavailableError);
+    expect((error as Error).message).toBe('Job failed: browser crashed');
+  });
+
+  it('when no worker runs, then the caller gets ServiceUnavailableError at its deadline and the job is withdrawn', async () => {
+    const q = queue();
+    await ready(q);
+    const jobId = `pdf-${randomUUID()}`;
+    const started = Date.now();
+    const error = await q.runAndWait('render-invoice-pdf', pdfPayload(4), { jobId, timeoutMs: 400 }).catch((e: unknown) => e);
+    const elapsed = Date.now() - started;
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect((error as ServiceUnavailableError).reason).toBe('job timed out');
+    expect(elapsed).toBeGreaterThanOrEqual(390);
+    expect(elapsed).toBeLessThan(1_500);
+    expect(await admin.exists(`${prefix}:pdf:${jobId}`)).toBe(0);
+  });
+
+  it('when Redis is unreachable, then runAndWait and ping fail fast with ServiceUnavailableError', async () => {
+    const q = queue({ redisUrl: 'redis://127.0.0.1:1' });
+    const started = Date.now();
+    const error = await q.runAndWait('render-invoice-pdf', pdfPayload(5), { jobId: `pdf-${randomUUID()}`, timeoutMs: 10_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    await expect(q.ping()).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('when the same jobId is sent twice, at once and again later, then the job runs once and both callers get its result', async () => {
+    const release = deferred();
+    let runs = 0;
+    await worker(handlers(async (p) => (runs++, await release.promise, { pdfKey: p.pdfKey, bytes: runs })));
+    const q = queue();
+    await ready(q);
+    const jobId = `pdf-${randomUUID()}`;
+    const first = q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 });
+    const second = q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 });
+    release.resolve();
+    expect(await Promise.all([first, second])).toEqual([
+      { pdfKey: 'pdf/6.pdf', bytes: 1 },
+      { pdfKey: 'pdf/6.pdf', bytes: 1 },
+    ]);
+    await expect(q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 })).resolves.toEqual({ pdfKey: 'pdf/6.pdf', bytes: 1 });
+    expect(runs).toBe(1);
+  });
+
+  it('when the worker closes during a job, then the job finishes and its caller still gets the result', async () => {
+    const started = deferred();
+    const release = deferred();
+    const w = await worker(handlers(async (p) => (started.resolve(), await release.promise, { pdfKey: p.pdfKey, bytes: 9 })));
+    const q = queue();
+    await ready(q);
+    const result = q.runAndWait('render-invoice-pdf', pdfPayload(7), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 });
+    await started.promise;
+    const closed = w.close();
+    release.resolve();
+    await closed;
+    await expect(result).resolves.toEqual({ pdfKey: 'pdf/7.pdf', bytes: 9 });
+  });
+});
