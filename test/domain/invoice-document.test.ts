@@ -43,7 +43,7 @@ const expected: Record<DocumentLanguage, {
   cs: { title: 'Faktura – daňový doklad', correcting: 'Opravný daňový doklad', purchase: 'Přijatá faktura', seller: 'Dodavatel', buyer: 'Odběratel', vatId: 'DIČ', issueDate: '19. 11. 2025', gross: '12 345,67 €', cell: '1 500,00', rate: '23 %', np: 'nepodléhá DPH', zw: 'osvobozeno', duplicate: 'DUPLIKÁT', country: 'Německo', status: 'Částečně uhrazena' },
   de: { title: 'Rechnung', correcting: 'Rechnungskorrektur', purchase: 'Eingangsrechnung', seller: 'Rechnungssteller', buyer: 'Rechnungsempfänger', vatId: 'USt-IdNr.', issueDate: '19.11.2025', gross: '12.345,67 €', cell: '1.500,00', rate: '23 %', np: 'nicht steuerbar', zw: 'steuerfrei', duplicate: 'DUPLIKAT', country: 'Deutschland', status: 'Teilweise bezahlt' },
   en: { title: 'Invoice', correcting: 'Correcting invoice', purchase: 'Purchase invoice', seller: 'Seller', buyer: 'Buyer', vatId: 'VAT ID', issueDate: '19/11/2025', gross: '€12,345.67', cell: '1,500.00', rate: '23%', np: 'not subject', zw: 'exempt', duplicate: 'DUPLICATE', country: 'Germany', status: 'Partially paid' },
-  pl: { title: 'Faktura VAT', correcting: 'Faktura korygująca', purchase: 'Faktura zakupu', seller: 'Sprzedawca', buyer: 'Nabywca', vatId: 'NIP', issueDate: '19.11.2025', gross: '12 345,67 €', cell: '1500,00', rate: '23%', np: 'np.', zw: 'zw.', duplicate: 'DUPLIKAT', country: 'Niemcy', status: 'Częściowo zapłacona' },
+  pl: { title: 'Faktura VAT', correcting: 'Faktura korygująca', purchase: 'Faktura zakupu', seller: 'Sprzedawca', buyer: 'Nabywca', vatId: 'NIP', issueDate: '19.11.2025', gross: '12 345,67 €', cell: '1 500,00', rate: '23%', np: 'np.', zw: 'zw.', duplicate: 'DUPLIKAT', country: 'Niemcy', status: 'Częściowo zapłacona' },
   ro: { title: 'Factură', correcting: 'Factură de corecție', purchase: 'Factură de achiziție', seller: 'Furnizor', buyer: 'Cumpărător', vatId: 'CIF/Cod TVA', issueDate: '19.11.2025', gross: '12.345,67 EUR', cell: '1.500,00', rate: '23 %', np: 'neimpozabil', zw: 'scutit', duplicate: 'DUPLICAT', country: 'Germania', status: 'Plătită parțial' },
   tr: { title: 'Fatura', correcting: 'Düzeltme faturası', purchase: 'Alış faturası', seller: 'Satıcı', buyer: 'Alıcı', vatId: 'Vergi No', issueDate: '19.11.2025', gross: '€12.345,67', cell: '1.500,00', rate: '%23', np: 'KDV kapsamı dışı', zw: 'KDV istisnası', duplicate: 'İKİNCİ NÜSHA', country: 'Almanya', status: 'Kısmen ödendi' },
 };
@@ -121,7 +121,7 @@ describe('buildInvoiceDocument', () => {
   });
 
   it('when the currency is the zloty, then Polish writes zł and English writes PLN', () => {
-    expect(plain(build('pl', { currency: 'PLN', amountGross: 1450 }).totals.gross)).toBe('1450,00 zł');
+    expect(plain(build('pl', { currency: 'PLN', amountGross: 1450 }).totals.gross)).toBe('1 450,00 zł');
     expect(plain(build('en', { currency: 'PLN', amountGross: 1450 }).totals.gross)).toBe('PLN 1,450.00');
   });
 

@@ -7,3 +7,6 @@ export * from './redis/create-redis.js';
 export * from './bullmq/job-queue-names.js';
 export * from './bullmq/bullmq-job.queue.js';
 export * from './bullmq/bullmq-job.worker.js';
+export * from './handlebars/handlebars-invoice.template.js';
+export * from './chromium/chromium-pdf.renderer.js';
+export * from './chromium/render-timeout.error.js';

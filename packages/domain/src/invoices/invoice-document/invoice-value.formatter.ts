@@ -21,7 +21,8 @@ export class InvoiceValueFormatter {
   ) {
     const locale = translation.locale;
     this.dateFormat = new Intl.DateTimeFormat(locale, { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
-    this.decimalFormat = new Intl.NumberFormat(locale, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    // Grouping always, so that a column of amounts reads alike (Polish CLDR leaves 4-digit numbers ungrouped).
+    this.decimalFormat = new Intl.NumberFormat(locale, { minimumFractionDigits: 2, maximumFractionDigits: 2, useGrouping: 'always' });
     this.moneyFormat = moneyFormat(locale, currency) ?? this.decimalFormat;
     this.quantityFormat = new Intl.NumberFormat(locale, { maximumFractionDigits: 3 });
     this.percentFormat = new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 2 });
@@ -71,7 +72,7 @@ export class InvoiceValueFormatter {
 
 function moneyFormat(locale: string, currency: string): Intl.NumberFormat | null {
   try {
-    return new Intl.NumberFormat(locale, { style: 'currency', currency });
+    return new Intl.NumberFormat(locale, { style: 'currency', currency, useGrouping: 'always' });
   } catch {
     return null;
   }

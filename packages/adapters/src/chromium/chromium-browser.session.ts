@@ -1,0 +1,128 @@
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/** Flags for a headless Chromium on a closed network: no GPU, no background traffic. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+];
+
+export interface PageSlot {
+  context: BrowserContext;
+  page: Page;
+}
+
+/**
+ * One launched browser and its warm pages. A page lives in its own context
+ * with JavaScript off and every request aborted, so a document can neither
+ * run code nor reach the network or the file system.
+ */
+export class ChromiumBrowserSession {
+  /** Renders started on this browser (for the restart-after-N policy). */
+  renders = 0;
+  private active = 0;
+  private retiring = false;
+  private closing: Promise<void> | null = null;
+  private readonly idle: PageSlot[] = [];
+
+  private constructor(
+    readonly browser: Browser,
+    private readonly onBlockedRequest: (url: string) => void,
+  ) {}
+
+  static async launch(executablePath: string, onBlockedRequest: (url: string) => void): Promise<ChromiumBrowserSession> {
+    const browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      timeout: 30_000,
+      // The process owner decides when to shut down and closes the renderer itself.
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+    });
+    return new ChromiumBrowserSession(browser, onBlockedRequest);
+  }
+
+  /** Connected, and not being replaced. */
+  get usable(): boolean {
+    return !this.retiring && this.closing === null && this.browser.isConnected();
+  }
+
+  async acquirePage(): Promise<PageSlot> {
+    this.active += 1;
+    const warm = this.idle.pop();
+    if (warm && !warm.page.isClosed()) return warm;
+    try {
+      return await this.newSlot();
+    } catch (error) {
+      this.active -= 1;
+      throw error;
+    }
+  }
+
+  /** The render went well: keep the page warm for the next one. */
+  releasePage(slot: PageSlot): void {
+    this.active -= 1;
+    if (this.usable && !slot.page.isClosed()) this.idle.push(slot);
+    else void slot.context.close().catch(() => undefined);
+    this.closeIfRetiredAndIdle();
+  }
+
+  /**
+   * The render failed or hung: throw its page away. Resolves false when the
+   * page would not close in time (a hung renderer), so the caller can kill the browser.
+   */
+  async discardPage(slot: PageSlot, graceMs: number): Promise<boolean> {
+    this.active -= 1;
+    let timer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      slot.context.close().then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
+    ]);
+    clearTimeout(timer);
+    this.closeIfRetiredAndIdle();
+    return closed;
+  }
+
+  /** Stop taking renders; the browser closes once the ones in flight are done. */
+  retire(): void {
+    this.retiring = true;
+    this.closeIfRetiredAndIdle();
+  }
+
+  /** Closes the browser now, whatever is in flight (renders on it fail). */
+  close(): Promise<void> {
+    this.closing ??= this.browser.close().catch(() => undefined);
+    return this.closing;
+  }
+
+  private closeIfRetiredAndIdle(): void {
+    if (this.retiring && this.active === 0) void this.close();
+  }
+
+  private async newSlot(): Promise<PageSlot> {
+    const context = await this.browser.newContext({
+      javaScriptEnabled: false,
+      serviceWorkers: 'block',
+      acceptDownloads: false,
+    });
+    try {
+      await context.route('**/*', (route) => {
+        this.onBlockedRequest(route.request().url());
+        return route.abort('blockedbyclient').catch(() => undefined);
+      });
+      return { context, page: await context.newPage() };
+    } catch (error) {
+      await context.close().catch(() => undefined);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,213 @@
+import { existsSync } from 'node:fs';
+import type { InvoiceDocument, PdfRendererPort } from '@logi/domain';
+import { HandlebarsInvoiceTemplate, type InvoiceHtmlTemplate } from '../handlebars/handlebars-invoice.template.js';
+import { ChromiumBrowserSession, type PageSlot } from './chromium-browser.session.js';
+import { RenderPermits } from './render-permits.js';
+import { RenderTimeoutError } from './render-timeout.error.js';
+
+/** Where Debian, Ubuntu and Google put the browser; the first that exists wins. */
+const SYSTEM_CHROMIUM_PATHS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+
+/** How long a hung page gets to close before the whole browser is killed. */
+const CLOSE_GRACE_MS = 2_000;
+
+export interface ChromiumPdfRendererOptions {
+  /** CHROMIUM_PATH; unset or null means the system Chromium. Never downloaded. */
+  chromiumPath?: string | null;
+  /** Restart the browser after this many documents, so that leaks cannot pile up. */
+  rendersPerBrowser: number;
+  /** A render that takes longer is stopped and fails. */
+  renderTimeoutMs: number;
+  /** Pages rendering at once (default 2); further renders wait their turn. */
+  poolSize?: number;
+  /** Lays the document out; tests swap in hostile HTML to prove the network block. */
+  template?: InvoiceHtmlTemplate;
+}
+
+export interface ChromiumPdfRendererStats {
+  browsersLaunched: number;
+  /** Requests a document tried to make (every one was aborted). */
+  blockedRequests: number;
+}
+
+/**
+ * Prints invoice documents with the system Chromium: one warm browser,
+ * launched on first use, and a small pool of reused pages. The browser is
+ * replaced after `rendersPerBrowser` documents or when it crashed; a render
+ * over `renderTimeoutMs` has its page (or, if that hangs, the browser) killed.
+ */
+export class ChromiumPdfRenderer implements PdfRendererPort {
+  private readonly template: InvoiceHtmlTemplate;
+  private readonly permits: RenderPermits;
+  private session: ChromiumBrowserSession | null = null;
+  private launching: Promise<ChromiumBrowserSession> | null = null;
+  /** Every browser not yet closed, current and retiring, so close() reaches them all. */
+  private readonly sessions = new Set<ChromiumBrowserSession>();
+  private closed = false;
+  private readonly counters: ChromiumPdfRendererStats = { browsersLaunched: 0, blockedRequests: 0 };
+
+  constructor(private readonly options: ChromiumPdfRendererOptions) {
+    if (!(options.rendersPerBrowser >= 1)) throw new Error('rendersPerBrowser must be at least 1');
+    if (!(options.renderTimeoutMs >= 1)) throw new Error('renderTimeoutMs must be at least 1');
+    this.template = options.template ?? new HandlebarsInvoiceTemplate();
+    this.permits = new RenderPermits(Math.max(1, options.poolSize ?? 2));
+  }
+
+  get stats(): ChromiumPdfRendererStats {
+    return { ...this.counters };
+  }
+
+  async render(document: InvoiceDocument): Promise<Buffer> {
+    const html = this.template.html(document);
+    const footer = this.template.footer(document);
+    await this.permits.acquire();
+    try {
+      try {
+        return await this.renderOn(await this.sessionForRender(), html, footer);
+      } catch (error) {
+        // A render that failed fast (crashed or disconnected browser) gets one more
+        // go on a fresh browser; one that ran out of time does not get its time twice.
+        if (error instanceof RenderTimeoutError || this.closed) throw error;
+        return await this.renderOn(await this.sessionForRender(), html, footer);
+      }
+    } finally {
+      this.permits.release();
+    }
+  }
+
+  async ping(): Promise<void> {
+    const session = await this.currentSession();
+    if (!session.browser.isConnected()) throw new Error('Chromium is not connected');
+    session.browser.version();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.launching?.catch(() => undefined);
+    this.session = null;
+    await Promise.all([...this.sessions].map((session) => session.close()));
+    this.sessions.clear();
+  }
+
+  /** The browser to render on, counting this render against its budget. */
+  private async sessionForRender(): Promise<ChromiumBrowserSession> {
+    for (;;) {
+      const session = await this.currentSession();
+      if (session.renders < this.options.rendersPerBrowser) {
+        session.renders += 1;
+        return session;
+      }
+      // Budget spent: renders still running on it finish, new ones go to a fresh browser.
+      if (this.session === session) this.session = null;
+      session.retire();
+    }
+  }
+
+  /** The warm browser, launched once however many callers ask at the same time. */
+  private async currentSession(): Promise<ChromiumBrowserSession> {
+    if (this.closed) throw new Error('The PDF renderer is closed');
+    if (this.session?.usable) return this.session;
+    if (this.session) {
+      // Crashed or disconnected: make sure the process is gone before replacing it.
+      void this.session.close();
+      this.session = null;
+    }
+    this.launching ??= this.launch().finally(() => {
+      this.launching = null;
+    });
+    return this.launching;
+  }
+
+  private async launch(): Promise<ChromiumBrowserSession> {
+    const executablePath = this.executablePath();
+    let session: ChromiumBrowserSession;
+    try {
+      session = await ChromiumBrowserSession.launch(executablePath, () => {
+        this.counters.blockedRequests += 1;
+      });
+    } catch (error) {
+      throw new Error(`Chromium could not be started from ${executablePath}: ${errorMessage(error)}`);
+    }
+    this.counters.browsersLaunched += 1;
+    this.sessions.add(session);
+    session.browser.on('disconnected', () => this.sessions.delete(session));
+    if (this.closed) {
+      await session.close();
+      throw new Error('The PDF renderer is closed');
+    }
+    this.session = session;
+    return session;
+  }
+
+  private executablePath(): string {
+    const configured = this.options.chromiumPath?.trim();
+    if (configured) {
+      if (!existsSync(configured)) throw new Error(`No Chromium at CHROMIUM_PATH ${configured}`);
+      return configured;
+    }
+    const found = SYSTEM_CHROMIUM_PATHS.find((candidate) => existsSync(candidate));
+    if (!found) throw new Error(`No Chromium found at ${SYSTEM_CHROMIUM_PATHS.join(', ')}; install it or set CHROMIUM_PATH`);
+    return found;
+  }
+
+  private async renderOn(session: ChromiumBrowserSession, html: string, footer: string): Promise<Buffer> {
+    const limitMs = this.options.renderTimeoutMs;
+    // Set once the page is open, so that a failure at any point knows what to clean up.
+    const opened: { slot: PageSlot | null } = { slot: null };
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+
+    const work = (async () => {
+      const slot = (opened.slot = await session.acquirePage());
+      await slot.page.setContent(html, { waitUntil: 'load', timeout: 0 });
+      return slot.page.pdf({
+        format: 'A4',
+        printBackground: true,
+        displayHeaderFooter: true,
+        headerTemplate: '<span></span>',
+        footerTemplate: footer,
+        margin: { top: '14mm', right: '12mm', bottom: '16mm', left: '12mm' },
+      });
+    })();
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(new RenderTimeoutError(limitMs));
+      }, limitMs);
+    });
+
+    try {
+      const pdf = await Promise.race([work, deadline]);
+      session.releasePage(opened.slot!);
+      return pdf;
+    } catch (error) {
+      // The losing promise must not surface later as an unhandled rejection.
+      work.catch(() => undefined);
+      await this.cleanUpAfterFailure(session, opened.slot, timedOut);
+      if (timedOut) throw error;
+      throw new Error(`PDF render failed (Chromium ${session.browser.isConnected() ? 'error' : 'stopped'}): ${errorMessage(error)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async cleanUpAfterFailure(
+    session: ChromiumBrowserSession,
+    slot: PageSlot | null,
+    timedOut: boolean,
+  ): Promise<void> {
+    const pageClosed = slot !== null && (await session.discardPage(slot, CLOSE_GRACE_MS));
+    if (this.session === session && !(timedOut && pageClosed)) this.session = null;
+    if (timedOut && !pageClosed) {
+      // A page that will not close, or a browser too stuck to open one: kill the browser.
+      await session.close();
+    } else if (!timedOut) {
+      // Anything but a slow document means the browser is suspect: replace it once it is idle.
+      session.retire();
+    }
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
+}

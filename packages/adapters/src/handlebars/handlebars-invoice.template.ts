@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+import Handlebars from 'handlebars';
+import { INVOICE_TRANSLATIONS, type InvoiceDocument } from '@logi/domain';
+
+/** Lays an invoice document out as HTML for a print engine. */
+export interface InvoiceHtmlTemplate {
+  /** The full A4 page. */
+  html(document: InvoiceDocument): string;
+  /** The running footer printed on every page (Chromium's footerTemplate). */
+  footer(document: InvoiceDocument): string;
+}
+
+function readTemplate(name: string): string {
+  return readFileSync(new URL(`./${name}`, import.meta.url), 'utf8');
+}
+
+/**
+ * The invoice HTML, compiled once per instance (the composition root makes
+ * one). Runs in its own Handlebars environment so that no helper or partial
+ * registered elsewhere can change escaping; strict mode turns a missing
+ * field into an error instead of a silently blank line on a tax document.
+ */
+export class HandlebarsInvoiceTemplate implements InvoiceHtmlTemplate {
+  private readonly page: Handlebars.TemplateDelegate<InvoiceDocument>;
+  private readonly pageFooter: Handlebars.TemplateDelegate<InvoiceDocument>;
+
+  constructor() {
+    const handlebars = Handlebars.create();
+    const options: CompileOptions = { strict: true, noEscape: false, preventIndent: true };
+    this.page = handlebars.compile<InvoiceDocument>(readTemplate('invoice.hbs'), options);
+    this.pageFooter = handlebars.compile<InvoiceDocument>(readTemplate('invoice-footer.hbs'), options);
+    // Handlebars compiles lazily on first call; do it now so a broken template fails at start, not on a request.
+    this.page(SAMPLE);
+    this.pageFooter(SAMPLE);
+  }
+
+  html(document: InvoiceDocument): string {
+    return this.page(document);
+  }
+
+  footer(document: InvoiceDocument): string {
+    return this.pageFooter(document);
+  }
+}
+
+/** A document with every field present, used only to force compilation at construction. */
+const SAMPLE: InvoiceDocument = {
+  lang: 'en',
+  locale: 'en-GB',
+  title: 'Invoice',
+  duplicateMark: 'DUPLICATE',
+  number: '1',
+  labels: INVOICE_TRANSLATIONS.en.labels,
+  seller: { name: 's', addressLines: ['a'], vat: 'v', country: 'c' },
+  buyer: { name: 'b', addressLines: ['a'], vat: 'v', country: null },
+  bank: { account: 'a', name: 'n' },
+  dates: { issueDate: 'd', serviceDate: 'd', paymentTerm: 'd', paymentDate: 'd' },
+  items: [{ position: 1, name: 'n', quantity: '1', unit: 'u', unitPriceNet: '1', taxRate: 'r', amountNet: '1', amountTax: '1', amountGross: '1' }],
+  amountsIn: 'EUR',
+  taxSummary: [{ taxRate: 'r', net: '1', tax: '1', gross: '1' }],
+  totals: { net: '1', tax: '1', gross: '1', paid: '1', leftToPay: '1' },
+  orders: [{ type: 't', nr: 'n', cmr: 'c' }],
+  correction: { nr: 'n', text: 't' },
+  currency: 'EUR',
+  status: 's',
+};

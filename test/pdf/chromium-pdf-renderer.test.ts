@@ -1,0 +1,209 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ChromiumPdfRenderer, RenderTimeoutError, type InvoiceHtmlTemplate } from '@logi/adapters';
+import { buildInvoiceDocument, type CompanyDetails, type DocumentLanguage, type InvoiceDetail, type InvoiceDocument } from '@logi/domain';
+import { sampleInvoice } from '../domain/fakes.js';
+import { childChromiumPids, collapse, pdfText } from './pdf-tools.helper.js';
+
+const seller: CompanyDetails = {
+  name: 'Baltic Haulage Sp. z o.o.',
+  address: 'ul. Portowa 4\n80-001 Gdańsk\nPolska',
+  vat: 'PL5860000000',
+  bankAccount: 'PL61 1090 1014 0000 0712 1981 2874',
+  bankName: 'Santander Bank Polska',
+};
+
+function documentFor(lang: DocumentLanguage, overrides: Partial<InvoiceDetail> = {}, duplicate = false): InvoiceDocument {
+  const invoice = sampleInvoice({ currency: 'EUR', amountNet: 12000, amountTax: 2345.67, amountGross: 14345.67, leftToPay: 14345.67, ...overrides });
+  return buildInvoiceDocument(invoice, seller, lang, duplicate, 'Europe/Warsaw');
+}
+
+/** Per language: a customer and a label whose diacritics must survive into the PDF text. */
+const cases: Record<DocumentLanguage, { customer: string; label: string; title: string; gross: string; mark: string }> = {
+  cs: { customer: 'Přeprava Žďár Říčany s.r.o.', label: 'Datum uskutečnění zdanitelného plnění', title: 'Faktura – daňový doklad', gross: '14 345,67 €', mark: 'DUPLIKÁT' },
+  de: { customer: 'Müller Spedition Großenhain GmbH', label: 'Beträge in EUR', title: 'Rechnung', gross: '14.345,67 €', mark: 'DUPLIKAT' },
+  en: { customer: 'Thames Freight Ltd', label: 'Date of supply', title: 'Invoice', gross: '€14,345.67', mark: 'DUPLICATE' },
+  pl: { customer: 'Źródło Łódź Spedycja Sp. z o.o.', label: 'Data sprzedaży', title: 'Faktura VAT', gross: '14 345,67 €', mark: 'DUPLIKAT' },
+  ro: { customer: 'Transporturi Șerban Țăranu S.R.L.', label: 'Data scadenței', title: 'Factură', gross: '14.345,67 EUR', mark: 'DUPLICAT' },
+  tr: { customer: 'Doğan Taşımacılık İstanbul A.Ş.', label: 'Düzenleme tarihi', title: 'Fatura', gross: '€14.345,67', mark: 'İKİNCİ NÜSHA' },
+};
+
+/** A local server that counts every request: a document that reached it would have leaked. */
+let server: Server;
+let serverHits: string[];
+let serverUrl: string;
+let renderer: ChromiumPdfRenderer;
+
+beforeAll(async () => {
+  serverHits = [];
+  server = createServer((req, res) => {
+    serverHits.push(req.url ?? '');
+    res.end('body { color: red }');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  renderer = new ChromiumPdfRenderer({ rendersPerBrowser: 100, renderTimeoutMs: 20_000, poolSize: 2 });
+});
+
+afterAll(async () => {
+  await renderer?.close();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+describe('ChromiumPdfRenderer', () => {
+  describe.each(Object.keys(cases) as DocumentLanguage[])('when a duplicate is printed in %s', (lang) => {
+    const want = cases[lang];
+
+    it('then the PDF text holds the title, number, customer, gross amount, duplicate mark and every diacritic', async () => {
+      const pdf = await renderer.render(documentFor(lang, { customerName: want.customer }, true));
+      expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+      const text = await pdfText(pdf);
+      expect(text).toContain(want.title);
+      expect(text).toContain('FV/11/2026/0007');
+      expect(text).toContain(want.customer);
+      expect(text).toContain(collapse(want.gross));
+      expect(text).toContain(want.mark);
+      expect(text).toContain(want.label);
+    });
+  });
+
+  it('when the copy is an original, then no duplicate mark is printed', async () => {
+    const text = await pdfText(await renderer.render(documentFor('en', {}, false)));
+    expect(text).toContain('Invoice');
+    expect(text).not.toContain('DUPLICATE');
+  });
+
+  it('when it is a correcting invoice, then the corrected invoice number and related orders with CMR are printed', async () => {
+    const doc = documentFor('pl', {
+      type: 'c',
+      correctOf: { id: 9000, nr: 'FV/10/2026/0099' },
+      orders: [{ type: 'FTL', nr: 'BH/2026/0412', cmr: 'CMR 778120', tasks: [], files: [], contacts: [] }],
+    });
+    const text = await pdfText(await renderer.render(doc));
+    expect(text).toContain('Faktura korygująca');
+    expect(text).toContain('Korekta do faktury nr FV/10/2026/0099');
+    expect(text).toContain('BH/2026/0412');
+    expect(text).toContain('CMR 778120');
+    expect(text).toContain('PL61 1090 1014 0000 0712 1981 2874');
+  });
+
+  it('when values hold markup, then it prints literally and the renderer makes no request at all', async () => {
+    const before = renderer.stats.blockedRequests;
+    const hostile = `<img src=file:///etc/passwd> <script>document.title='x'</script> <img src="${serverUrl}/leak">`;
+    const pdf = await renderer.render(documentFor('en', { customerName: hostile, customerAddress: `<link rel=stylesheet href="${serverUrl}/css">` }));
+    const text = await pdfText(pdf);
+    expect(text).toContain('<img src=file:///etc/passwd>');
+    expect(text).toContain("<script>document.title='x'</script>");
+    expect(text).toContain(`<img src="${serverUrl}/leak">`);
+    expect(text).not.toMatch(/root:.*:0:0:/);
+    expect(renderer.stats.blockedRequests - before).toBe(0);
+    expect(serverHits).toEqual([]);
+  });
+
+  it('when a document itself asks for network or files, then every request is blocked before it leaves', async () => {
+    // Defense in depth: even HTML that escaped the template's escaping reaches nothing.
+    const hostileTemplate: InvoiceHtmlTemplate = {
+      html: () => `<!DOCTYPE html><html><head>
+        <link rel="stylesheet" href="${serverUrl}/style.css">
+        <style>@import url("${serverUrl}/import.css"); @font-face { font-family: x; src: url("${serverUrl}/font.woff2"); } body { font-family: x; }</style>
+        </head><body><p>hostile page</p>
+        <img src="${serverUrl}/pixel.png"><img src="file:///etc/passwd"><iframe src="file:///etc/passwd"></iframe>
+        <iframe src="${serverUrl}/frame"></iframe><script src="${serverUrl}/script.js"></script>
+        </body></html>`,
+      footer: () => '<span></span>',
+    };
+    const isolated = new ChromiumPdfRenderer({ rendersPerBrowser: 10, renderTimeoutMs: 20_000, template: hostileTemplate });
+    try {
+      const text = await pdfText(await isolated.render(documentFor('en')));
+      expect(text).toContain('hostile page');
+      expect(text).not.toMatch(/root:.*:0:0:/);
+      expect(isolated.stats.blockedRequests).toBeGreaterThanOrEqual(3);
+      expect(serverHits).toEqual([]);
+    } finally {
+      await isolated.close();
+    }
+  });
+
+  it('when several documents are printed at once, then each PDF holds its own invoice', async () => {
+    const numbers = Array.from({ length: 7 }, (_, i) => `FV/CONC/${i + 1}`);
+    const launchedBefore = renderer.stats.browsersLaunched;
+    const pdfs = await Promise.all(numbers.map((nr) => renderer.render(documentFor('de', { nr }))));
+    const texts = await Promise.all(pdfs.map(pdfText));
+    texts.forEach((text, i) => {
+      expect(text).toContain(numbers[i]);
+      for (const other of numbers.filter((_, j) => j !== i)) expect(text).not.toContain(`${other} `);
+    });
+    expect(renderer.stats.browsersLaunched).toBe(launchedBefore);
+  });
+
+  it('when a render runs over the time limit, then it fails with a clear error and the next render succeeds', async () => {
+    const limited = new ChromiumPdfRenderer({ rendersPerBrowser: 100, renderTimeoutMs: 1_500 });
+    try {
+      await limited.render(documentFor('en'));
+      // Thousands of rows take several seconds to lay out, far over the limit.
+      const items = Array.from({ length: 6000 }, (_, i) => ({
+        name: `Pallet ${i}`, quantity: 1, unit: 'pcs', unitPriceNet: 1, taxRate: '23', amountNet: 1, amountTax: 0.23, amountGross: 1.23,
+      }));
+      const started = Date.now();
+      const error = await limited.render(documentFor('en', { items })).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RenderTimeoutError);
+      expect((error as Error).message).toBe('PDF render took longer than 1500 ms and was stopped');
+      expect(Date.now() - started).toBeLessThan(1_500 + 2_500);
+
+      const text = await pdfText(await limited.render(documentFor('en', { nr: 'FV/AFTER/1' })));
+      expect(text).toContain('FV/AFTER/1');
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('when a browser has printed its share, then a fresh one takes over and the old one exits', async () => {
+    const before = new Set(await childChromiumPids());
+    const cycling = new ChromiumPdfRenderer({ rendersPerBrowser: 2, renderTimeoutMs: 20_000 });
+    try {
+      for (let i = 1; i <= 5; i++) {
+        const text = await pdfText(await cycling.render(documentFor('en', { nr: `FV/CYCLE/${i}` })));
+        expect(text).toContain(`FV/CYCLE/${i}`);
+      }
+      expect(cycling.stats.browsersLaunched).toBe(3);
+      // Retired browsers close in the background once idle; only the current one stays.
+      await vi.waitFor(async () => expect((await childChromiumPids()).filter((pid) => !before.has(pid))).toHaveLength(1), { timeout: 10_000 });
+    } finally {
+      await cycling.close();
+    }
+  });
+
+  it('when the browser process dies, then the next render launches a new one and succeeds', async () => {
+    const before = new Set(await childChromiumPids());
+    const fragile = new ChromiumPdfRenderer({ rendersPerBrowser: 100, renderTimeoutMs: 20_000 });
+    try {
+      await fragile.ping();
+      const mine = (await childChromiumPids()).filter((pid) => !before.has(pid));
+      expect(mine).toHaveLength(1);
+      process.kill(mine[0]!, 'SIGKILL');
+
+      const text = await pdfText(await fragile.render(documentFor('en', { nr: 'FV/REVIVED/1' })));
+      expect(text).toContain('FV/REVIVED/1');
+      expect(fragile.stats.browsersLaunched).toBe(2);
+    } finally {
+      await fragile.close();
+    }
+  });
+
+  it('when ping is called, then the browser is launched; after close, renders are refused', async () => {
+    const pinged = new ChromiumPdfRenderer({ rendersPerBrowser: 5, renderTimeoutMs: 20_000 });
+    expect(pinged.stats.browsersLaunched).toBe(0);
+    await pinged.ping();
+    expect(pinged.stats.browsersLaunched).toBe(1);
+    await pinged.close();
+    await expect(pinged.render(documentFor('en'))).rejects.toThrow('The PDF renderer is closed');
+  });
+
+  it('when CHROMIUM_PATH points nowhere, then rendering fails naming the path', async () => {
+    const missing = new ChromiumPdfRenderer({ chromiumPath: '/nonexistent/chromium', rendersPerBrowser: 5, renderTimeoutMs: 5_000 });
+    await expect(missing.ping()).rejects.toThrow('No Chromium at CHROMIUM_PATH /nonexistent/chromium');
+    await expect(missing.render(documentFor('en'))).rejects.toThrow('/nonexistent/chromium');
+    await missing.close();
+  });
+});
