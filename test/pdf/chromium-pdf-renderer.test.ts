@@ -142,14 +142,15 @@ describe('ChromiumPdfRenderer', () => {
     try {
       await limited.render(documentFor('en'));
       // Thousands of rows take several seconds to lay out, far over the limit.
-      const items = Array.from({ length: 6000 }, (_, i) => ({
+      const items = Array.from({ length: 10_000 }, (_, i) => ({
         name: `Pallet ${i}`, quantity: 1, unit: 'pcs', unitPriceNet: 1, taxRate: '23', amountNet: 1, amountTax: 0.23, amountGross: 1.23,
       }));
       const started = Date.now();
       const error = await limited.render(documentFor('en', { items })).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RenderTimeoutError);
       expect((error as Error).message).toBe('PDF render took longer than 1500 ms and was stopped');
-      expect(Date.now() - started).toBeLessThan(1_500 + 2_500);
+      // Stopped at the limit (plus the page's close), not after the whole document was laid out.
+      expect(Date.now() - started).toBeLessThan(6_000);
 
       const text = await pdfText(await limited.render(documentFor('en', { nr: 'FV/AFTER/1' })));
       expect(text).toContain('FV/AFTER/1');

@@ -78,7 +78,6 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
   async ping(): Promise<void> {
     const session = await this.currentSession();
     if (!session.browser.isConnected()) throw new Error('Chromium is not connected');
-    session.browser.version();
   }
 
   async close(): Promise<void> {
