@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BullmqJobQueue, BullmqJobWorker } from '@logi/adapters';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import {
   InvoiceNotFoundError,
   ServiceUnavailableError,
@@ -62,7 +63,7 @@ async function worker(h: JobHandlers): Promise<BullmqJobWorker> {
 
 /** Waits until the queue's client connection is ready, by the readiness check itself. */
 async function ready(q: BullmqJobQueue): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 250; i++) {
     if (await q.ping().then(() => true, () => false)) return;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -182,6 +183,33 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     expect(error).toBeInstanceOf(ServiceUnavailableError);
     await expect(q.ping()).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('when Redis goes away after the queue was connected, then callers fail fast, and the queue works again once Redis is back', async () => {
+    await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: p.invoiceId })));
+    const proxy = await TcpProxy.start('127.0.0.1', 6379);
+    try {
+      const q = queue({ redisUrl: `redis://${proxy.address.host}:${proxy.address.port}` });
+      await ready(q);
+      await expect(q.runAndWait('render-invoice-pdf', pdfPayload(21), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
+        pdfKey: 'pdf/21.pdf',
+        bytes: 21,
+      });
+      await proxy.cut();
+      const started = Date.now();
+      const error = await q.runAndWait('render-invoice-pdf', pdfPayload(22), { jobId: `pdf-${randomUUID()}`, timeoutMs: 10_000 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServiceUnavailableError);
+      await expect(q.ping()).rejects.toBeInstanceOf(ServiceUnavailableError);
+      expect(Date.now() - started).toBeLessThan(2_500);
+      await proxy.restore();
+      await ready(q);
+      await expect(q.runAndWait('render-invoice-pdf', pdfPayload(23), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
+        pdfKey: 'pdf/23.pdf',
+        bytes: 23,
+      });
+    } finally {
+      await proxy.cut();
+    }
   });
 
   it('when the same jobId is sent twice, at once and again later, then the job runs once and both callers get its result', async () => {

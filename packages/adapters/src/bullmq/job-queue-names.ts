@@ -9,5 +9,5 @@ export const QUEUE_NAME_BY_JOB: Readonly<Record<JobName, string>> = {
   'store-order-file': 'uploads',
 };
 
-/** Keys of every queue start with this unless told otherwise (tests pass their own). */
-export const DEFAULT_QUEUE_PREFIX = 'logi';
+/** Keys of every queue start with this unless told otherwise: REDIS_PREFIX's default, so API and worker meet. */
+export const DEFAULT_QUEUE_PREFIX = 'logistics';
