@@ -57,7 +57,16 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.Logger).toConstantValue(logger);
   c.bind(Tokens.Clock).toConstantValue({ now: () => new Date() } satisfies ClockPort);
   c.bind(Tokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
-  c.bind(Tokens.Redis).toDynamicValue(() => (config.redisUrl ? createRedis(config.redisUrl, { role: 'client' }) : null));
+  c.bind(Tokens.Redis).toDynamicValue(() =>
+    config.redisUrl
+      ? createRedis(config.redisUrl, {
+          role: 'client',
+          connectionName: `${config.redisPrefix}:api-ratelimit`,
+          commandTimeoutMs: 500,
+          onError: (error) => logger.warn({ err: error }, 'rate limit Redis connection error'),
+        })
+      : null,
+  );
 
   c.bind(Tokens.ClientRepository).toDynamicValue(() => new KnexClientRepository(get<Knex>(Tokens.Knex)));
   c.bind(Tokens.OrderRepository).toDynamicValue(() => new KnexOrderRepository(get<Knex>(Tokens.Knex)));
@@ -88,11 +97,22 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   );
   c.bind(Tokens.JobQueue).toDynamicValue(() =>
     config.redisUrl
-      ? new BullmqJobQueue({ redisUrl: config.redisUrl })
+      ? new BullmqJobQueue({
+          redisUrl: config.redisUrl,
+          prefix: config.redisPrefix,
+          onError: (error) => logger.warn({ err: error }, 'job queue connection error'),
+        })
       : new InlineJobQueue(() => get<JobHandlers>(Tokens.JobHandlers), { concurrency: config.workerConcurrency }),
   );
   c.bind(Tokens.RateLimiter).toDynamicValue(
-    () => new RateLimiter({ max: config.rateLimit.max, windowSeconds: config.rateLimit.windowSeconds, redis: get<Redis | null>(Tokens.Redis), logger }),
+    () =>
+      new RateLimiter({
+        max: config.rateLimit.max,
+        windowSeconds: config.rateLimit.windowSeconds,
+        redis: get<Redis | null>(Tokens.Redis),
+        namespace: `${config.redisPrefix}:ratelimit`,
+        logger,
+      }),
   );
   c.bind(Tokens.UploadReceiver).toDynamicValue(
     () => new MultipartUploadReceiver({ tmpDir: path.join(config.dataDir, 'tmp'), maxFiles: config.uploadMaxFiles }),
