@@ -1,0 +1,2 @@
+/** `pnpm bench`: every benchmark, one after the other (they share two cores). */
+await import('./pdf-render.bench.js');
