@@ -243,4 +243,30 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     await closed;
     await expect(result).resolves.toEqual({ pdfKey: 'pdf/7.pdf', bytes: 9 });
   });
+
+  it('when a running job outlasts the close bound, then close returns within the bound and the job is left for another worker', async () => {
+    const started = deferred();
+    const release = deferred();
+    const w = new BullmqJobWorker({
+      redisUrl: REDIS_URL,
+      prefix,
+      handlers: handlers(async (p) => (started.resolve(), await release.promise, { pdfKey: p.pdfKey, bytes: 0 })),
+      concurrency: 1,
+      logger,
+      closeTimeoutMs: 300,
+    });
+    opened.push(w);
+    await w.waitUntilReady();
+    const q = queue();
+    await ready(q);
+    const jobId = `pdf-${randomUUID()}`;
+    const result = q.runAndWait('render-invoice-pdf', pdfPayload(8), { jobId, timeoutMs: 3_000 }).catch((e: unknown) => e);
+    await started.promise;
+    const closing = Date.now();
+    await w.close();
+    expect(Date.now() - closing).toBeLessThan(2_000);
+    expect(await admin.lrange(`${prefix}:pdf:active`, 0, -1)).toContain(jobId);
+    release.resolve();
+    expect(await result).toBeInstanceOf(ServiceUnavailableError);
+  });
 });

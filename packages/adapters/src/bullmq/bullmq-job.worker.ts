@@ -101,11 +101,16 @@ export class BullmqJobWorker {
         if (!finished) {
           this.options.logger.warn({ queue: worker.name, timeoutMs }, 'running jobs did not finish in time; handing them back');
           // close() is already under way and cannot be forced any more; cutting Redis ends it.
-          await worker.disconnect().catch(() => undefined);
+          // (BullMQ's disconnect waits for a first connect, so it gets a bound of its own.)
+          await Promise.race([worker.disconnect().catch(() => undefined), delay(2_000)]);
         }
       }),
     );
     if (this.connection.status === 'ready') await this.connection.quit().catch(() => this.connection.disconnect());
     else this.connection.disconnect();
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
