@@ -20,6 +20,8 @@ export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps {
   publicRouters?: Router[];
   /** Trust X-Forwarded-For (behind a proxy) for the per-IP rate limit. */
   proxy?: boolean;
+  /** Wraps every request just inside the request id (metrics); gets the routers to name the route. */
+  observe?: (routers: Router[]) => Koa.Middleware<AppState>;
 }
 
 /**
@@ -37,6 +39,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const publicRouters = deps.publicRouters ?? [];
 
   app.use(requestContext(deps.logger));
+  if (deps.observe) app.use(deps.observe([clientRouter, ...publicRouters] as Router[]));
   app.use(errorHandler());
   app.use(queryLimit());
   app.use(routeGuard([clientRouter, ...publicRouters] as Router[]));

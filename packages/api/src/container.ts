@@ -44,6 +44,7 @@ import {
 import { RateLimiter } from './middleware/rate-limiter.js';
 import { MultipartUploadReceiver } from './uploads/multipart-upload.receiver.js';
 import { Tokens } from './tokens.js';
+import { bindOps } from './ops/ops.bindings.js';
 
 /**
  * The API's composition root. Embedded profile by default (SQLite, local
@@ -155,5 +156,6 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         newId: randomUUID,
       }),
   );
+  bindOps(c, config, logger);
   return c;
 }

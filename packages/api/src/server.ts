@@ -10,10 +10,16 @@ import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { createApp } from './app.js';
 import { Tokens } from './tokens.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
+import type { ApiMetrics } from './ops/metrics/api-metrics.js';
+import { httpMetrics } from './ops/metrics/http-metrics.middleware.js';
+import { startMetricsServer } from './ops/metrics/metrics.server.js';
+import { createOpsRouters } from './ops/ops-routers.js';
 
 export interface RunningServer {
   url: string;
   port: number;
+  /** Where Prometheus scrapes, on its own listener; null when METRICS_PORT is 0. */
+  metricsUrl: string | null;
   /** Stops taking connections, lets in-flight requests finish (bounded), then closes every dependency. */
   stop(): Promise<void>;
 }
@@ -25,6 +31,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export async function startServer(container: Container, options: { publicRouters?: Router[] } = {}): Promise<RunningServer> {
   const config = container.get<AppConfig>(Tokens.Config);
   const logger = container.get<Logger>(Tokens.Logger);
+  const metrics = container.get<ApiMetrics>(Tokens.Metrics);
   const app = createApp({
     logger,
     authenticate: container.get(Tokens.AuthenticateClient),
@@ -35,7 +42,8 @@ export async function startServer(container: Container, options: { publicRouters
     receiver: container.get(Tokens.UploadReceiver),
     listInvoices: container.get(Tokens.ListInvoices),
     downloadInvoicePdf: container.get(Tokens.DownloadInvoicePdf),
-    publicRouters: options.publicRouters,
+    publicRouters: [...createOpsRouters(container), ...(options.publicRouters ?? [])],
+    observe: httpMetrics(metrics),
   });
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
   // Uploads of 20 x 10 MiB over slow links take a while; idle sockets still close.
@@ -48,16 +56,23 @@ export async function startServer(container: Container, options: { publicRouters
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info({ url }, 'API listening');
+  const metricsListener = await startMetricsServer(metrics, config.metrics, logger).catch(async (error: unknown) => {
+    // Without its metrics listener the API does not start half-way: close what is open, then fail.
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw error;
+  });
 
   return {
     url,
     port,
+    metricsUrl: metricsListener?.url ?? null,
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
       clearTimeout(forced);
+      await metricsListener?.stop();
       await closeDependencies(container);
       logger.info('API stopped');
     },

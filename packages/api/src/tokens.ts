@@ -23,4 +23,6 @@ export const Tokens = {
   AttachFiles: Symbol.for('AttachFiles'),
   ListInvoices: Symbol.for('ListInvoices'),
   DownloadInvoicePdf: Symbol.for('DownloadInvoicePdf'),
+  Metrics: Symbol.for('Metrics'),
+  Readiness: Symbol.for('Readiness'),
 } as const;

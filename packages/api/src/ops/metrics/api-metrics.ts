@@ -1,0 +1,74 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Seconds; HTTP answers are mostly milliseconds, PDFs and uploads up to tens of seconds. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/**
+ * Every metric of one API process, on a registry of its own rather than
+ * prom-client's global one, so that several servers (tests) can live in one
+ * process without "already registered" clashes or mixed counts.
+ */
+export class ApiMetrics {
+  readonly registry = new Registry();
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from request to response, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitRejections = new Counter({
+    name: 'http_rate_limit_rejections_total',
+    help: 'Requests answered 429 Too Many Attempts, by route pattern.',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
+  readonly uploadedBytes = new Counter({
+    name: 'logistics_uploaded_bytes_total',
+    help: 'Bytes of uploaded files that were stored for good.',
+    registers: [this.registry],
+  });
+
+  readonly uploadedFiles = new Counter({
+    name: 'logistics_uploaded_files_total',
+    help: 'Uploaded files that passed validation, by outcome (stored, failed).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobDuration = new Histogram({
+    name: 'logistics_job_duration_seconds',
+    help: 'Time the API waited for a job (queueing included), by job and outcome (completed, failed).',
+    labelNames: ['job', 'outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly jobFailures = new Counter({
+    name: 'logistics_job_failures_total',
+    help: 'Jobs that ended in an error, by job and reason (unavailable = queue down or timed out, else the error code).',
+    labelNames: ['job', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pdfRenderDuration = new Histogram({
+    name: 'logistics_pdf_render_duration_seconds',
+    help: 'Time Chromium took to print one invoice in this process (embedded profile).',
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly pdfRenderFailures = new Counter({
+    name: 'logistics_pdf_render_failures_total',
+    help: 'Invoice prints that failed in this process.',
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    this.registry.setDefaultLabels({ service: 'api' });
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,51 @@
+export interface DeploymentFacts {
+  timeZone: string;
+  rateLimit: { max: number; windowSeconds: number };
+  uploadMaxFiles: number;
+}
+
+/**
+ * The document's front page: what a client can rely on where the spec is
+ * silent (shared/contract.md and the README's "Decisions", in short), plus
+ * this deployment's limits, so the page a client reads matches the server.
+ */
+export function apiDescription(facts: DeploymentFacts): string {
+  return `
+Orders and invoices of a logistics company, for client systems: attach files to orders, look orders up, list invoices and download them as PDF.
+
+**This deployment:** \`APP_TIMEZONE=${facts.timeZone}\`, ${facts.rateLimit.max} requests per ${facts.rateLimit.windowSeconds} s, up to ${facts.uploadMaxFiles} files per upload.
+
+## Authentication
+Every endpoint needs both \`Authorization: Bearer <API_KEY>\` and \`X-Client-Directory: <directory>\` (the legacy header \`directory\` is still accepted; when both are sent, \`X-Client-Directory\` wins). A key of one directory never sees another's data: those ids answer 404, exactly like ids that do not exist.
+
+## Envelope
+Every JSON response, errors included, is \`{status, message, data}\` with \`status\` equal to the HTTP status; a 422 may add \`errors\` (\`{"field": ["message"]}\`). Success messages are \`OK\` (uploads: \`Files uploaded\` or \`N of M files uploaded\`). Internals (stacks, SQL, paths) never reach a client.
+
+## Precedence
+Unknown path (404) or method (405, with \`Allow\`), then rate limit (429), then credentials (401), then a missing order or invoice (404), then validation (422). \`HEAD\` works on every GET route; \`OPTIONS\` answers 204 with \`Allow\` and needs no credentials.
+
+## Time
+Every timestamp is an integer of Unix **seconds**, UTC. \`YYYY-MM-DD\` dates and the named periods are read in \`APP_TIMEZONE\`; periods are closed ranges of whole days.
+
+## Query rules
+- Enum values are lower case exactly as listed; spaces around list items are ignored; an empty list item, an unknown member, a parameter sent twice or in array/object form (\`types[]=s\`) is 422. An empty value counts as absent. A query string over 8 KiB is 414.
+- \`page\` and \`per_page\` are whole numbers; \`total_pages\` is \`ceil(total / per_page)\` (0 when nothing matches).
+- User text (\`search\`, \`customer_name\`, \`nr\`) is matched **literally** (\`%\`, \`_\` and \`\\\` are characters, not wildcards) and case-insensitively, Unicode-aware. List items are de-duplicated; \`search\`, \`customer_name\` and \`nr\` are at most 255 characters, each VAT number at most 64.
+- Sorting breaks ties by \`id\` in the same direction, so pages never overlap or skip a row; a null \`payment_date\` sorts as the smallest value; text sorts case-insensitively.
+- A path id that is not a positive integer in plain digits names no resource (404).
+
+## Uploads
+File parts are named \`files\` (\`files[]\` too). Each file 1 byte to 10 MiB; the whole body is cut off early with 413 past \`UPLOAD_MAX_FILES\` x 10 MiB + 1 MiB. Validation comes first and a failing request stores nothing; a client that aborts leaves nothing behind. A stored file always has both its row and its object; its content type is sniffed from its bytes; storage keys never come from the client's name.
+
+## Rate limiting
+Counted per client directory when the credentials are valid, else per IP; every request that reaches a route counts (401s too), unknown paths, 405s and OPTIONS do not. Counted responses carry \`X-RateLimit-Limit\` and \`X-RateLimit-Remaining\` (what is left after this request); a 429 (\`Too Many Attempts.\`) has Remaining 0 and \`Retry-After\`. When the limiter's store does not answer, requests go through (fail open).
+
+## Availability
+A dependency that is gone, or a job (PDF render, file store) that does not finish within \`JOB_TIMEOUT_MS\`, is answered 503 with \`Retry-After\`; nothing is half-written. Every response carries \`X-Request-Id\` (yours when it is up to 128 visible ASCII characters), which appears in every log line about the request.
+
+## Operations (no credentials, not rate limited)
+- \`GET /v1/openapi.json\`: this document; \`GET /v1/docs\`: this page, served entirely by the API.
+- \`GET /health/live\`: 200 while the process answers. \`GET /health/ready\`: 200 with \`data.checks\` when every dependency answers, else 503 naming the failing ones.
+- Prometheus metrics: \`GET /metrics\` on a separate listener (\`METRICS_HOST\`:\`METRICS_PORT\`), never on this port.
+`.trim();
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * zod to JSON Schema 2020-12 (what OpenAPI 3.1 uses), without the `$schema`
+ * header that only a standalone document needs, and without the ±2^53 bounds
+ * zod puts on every integer (true, but noise to a reader).
+ */
+export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonSchema;
+  return withoutSafeIntegerBounds(rest) as JsonSchema;
+}
+
+export function withoutSafeIntegerBounds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSafeIntegerBounds);
+  if (value === null || typeof value !== 'object') return value;
+  const out: JsonSchema = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === 'minimum' && inner === -Number.MAX_SAFE_INTEGER) continue;
+    if (key === 'maximum' && inner === Number.MAX_SAFE_INTEGER) continue;
+    out[key] = withoutSafeIntegerBounds(inner);
+  }
+  return out;
+}

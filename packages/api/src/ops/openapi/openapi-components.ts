@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { withoutSafeIntegerBounds, type JsonSchema } from './json-schema.js';
+import {
+  attachFilesSchema,
+  failedUploadSchema,
+  fieldErrorsSchema,
+  fileCategorySchema,
+  invoiceListSchema,
+  invoiceOrderSchema,
+  invoiceSchema,
+  orderLookupSchema,
+  paginationSchema,
+  uploadedFileSchema,
+} from './response.schemas.js';
+
+const envelope = <S extends number | null, D extends z.ZodType>(status: S, data: D, description: string) =>
+  z
+    .strictObject({
+      status: (status === null ? z.int().min(400).max(599) : z.literal(status)).describe('Equals the HTTP status.'),
+      message: z.string(),
+      data,
+    })
+    .describe(description);
+
+const errorEnvelope = envelope(null, z.null(), 'An error: `message` says what went wrong, `data` is null.');
+const validationErrorEnvelope = z
+  .strictObject({
+    status: z.literal(422),
+    message: z.string().describe('The first problem, or `The given data was invalid.` for query validation.'),
+    data: z.null(),
+    errors: fieldErrorsSchema.optional(),
+  })
+  .describe('Validation failed: `errors` names each field and what is wrong with it.');
+const noFilesUploadedEnvelope = envelope(422, attachFilesSchema, 'No file could be stored: `data.failed` says why for each file.');
+
+/** Every schema with a name of its own, in the order the document lists them. */
+const NAMED_SCHEMAS: Record<string, z.ZodType> = {
+  Invoice: invoiceSchema,
+  InvoiceOrder: invoiceOrderSchema,
+  Pagination: paginationSchema,
+  InvoiceList: invoiceListSchema,
+  OrderLookup: orderLookupSchema,
+  FileCategory: fileCategorySchema,
+  UploadedFile: uploadedFileSchema,
+  FailedUpload: failedUploadSchema,
+  AttachFilesPayload: attachFilesSchema,
+  FieldErrors: fieldErrorsSchema,
+  InvoiceListEnvelope: envelope(200, invoiceListSchema, 'A page of invoices.'),
+  OrderLookupEnvelope: envelope(200, orderLookupSchema, 'The order found.'),
+  FileCategoriesEnvelope: envelope(200, z.array(fileCategorySchema), 'Every file category.'),
+  AttachFilesEnvelope: envelope(201, attachFilesSchema, 'At least one file was stored; the others are in `failed`.'),
+  ErrorEnvelope: errorEnvelope,
+  ValidationErrorEnvelope: validationErrorEnvelope,
+  NoFilesUploadedEnvelope: noFilesUploadedEnvelope,
+};
+
+/** The named schemas as JSON Schema, referring to each other through `#/components/schemas/...`. */
+export function componentSchemas(): Record<string, JsonSchema> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(NAMED_SCHEMAS)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'output', uri: (id) => `#/components/schemas/${id}`,
+    // A literal status (200, 422) is an integer, which zod's JSON Schema calls a number.
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.type === 'number' && Number.isInteger(jsonSchema.const)) jsonSchema.type = 'integer';
+    },
+  }) as {
+    schemas: Record<string, JsonSchema>;
+  };
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, { $schema: _s, $id: _i, ...schema }]) => [id, withoutSafeIntegerBounds(schema) as JsonSchema]),
+  );
+}
+
+export const ref = (name: keyof typeof NAMED_SCHEMAS | string) => ({ $ref: `#/components/schemas/${name}` });
+
+export const securitySchemes = {
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    description: "The client's API key: `Authorization: Bearer <API_KEY>` (the word `Bearer` in any case).",
+  },
+  clientDirectory: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Client-Directory',
+    description: 'The client directory the key belongs to (exact, case-sensitive). Needed together with the bearer key.',
+  },
+  legacyDirectory: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'directory',
+    description: 'Legacy name of `X-Client-Directory`, still accepted; when both are sent, `X-Client-Directory` wins.',
+  },
+};

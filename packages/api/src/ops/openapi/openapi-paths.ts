@@ -1,0 +1,151 @@
+import { invoicePdfQuerySchema, listInvoicesQuerySchema, Messages, MAX_FILE_BYTES } from '@logi/domain';
+import { toJsonSchema } from './json-schema.js';
+import { ref } from './openapi-components.js';
+import { COUNTED, commonErrors, errorResponse, jsonResponse, responseHeaders, validationResponse } from './openapi-responses.js';
+import { queryParameters } from './query-parameters.js';
+import { orderByNrQuerySchema, pathIdSchema, uploadBodySchema } from './request.schemas.js';
+
+const pathId = (name: string, what: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  description: `${what} ID.`,
+  schema: toJsonSchema(pathIdSchema(what), 'input'),
+  example: what === 'Order' ? '3001' : '9001',
+});
+
+const invalidData = { const: Messages.INVALID_DATA };
+
+/** The five endpoints of the spec, with every answer they can give. */
+export function paths(options: { uploadMaxFiles: number }) {
+  const maxBodyMiB = options.uploadMaxFiles * 10 + 1;
+  return {
+    '/orders/{order_id}/files': {
+      post: {
+        operationId: 'uploadOrderFiles',
+        tags: ['Orders'],
+        summary: 'Upload files to an order',
+        description: [
+          `Multipart upload of 1 to ${options.uploadMaxFiles} files (UPLOAD_MAX_FILES), each 1 byte to ${MAX_FILE_BYTES} bytes (10 MiB, exactly 10 MiB is accepted).`,
+          'The order is checked first (404 whatever the body), then every file is validated before any is stored: a request that fails validation stores nothing.',
+          'A valid file that cannot be stored (storage down) goes into `failed`; the others are stored (201). If none could be stored: 422 `No files were uploaded` with the payload.',
+          'The content type of a stored file is sniffed from its bytes; `name` is the client\'s file name reduced to its base name.',
+        ].join('\n\n'),
+        parameters: [pathId('order_id', 'Order')],
+        requestBody: {
+          required: true,
+          content: {
+            'multipart/form-data': {
+              schema: toJsonSchema(uploadBodySchema(options.uploadMaxFiles), 'input'),
+              encoding: { files: { contentType: 'application/octet-stream' } },
+            },
+          },
+        },
+        responses: {
+          '201': jsonResponse('At least one file was stored.', ref('AttachFilesEnvelope'), COUNTED, {
+            status: 201,
+            message: 'Files uploaded',
+            data: { message: 'Files uploaded', order_id: 3001, uploaded: [{ id: 1, name: 'cmr.pdf', category_id: 1 }], failed: [] },
+          }),
+          '400': errorResponse(400, 'A multipart body that cannot be parsed (bad boundary, truncated).', Messages.BAD_REQUEST, []),
+          '404': errorResponse(404, 'No such order for this client (other clients\' orders answer the same).', Messages.ORDER_NOT_FOUND),
+          '413': errorResponse(413, `The body is over UPLOAD_MAX_FILES x 10 MiB + 1 MiB (${maxBodyMiB} MiB here); cut off early.`, Messages.PAYLOAD_TOO_LARGE, []),
+          '422': jsonResponse(
+            'Validation failed (no file part: `The files field is required.`; an empty or too large file, too many files, a bad `category_id`: a message naming the field, e.g. `files.2`), data null. Or no file could be stored: `No files were uploaded` with the payload as data.',
+            { anyOf: [ref('ValidationErrorEnvelope'), { allOf: [ref('NoFilesUploadedEnvelope'), { properties: { message: { const: Messages.NO_FILES_UPLOADED } } }] }] },
+            COUNTED,
+            { status: 422, message: Messages.FILES_REQUIRED, data: null, errors: { files: [Messages.FILES_REQUIRED] } },
+          ),
+          ...commonErrors(),
+        },
+      },
+    },
+    '/orders/file-categories': {
+      get: {
+        operationId: 'listFileCategories',
+        tags: ['Orders'],
+        summary: 'List file categories',
+        description: 'The categories an uploaded file can be tagged with; one list shared by all clients.',
+        responses: {
+          '200': jsonResponse('Every category.', ref('FileCategoriesEnvelope'), COUNTED, {
+            status: 200,
+            message: 'OK',
+            data: [{ id: 1, name: 'CMR', visible_customer: 1 }],
+          }),
+          ...commonErrors(),
+        },
+      },
+    },
+    '/orders/by-nr': {
+      get: {
+        operationId: 'findOrderByNr',
+        tags: ['Orders'],
+        summary: 'Find an order by number',
+        description:
+          'The first order whose number contains `nr` (trimmed; case-insensitive; `%`, `_` and `\\` are plain characters). An exact (case-insensitive) match wins; otherwise the matching order with the lowest id.',
+        parameters: queryParameters(orderByNrQuerySchema, ['nr']),
+        responses: {
+          '200': jsonResponse('The order.', ref('OrderLookupEnvelope'), COUNTED, { status: 200, message: 'OK', data: { id: 3001, nr: 'ZL/0412/11/2026', ownnr: 'PO-7781' } }),
+          '404': errorResponse(404, 'No order of this client matches; the message names the trimmed nr.', {
+            pattern: '^Order with given nr \\(.*\\) not found$',
+            example: 'Order with given nr (XYZ-1) not found',
+          }),
+          '422': validationResponse(
+            '`nr` missing or empty (`The nr field is required.`), sent twice, or longer than 255 characters.',
+            { type: 'string' },
+            { status: 422, message: Messages.NR_REQUIRED, data: null, errors: { nr: [Messages.NR_REQUIRED] } },
+          ),
+          ...commonErrors(),
+        },
+      },
+    },
+    '/invoices': {
+      get: {
+        operationId: 'listInvoices',
+        tags: ['Invoices'],
+        summary: 'List invoices',
+        description: [
+          'A page of this client\'s invoices, filtered and sorted. Every parameter is optional; an empty value counts as absent; unknown parameters are ignored.',
+          'Periods are whole days in APP_TIMEZONE: `cur_month`, `prev_month`, `last_N_days` (N days ending today, today included), `custom` (`date_from`..`date_to`, inclusive, at least one of them).',
+          'Sorting breaks ties by `id` in the same direction; a null `payment_date` sorts as the smallest value; text sorts case-insensitively.',
+        ].join('\n\n'),
+        parameters: queryParameters(listInvoicesQuerySchema),
+        responses: {
+          '200': jsonResponse('A page of invoices (a page past the end is empty, with a correct `pagination`).', ref('InvoiceListEnvelope')),
+          '422': validationResponse('Any invalid value, unknown enum member, repeated or bracketed parameter.', invalidData, {
+            status: 422,
+            message: Messages.INVALID_DATA,
+            data: null,
+            errors: { per_page: ['The per_page field must not be greater than 500.'] },
+          }),
+          ...commonErrors(),
+        },
+      },
+    },
+    '/invoices/{invoice_id}/pdf': {
+      get: {
+        operationId: 'downloadInvoicePdf',
+        tags: ['Invoices'],
+        summary: 'Download an invoice PDF',
+        description:
+          'The invoice printed as PDF in the chosen language (title, labels, dates and amounts in its conventions); with `duplicate` it is marked as a duplicate copy. A missing invoice is 404 even when the query is also invalid.',
+        parameters: [pathId('invoice_id', 'Invoice'), ...queryParameters(invoicePdfQuerySchema)],
+        responses: {
+          '200': {
+            description: 'The PDF, as a download named after the invoice number.',
+            headers: responseHeaders([...COUNTED, 'Content-Disposition']),
+            content: { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf', format: 'binary' } } },
+          },
+          '404': errorResponse(404, 'No such invoice for this client, or an id that is not a positive integer.', Messages.INVOICE_NOT_FOUND),
+          '422': validationResponse('`lang` or `duplicate` invalid, or sent twice.', invalidData, {
+            status: 422,
+            message: Messages.INVALID_DATA,
+            data: null,
+            errors: { lang: ['The selected lang is invalid.'] },
+          }),
+          ...commonErrors(),
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { Messages } from '@logi/domain';
+import { ref } from './openapi-components.js';
+import type { JsonSchema } from './json-schema.js';
+
+const integerHeader = (description: string, minimum = 0) => ({ description, schema: { type: 'integer', minimum } });
+
+/** Response headers by their HTTP names; the ones a response lists are always sent with it (`required`). */
+const HEADERS = {
+  'X-Request-Id': {
+    description: 'The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it.',
+    schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' },
+  },
+  'X-RateLimit-Limit': integerHeader('Requests allowed per window (RATE_LIMIT_MAX).'),
+  'X-RateLimit-Remaining': integerHeader('Requests left in this window after this one (0 on a 429).'),
+  'X-RateLimit-Reset': integerHeader('When the current window ends, Unix seconds.'),
+  'Retry-After': integerHeader('Whole seconds to wait before trying again.', 1),
+  Allow: { description: 'The methods the path takes.', schema: { type: 'string' }, example: 'HEAD, GET, OPTIONS' },
+  'Content-Disposition': {
+    description:
+      'The invoice number made file-safe (every character but ASCII letters, digits, `-` and `.` becomes `_`), plus an RFC 5987 `filename*` when the number is not ASCII.',
+    schema: { type: 'string' },
+    example: 'attachment; filename="FV_11_2026_0007.pdf"',
+  },
+} as const;
+
+export type HeaderName = keyof typeof HEADERS;
+
+export function responseHeaders(names: readonly HeaderName[]): Record<string, unknown> {
+  return Object.fromEntries((['X-Request-Id', ...names] as HeaderName[]).map((name) => [name, { ...HEADERS[name], required: true }]));
+}
+
+/** Headers of every response that counted against the rate limit. */
+export const COUNTED: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+
+export function jsonResponse(description: string, schema: JsonSchema, headerNames: readonly HeaderName[] = COUNTED, example?: unknown) {
+  return {
+    description,
+    headers: responseHeaders(headerNames),
+    content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } },
+  };
+}
+
+/** An error envelope with its status and, when it never varies, its exact message. */
+export function errorResponse(
+  status: number,
+  description: string,
+  message: string | { pattern: string; example: string },
+  headerNames: readonly HeaderName[] = COUNTED,
+) {
+  const messageSchema = typeof message === 'string' ? { const: message } : { pattern: message.pattern };
+  const exampleMessage = typeof message === 'string' ? message : message.example;
+  return jsonResponse(
+    description,
+    { allOf: [ref('ErrorEnvelope'), { properties: { status: { const: status }, message: messageSchema } }] },
+    headerNames,
+    { status, message: exampleMessage, data: null },
+  );
+}
+
+/** A 422 whose body is the validation envelope, with `errors` naming the fields. */
+export function validationResponse(description: string, messageSchema: JsonSchema, example: unknown) {
+  return jsonResponse(description, { allOf: [ref('ValidationErrorEnvelope'), { properties: { message: messageSchema } }] }, COUNTED, example);
+}
+
+/** The answers every client endpoint can give, whatever it does. */
+export function commonErrors() {
+  return {
+    '401': errorResponse(401, 'Credentials missing or invalid: both the bearer key and the client directory are needed.', Messages.AUTHENTICATION_FAILED),
+    '405': errorResponse(
+      405,
+      'The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit.',
+      Messages.METHOD_NOT_ALLOWED,
+      ['Allow'],
+    ),
+    '414': errorResponse(414, 'The query string is over 8 KiB.', Messages.URI_TOO_LONG, []),
+    '429': errorResponse(
+      429,
+      'Too many requests in this window: counted per client directory, or per IP when the credentials are not valid.',
+      Messages.TOO_MANY_ATTEMPTS,
+      [...COUNTED, 'Retry-After'],
+    ),
+    '500': errorResponse(500, 'Something unexpected; the details are logged with the request id and never sent.', Messages.SERVER_ERROR, []),
+    '503': errorResponse(
+      503,
+      'A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`.',
+      Messages.SERVICE_UNAVAILABLE,
+      ['Retry-After'],
+    ),
+  };
+}

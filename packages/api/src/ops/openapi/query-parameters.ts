@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { toJsonSchema, type JsonSchema } from './json-schema.js';
+
+/** Metadata the domain's query schemas attach with `.meta()`. */
+interface FieldMeta {
+  description?: string;
+  default?: string;
+  format?: string;
+}
+
+export interface QueryParameter {
+  name: string;
+  in: 'query';
+  required: boolean;
+  description?: string;
+  schema: JsonSchema;
+  style?: 'form';
+  explode?: boolean;
+}
+
+/**
+ * OpenAPI query parameters from the very zod object that validates the
+ * query. Each field takes one string; the schema shown is what that string
+ * must hold: an integer with its bounds, an enum, or a comma-separated list
+ * (`style: form, explode: false`, which is how OpenAPI spells `types=s,c`).
+ */
+export function queryParameters(schema: z.ZodObject, required: readonly string[] = []): QueryParameter[] {
+  return Object.entries(schema.shape).map(([name, field]) => {
+    const meta = (z.globalRegistry.get(field as z.ZodType) ?? {}) as FieldMeta;
+    const value = describeValue(field as z.ZodType);
+    if (meta.format) value.format = meta.format;
+    if (meta.default !== undefined) value.default = typedDefault(value, meta.default);
+    const parameter: QueryParameter = { name, in: 'query', required: required.includes(name), schema: value };
+    if (meta.description) parameter.description = meta.description;
+    if (value.type === 'array') Object.assign(parameter, { style: 'form', explode: false });
+    return parameter;
+  });
+}
+
+/**
+ * Walks the zod schema of one query value. Transforms cannot be shown, so a
+ * pipe shows its target when that is a plain type (`"12"` -> integer 1..500)
+ * and its source otherwise (`"1"|"true"` -> the accepted strings).
+ */
+function describeValue(schema: z.ZodType): JsonSchema {
+  const def = (schema as z.ZodType & { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+    case 'default':
+      return describeValue(def.innerType as z.ZodType);
+    case 'pipe': {
+      const input = def.in as z.ZodType;
+      const output = def.out as z.ZodType;
+      const outType = (output as unknown as { _zod: { def: { type: string } } })._zod.def.type;
+      if (outType === 'transform') return describeValue(input);
+      const target = describeValue(output);
+      const source = describeValue(input);
+      // Digits read as a number: the value is an integer, whatever zod calls it.
+      if (target.type === 'number' && source.type === 'string' && source.pattern === '^\\d+$') target.type = 'integer';
+      return target;
+    }
+    case 'array':
+      return { type: 'array', items: describeValue(def.element as z.ZodType) };
+    default:
+      return toJsonSchema(schema, 'input');
+  }
+}
+
+function typedDefault(value: JsonSchema, raw: string): unknown {
+  if (value.type === 'integer') return Number(raw);
+  return raw;
+}

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { MAX_FILE_BYTES } from '@logi/domain';
+
+/**
+ * Request shapes that the domain does not validate with a zod schema of its
+ * own (path ids, the `nr` lookup, the multipart body): written here once, in
+ * the words of the rules they document.
+ */
+
+export const pathIdSchema = (what: string) =>
+  z
+    .string()
+    .regex(/^[0-9]{1,15}$/)
+    .meta({ description: `${what} ID: a positive integer in plain digits. Anything else names no resource (404).` });
+
+export const orderByNrQuerySchema = z.object({
+  nr: z
+    .string()
+    .min(1)
+    .max(255)
+    .meta({ description: 'An order number or a fragment of one; trimmed, matched literally and case-insensitively.' }),
+});
+
+const binaryFile = z
+  .string()
+  .meta({ format: 'binary', contentMediaType: 'application/octet-stream', description: `One file, 1 byte to ${MAX_FILE_BYTES} bytes (10 MiB).` });
+
+export const uploadBodySchema = (maxFiles: number) =>
+  z.object({
+    files: z
+      .array(binaryFile)
+      .min(1)
+      .max(maxFiles)
+      .meta({ description: `One part per file, all named \`files\` (\`files[]\` is accepted too); 1 to ${maxFiles} files.` }),
+    category_id: z
+      .int()
+      .min(1)
+      .nullable()
+      .optional()
+      .meta({ description: 'A file category id (GET /orders/file-categories). Absent, empty or `null`: no category; any other value must be an existing id (else 422).' }),
+  });
