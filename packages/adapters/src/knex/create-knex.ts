@@ -1,0 +1,84 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import type BetterSqlite3 from 'better-sqlite3';
+import { foldText, textSortKey } from './unicode-text.js';
+
+export interface KnexConfig {
+  /** mysql:// or mariadb:// URL; null means the embedded SQLite file. */
+  databaseUrl: string | null;
+  /** Holds app.sqlite in the embedded profile. */
+  dataDir: string;
+}
+
+/** A dead database must fail a request quickly (503), not hang it. */
+const CONNECT_TIMEOUT_MS = 5_000;
+const ACQUIRE_TIMEOUT_MS = 10_000;
+/** Several processes may share one SQLite file; a writer waits this long for another's lock. */
+const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * The database of this process: MariaDB/MySQL when `databaseUrl` is set, else
+ * a SQLite file in `dataDir` (WAL, so API, worker and CLI can share it).
+ */
+export function createKnex(config: KnexConfig): Knex {
+  return config.databaseUrl ? createMysqlKnex(config.databaseUrl) : createSqliteKnex(config.dataDir);
+}
+
+function createMysqlKnex(databaseUrl: string): Knex {
+  const url = new URL(databaseUrl);
+  return knexFactory({
+    client: 'mysql2',
+    connection: {
+      host: url.hostname,
+      port: url.port ? Number(url.port) : 3306,
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      database: decodeURIComponent(url.pathname.replace(/^\//, '')),
+      // knex also uses this as the default charset of tables it creates (its migration table).
+      charset: 'utf8mb4',
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      timezone: 'Z',
+    },
+    pool: {
+      min: 0,
+      max: 10,
+      // Literals then compare like the columns (utf8mb4_unicode_ci), whatever the server's default is.
+      afterCreate(connection: { query(sql: string, cb: (error: Error | null) => void): void }, done: (error: Error | null, connection: unknown) => void) {
+        connection.query('SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci', (error) => done(error, connection));
+      },
+    },
+    acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+  });
+}
+
+function createSqliteKnex(dataDir: string): Knex {
+  mkdirSync(dataDir, { recursive: true });
+  return knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: path.join(dataDir, 'app.sqlite') },
+    useNullAsDefault: true,
+    pool: {
+      afterCreate(db: BetterSqlite3.Database, done: (error: Error | null, db: unknown) => void) {
+        try {
+          db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+          db.pragma('journal_mode = WAL');
+          db.pragma('synchronous = NORMAL');
+          db.pragma('foreign_keys = ON');
+          registerTextFunctions(db);
+          done(null, db);
+        } catch (error) {
+          done(error as Error, db);
+        }
+      },
+    },
+    acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+  });
+}
+
+/** SQLite's lower() and LIKE fold only ASCII; these give Unicode-aware matching and MariaDB-like ordering. */
+function registerTextFunctions(db: BetterSqlite3.Database): void {
+  const options = { deterministic: true, varargs: false } as const;
+  db.function('ufold', options, (value: unknown) => (value == null ? null : foldText(String(value))));
+  db.function('usortkey', options, (value: unknown) => (value == null ? null : textSortKey(String(value))));
+}

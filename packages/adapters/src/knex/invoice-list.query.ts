@@ -1,0 +1,79 @@
+import type { Knex } from 'knex';
+import type { InvoiceCriteria, InvoiceDateField, InvoiceSortField } from '@logi/domain';
+import type { SqlDialect } from './sql-dialect.js';
+
+/** Allow-lists: criteria name fields, and only these column names ever reach the SQL text. */
+const DATE_COLUMNS: Record<InvoiceDateField, string> = {
+  added_date: 'i.added_time',
+  issue_date: 'i.issue_date',
+  service_date: 'i.service_date',
+  payment_term: 'i.payment_term',
+  payment_date: 'i.payment_date',
+};
+
+const SORT_COLUMNS: Record<InvoiceSortField, { column: string; text: boolean }> = {
+  issue_date: { column: 'i.issue_date', text: false },
+  service_date: { column: 'i.service_date', text: false },
+  payment_term: { column: 'i.payment_term', text: false },
+  payment_date: { column: 'i.payment_date', text: false },
+  nr: { column: 'i.nr', text: true },
+  amount_gross: { column: 'i.amount_gross', text: false },
+  amount_net: { column: 'i.amount_net', text: false },
+  amount_tax: { column: 'i.amount_tax', text: false },
+  customer_name: { column: 'i.customer_name', text: true },
+  added_time: { column: 'i.added_time', text: false },
+};
+
+/**
+ * Adds every filter of the criteria to a query over `invoices as i` of one
+ * directory. The search looks into related rows with EXISTS, so an invoice
+ * with several matching orders or items still appears once.
+ */
+export function applyInvoiceFilters(query: Knex.QueryBuilder, criteria: InvoiceCriteria, dialect: SqlDialect): Knex.QueryBuilder {
+  query.where('i.directory', criteria.directory);
+  if (criteria.types?.length) query.whereIn('i.type', criteria.types);
+  if (criteria.statuses?.length) query.whereIn('i.status', criteria.statuses);
+  if (criteria.branchIds?.length) query.whereIn('i.branch_id', criteria.branchIds);
+  if (criteria.customerCountry) query.where('i.customer_country', criteria.customerCountry.toLowerCase());
+  if (criteria.customerVats?.length) {
+    const vats = dialect.equalsAny('i.customer_vat', criteria.customerVats);
+    query.whereRaw(vats.sql, vats.bindings);
+  }
+  if (criteria.customerName) {
+    const name = dialect.contains('i.customer_name', criteria.customerName);
+    query.whereRaw(name.sql, name.bindings);
+  }
+  if (criteria.dateFilter) {
+    const column = DATE_COLUMNS[criteria.dateFilter.field];
+    const { from, toExclusive } = criteria.dateFilter.range;
+    // An invoice without that date (unpaid, for payment_date) lies in no range.
+    query.whereNotNull(column);
+    if (from !== null) query.where(column, '>=', from);
+    if (toExclusive !== null) query.where(column, '<', toExclusive);
+  }
+  if (criteria.search) applySearch(query, criteria.search, dialect);
+  return query;
+}
+
+function applySearch(query: Knex.QueryBuilder, search: string, dialect: SqlDialect): void {
+  const inNr = dialect.contains('i.nr', search);
+  const inOrder = dialect.contains('o.nr', search);
+  const inItem = dialect.contains('t.name', search);
+  query.whereRaw(
+    `(${inNr.sql}` +
+      ` OR EXISTS (SELECT 1 FROM invoice_orders o WHERE o.invoice_id = i.id AND ${inOrder.sql})` +
+      ` OR EXISTS (SELECT 1 FROM invoice_items t WHERE t.invoice_id = i.id AND ${inItem.sql}))`,
+    [...inNr.bindings, ...inOrder.bindings, ...inItem.bindings],
+  );
+}
+
+/**
+ * ORDER BY for the criteria: the field, then id in the same direction so that
+ * pages never overlap. NULL is the smallest value in both databases already.
+ */
+export function invoiceOrderBy(criteria: InvoiceCriteria, dialect: SqlDialect): string {
+  const sort = SORT_COLUMNS[criteria.sortBy];
+  const direction = criteria.sortDir === 'asc' ? 'ASC' : 'DESC';
+  const expression = sort.text ? dialect.textOrder(sort.column) : sort.column;
+  return `${expression} ${direction}, i.id ${direction}`;
+}
