@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authHeaders, envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
@@ -16,6 +16,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await api.knex('order_files').delete();
+  await rm(path.join(api.dataDir, 'files'), { recursive: true, force: true });
 });
 
 function upload(orderId: number | string, parts: Part[], as: 'baltic' | 'alpine' | null = 'baltic') {
@@ -56,7 +57,9 @@ describe('POST /orders/{id}/files', () => {
     });
     const { rows, objects, temp } = await storedState();
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toMatchObject({
+    const byName = (name: string) => rows.find((row) => row.name === name);
+    expect(body.data.uploaded.map((u: { id: number }) => u.id).sort()).toEqual(rows.map((row) => row.id).sort());
+    expect(byName('cmr-scan.pdf')).toMatchObject({
       directory: 'baltic-haulage',
       order_id: 3001,
       category_id: 1,
@@ -65,11 +68,11 @@ describe('POST /orders/{id}/files', () => {
       content_type: 'application/pdf',
       sha256: createHash('sha256').update(PDF_BYTES).digest('hex'),
     });
-    expect(rows[1]).toMatchObject({ content_type: 'image/png' });
+    expect(byName('photo.png')).toMatchObject({ content_type: 'image/png', size: PNG_BYTES.length });
     expect(objects.filter((f) => f.includes(`${path.sep}orders${path.sep}`))).toHaveLength(2);
     expect(objects.some((f) => f.includes('staging'))).toBe(false);
     expect(temp).toEqual([]);
-    const stored = objects.find((f) => f.endsWith(rows[0].storage_key.split('/').pop()));
+    const stored = objects.find((f) => f.endsWith(byName('cmr-scan.pdf').storage_key.split('/').pop()));
     expect(await readFile(stored!)).toEqual(PDF_BYTES);
   });
 
