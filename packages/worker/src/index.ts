@@ -1,1 +1,3 @@
-export {};
+export * from './tokens.js';
+export * from './container.js';
+export * from './start-worker.js';

@@ -1,0 +1,75 @@
+import 'reflect-metadata';
+import path from 'node:path';
+import { Container } from 'inversify';
+import type { Logger } from 'pino';
+import {
+  buildJobHandlers,
+  type ClientRepositoryPort,
+  type FileStoragePort,
+  type InvoiceRepositoryPort,
+  type JobHandlers,
+  type OrderFileRepositoryPort,
+  type PdfRendererPort,
+} from '@logi/domain';
+import {
+  BullmqJobWorker,
+  ChromiumPdfRenderer,
+  createKnex,
+  KnexClientRepository,
+  KnexInvoiceRepository,
+  KnexOrderFileRepository,
+  LocalFileStorage,
+  MinioFileStorage,
+  type AppConfig,
+} from '@logi/adapters';
+import { WorkerTokens } from './tokens.js';
+
+/**
+ * The worker's composition root: the same job handlers as the API's
+ * in-process mode, fed from a BullMQ queue. Nothing is built until asked
+ * for, so importing this file starts nothing.
+ */
+export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, logger: Logger): Container {
+  const c = new Container({ defaultScope: 'Singleton' });
+  const get = <T>(token: symbol) => c.get<T>(token);
+  type Knex = ReturnType<typeof createKnex>;
+
+  c.bind(WorkerTokens.Config).toConstantValue(config);
+  c.bind(WorkerTokens.Logger).toConstantValue(logger);
+  c.bind(WorkerTokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  c.bind(WorkerTokens.InvoiceRepository).toDynamicValue(() => new KnexInvoiceRepository(get<Knex>(WorkerTokens.Knex)));
+  c.bind(WorkerTokens.ClientRepository).toDynamicValue(() => new KnexClientRepository(get<Knex>(WorkerTokens.Knex)));
+  c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex)));
+  c.bind(WorkerTokens.FileStorage).toDynamicValue(() =>
+    config.s3 ? new MinioFileStorage(config.s3) : new LocalFileStorage(path.join(config.dataDir, 'files')),
+  );
+  c.bind(WorkerTokens.PdfRenderer).toDynamicValue(
+    () =>
+      new ChromiumPdfRenderer({
+        chromiumPath: config.chromiumPath,
+        rendersPerBrowser: config.pdf.rendersPerBrowser,
+        renderTimeoutMs: config.pdf.renderTimeoutMs,
+      }),
+  );
+  c.bind(WorkerTokens.JobHandlers).toDynamicValue(() =>
+    buildJobHandlers({
+      invoices: get<InvoiceRepositoryPort>(WorkerTokens.InvoiceRepository),
+      clients: get<ClientRepositoryPort>(WorkerTokens.ClientRepository),
+      files: get<OrderFileRepositoryPort>(WorkerTokens.OrderFileRepository),
+      renderer: get<PdfRendererPort>(WorkerTokens.PdfRenderer),
+      storage: get<FileStoragePort>(WorkerTokens.FileStorage),
+      timeZone: config.timeZone,
+    }),
+  );
+  c.bind(WorkerTokens.JobWorker).toDynamicValue(
+    () =>
+      new BullmqJobWorker({
+        redisUrl: config.redisUrl,
+        prefix: config.redisPrefix,
+        handlers: get<JobHandlers>(WorkerTokens.JobHandlers),
+        concurrency: config.workerConcurrency,
+        logger,
+      }),
+  );
+  return c;
+}

@@ -1,0 +1,58 @@
+import 'reflect-metadata';
+import { pino } from 'pino';
+import { ConfigError, loadConfig, type AppConfig } from '@logi/adapters';
+
+function readConfig(): AppConfig & { redisUrl: string } {
+  try {
+    const config = loadConfig();
+    if (!config.redisUrl) {
+      throw new ConfigError('REDIS_URL', 'must be set for the worker (without it the API runs jobs in its own process)');
+    }
+    return { ...config, redisUrl: config.redisUrl };
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+const config = readConfig();
+const logger = pino({ level: config.logLevel, base: { service: 'worker', pid: process.pid } });
+
+process.on('unhandledRejection', (reason) => {
+  logger.fatal({ err: reason }, 'unhandled rejection');
+  process.exit(1);
+});
+
+// Loaded after the configuration is known good, so a bad variable is reported without loading the stack.
+const { startWorker } = await import('./start-worker.js');
+const running = await startWorker(config, logger).catch((error: unknown) => {
+  logger.fatal({ err: error }, 'worker could not start');
+  process.exit(1);
+});
+
+/** Longer than the worker's own 20 s grace for running jobs, plus closing the browser and the database. */
+const SHUTDOWN_LIMIT_MS = 30_000;
+let signalled = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    // A second signal means "now": the operator has stopped waiting.
+    if (signalled) process.exit(1);
+    signalled = true;
+    logger.info({ signal }, 'shutdown requested');
+    // Past the jobs' own bound something is stuck (Redis gone mid-close, say); leave anyway.
+    setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
+    running.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  });
+}

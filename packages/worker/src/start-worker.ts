@@ -1,0 +1,44 @@
+import type { Logger } from 'pino';
+import { MinioFileStorage, type AppConfig, type BullmqJobWorker } from '@logi/adapters';
+import type { FileStoragePort, PdfRendererPort } from '@logi/domain';
+import { buildWorkerContainer } from './container.js';
+import { WorkerTokens } from './tokens.js';
+
+export interface RunningWorker {
+  /** Stops taking jobs, lets running ones finish (bounded), then closes the browser and the database. */
+  stop(): Promise<void>;
+}
+
+/** Starts taking jobs from every queue; resolves once the workers are connected. */
+export async function startWorker(config: AppConfig & { redisUrl: string }, logger: Logger): Promise<RunningWorker> {
+  const container = buildWorkerContainer(config, logger);
+  const storage = container.get<FileStoragePort>(WorkerTokens.FileStorage);
+  if (storage instanceof MinioFileStorage) {
+    // Making the bucket now saves the first job a round trip; if S3 is down, the first job tries again.
+    await storage.init().catch((error: unknown) => logger.warn({ err: error }, 'storage not ready at start; will retry on first use'));
+  }
+  const worker = container.get<BullmqJobWorker>(WorkerTokens.JobWorker);
+  await worker.waitUntilReady();
+  logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix }, 'worker started');
+
+  let stopping: Promise<void> | null = null;
+  const stop = async () => {
+    logger.info('worker stopping');
+    await worker.close();
+    // Built with the job handlers at start, so these are the instances the jobs used.
+    await closeQuietly(logger, 'renderer', () => container.get<PdfRendererPort>(WorkerTokens.PdfRenderer).close());
+    await closeQuietly(logger, 'database', () => container.get<{ destroy(): Promise<void> }>(WorkerTokens.Knex).destroy());
+    logger.info('worker stopped');
+  };
+  return {
+    stop: () => (stopping ??= stop()),
+  };
+}
+
+async function closeQuietly(logger: Logger, what: string, close: () => Promise<unknown>): Promise<void> {
+  try {
+    await close();
+  } catch (error) {
+    logger.warn({ err: error }, `closing the ${what} failed`);
+  }
+}

@@ -1,0 +1,13 @@
+/** Every binding of the worker's composition root, in one place. */
+export const WorkerTokens = {
+  Config: Symbol.for('Worker.Config'),
+  Logger: Symbol.for('Worker.Logger'),
+  Knex: Symbol.for('Worker.Knex'),
+  InvoiceRepository: Symbol.for('Worker.InvoiceRepository'),
+  ClientRepository: Symbol.for('Worker.ClientRepository'),
+  OrderFileRepository: Symbol.for('Worker.OrderFileRepository'),
+  FileStorage: Symbol.for('Worker.FileStorage'),
+  PdfRenderer: Symbol.for('Worker.PdfRenderer'),
+  JobHandlers: Symbol.for('Worker.JobHandlers'),
+  JobWorker: Symbol.for('Worker.JobWorker'),
+} as const;
