@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KnexClientRepository, Sha256ApiKeyHasher } from '@logi/adapters';
+import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
+
+const company = { name: 'Acme Sp. z o.o.', address: 'ul. Długa 1\nGdańsk', vat: 'PL1', bankAccount: 'PL61 1090', bankName: 'Bank Pekao' };
+
+describe.each(PROFILES)('KnexClientRepository on %s', (profile) => {
+  let db: TestDatabase;
+  let clients: KnexClientRepository;
+  const hasher = new Sha256ApiKeyHasher();
+
+  beforeAll(async () => {
+    db = await openTestDatabase(profile, 'clients');
+    clients = new KnexClientRepository(db.knex);
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('when a client is created, then it is found by its exact directory with its key hash', async () => {
+    const created = await clients.upsert({ directory: 'acme', name: 'ACME', company, apiKeyHash: hasher.hash('key-1') });
+    expect(created).toEqual({ id: expect.any(Number), directory: 'acme', name: 'ACME', company });
+    const found = await clients.findByDirectory('acme');
+    expect(found).toEqual({ ...created, apiKeyHash: hasher.hash('key-1') });
+    expect(hasher.verify('key-1', found!.apiKeyHash)).toBe(true);
+  });
+
+  it('when the directory differs only in case, then it is another directory', async () => {
+    expect(await clients.findByDirectory('ACME')).toBeNull();
+    await clients.upsert({ directory: 'ACME', name: 'Upper', company, apiKeyHash: hasher.hash('key-upper') });
+    expect((await clients.findByDirectory('ACME'))?.name).toBe('Upper');
+    expect((await clients.findByDirectory('acme'))?.name).toBe('ACME');
+  });
+
+  it('when an existing directory is upserted, then name, company and key are replaced, the id kept', async () => {
+    const before = await clients.findByDirectory('acme');
+    const updated = await clients.upsert({ directory: 'acme', name: 'ACME 2', company: { ...company, bankName: 'mBank' }, apiKeyHash: hasher.hash('key-2') });
+    expect(updated.id).toBe(before!.id);
+    expect(updated.company.bankName).toBe('mBank');
+    expect((await clients.findByDirectory('acme'))?.apiKeyHash).toBe(hasher.hash('key-2'));
+  });
+
+  it('when clients are listed, then every directory once, without key hashes', async () => {
+    const list = await clients.list();
+    expect(list.map((c) => c.directory).sort()).toEqual(['ACME', 'acme']);
+    expect(list.every((c) => !('apiKeyHash' in c))).toBe(true);
+  });
+
+  it('when a key is rotated, then the new hash is stored; an unknown directory reports false', async () => {
+    expect(await clients.updateKeyHash('acme', hasher.hash('key-3'))).toBe(true);
+    const stored = await clients.findByDirectory('acme');
+    expect(hasher.verify('key-3', stored!.apiKeyHash)).toBe(true);
+    expect(hasher.verify('key-2', stored!.apiKeyHash)).toBe(false);
+    expect(await clients.updateKeyHash('nobody', hasher.hash('x'))).toBe(false);
+  });
+});

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewOrderFile } from '@logi/domain';
+import { KnexOrderFileRepository, loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
+import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
+import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
+
+const file = (overrides: Partial<NewOrderFile> = {}): NewOrderFile => ({
+  directory: NORTH,
+  orderId: 12,
+  categoryId: 1,
+  name: 'cmr scan ł.pdf',
+  size: 1234,
+  contentType: 'application/pdf',
+  sha256: 'a'.repeat(64),
+  storageKey: 'orders/north-freight/12/k1',
+  createdAt: 1_763_800_000,
+  ...overrides,
+});
+
+describe.each(PROFILES)('KnexOrderFileRepository on %s', (profile) => {
+  let db: TestDatabase;
+  let files: KnexOrderFileRepository;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(profile, 'order_files');
+    await loadFixtures(db.knex, repositoryFixture, { hasher: new Sha256ApiKeyHasher() });
+    files = new KnexOrderFileRepository(db.knex);
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('when a file is inserted, then the row holds every field and is found by its storage key', async () => {
+    const row = await files.insertOnce(file());
+    expect(row).toEqual({ id: expect.any(Number), ...file() });
+    expect(await files.findByStorageKey('orders/north-freight/12/k1')).toEqual(row);
+    expect(await files.findByStorageKey('orders/none')).toBeNull();
+  });
+
+  it('when the same storage key is inserted again, even at once, then there is still one row', async () => {
+    const first = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k2' }));
+    const again = await Promise.all(Array.from({ length: 5 }, () => files.insertOnce(file({ storageKey: 'orders/north-freight/12/k2', name: 'other name' }))));
+    expect(again.map((r) => r.id)).toEqual(Array(5).fill(first.id));
+    expect(again[0]?.name).toBe('cmr scan ł.pdf');
+    expect(await db.knex('order_files').where({ storage_key: 'orders/north-freight/12/k2' }).count({ n: '*' })).toEqual([{ n: 1 }]);
+  });
+
+  it('when a file has no category, then category_id is null', async () => {
+    const row = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k3', categoryId: null }));
+    expect(row.categoryId).toBeNull();
+  });
+
+  it('when the order does not exist, then the insert fails instead of being ignored', async () => {
+    await expect(files.insertOnce(file({ storageKey: 'orders/north-freight/999/k', orderId: 999 }))).rejects.toThrow();
+    expect(await files.findByStorageKey('orders/north-freight/999/k')).toBeNull();
+  });
+
+  it('when files of an order are listed, then only that directory\'s, oldest first', async () => {
+    const listed = await files.listByOrder(NORTH, 12);
+    expect(listed.map((f) => f.storageKey)).toEqual(['orders/north-freight/12/k1', 'orders/north-freight/12/k2', 'orders/north-freight/12/k3']);
+    expect(await files.listByOrder(SOUTH, 12)).toEqual([]);
+  });
+});
