@@ -12,6 +12,9 @@ import { createRedis } from '../redis/create-redis.js';
 import { decodeJobFailure } from './job-failure.codec.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
+/** How long a caller waits for a connect that is under way before being told Redis is down. */
+const CONNECTING_GRACE_MS = 1_000;
+
 export interface BullmqJobQueueOptions {
   redisUrl: string;
   /** Key prefix of every queue; tests pass a unique one. */
@@ -58,7 +61,9 @@ export class BullmqJobQueue implements JobQueuePort {
   async runAndWait<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Promise<JobResults[N]> {
     if (this.closing) throw new ServiceUnavailableError('job queue is closed');
     // A disconnected client would only fail later; answering now spares the caller the wait.
-    if (this.client.status !== 'ready') throw new ServiceUnavailableError('job queue unavailable: Redis is not connected');
+    if (!(await this.connected(Math.min(options.timeoutMs, CONNECTING_GRACE_MS)))) {
+      throw new ServiceUnavailableError('job queue unavailable: Redis is not connected');
+    }
     const { queue, events } = this.channel(name);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -92,6 +97,27 @@ export class BullmqJobQueue implements JobQueuePort {
   async close(): Promise<void> {
     this.closing ??= this.shutdown();
     return this.closing;
+  }
+
+  /** Ready now, or within `graceMs` if a connect is under way (just after start, or mid-reconnect). */
+  private async connected(graceMs: number): Promise<boolean> {
+    const status = this.client.status;
+    if (status === 'ready') return true;
+    if (status !== 'connecting' && status !== 'connect') return false;
+    return new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.client.off('ready', onReady);
+        this.client.off('close', onClose);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      // A refused or dropped connect ends the wait at once: Redis is down, not slow.
+      const onClose = () => done(false);
+      const timer = setTimeout(() => done(false), graceMs);
+      this.client.on('ready', onReady);
+      this.client.on('close', onClose);
+    });
   }
 
   private channel(name: JobName): JobChannel {
