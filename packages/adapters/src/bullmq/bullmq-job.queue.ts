@@ -60,6 +60,7 @@ export class BullmqJobQueue implements JobQueuePort {
 
   async runAndWait<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Promise<JobResults[N]> {
     if (this.closing) throw new ServiceUnavailableError('job queue is closed');
+    const startedAt = Date.now();
     // A disconnected client would only fail later; answering now spares the caller the wait.
     if (!(await this.connected(Math.min(options.timeoutMs, CONNECTING_GRACE_MS)))) {
       throw new ServiceUnavailableError('job queue unavailable: Redis is not connected');
@@ -67,7 +68,7 @@ export class BullmqJobQueue implements JobQueuePort {
     const { queue, events } = this.channel(name);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ServiceUnavailableError('job timed out')), options.timeoutMs);
+      timer = setTimeout(() => reject(new ServiceUnavailableError('job timed out')), options.timeoutMs - (Date.now() - startedAt));
     });
     const run = this.addAndWait(queue, events, name, payload, options);
     run.catch(() => undefined);
