@@ -10,6 +10,16 @@ export default defineConfig({
       { extends: true, test: { name: 'adapters', include: ['test/adapters/**/*.test.ts'] } },
       { extends: true, test: { name: 'pdf', include: ['test/pdf/**/*.test.ts'] } },
       { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          // The same API tests on MariaDB, Redis, an S3 server and a real worker process.
+          name: 'api-production',
+          include: ['test/api/**/*.test.ts'],
+          exclude: ['test/api/docs-page.test.ts', 'test/api/openapi.test.ts', 'test/api/metrics.test.ts'],
+          env: { API_TEST_PROFILE: 'production' },
+        },
+      },
       { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'] } },
     ],
   },

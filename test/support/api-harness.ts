@@ -7,7 +7,12 @@ import { pino } from 'pino';
 import type { Container } from 'inversify';
 import { loadConfig, loadFixtures, migrateLatest, Sha256ApiKeyHasher, type AppConfig } from '@logi/adapters';
 import { buildContainer, startServer, Tokens } from '@logi/api';
+import { readdir } from 'node:fs/promises';
 import { DIRS, KEYS, testFixture } from './test-fixture.js';
+import { ProductionStack } from './production-stack.js';
+
+/** `production` runs the same API tests on MariaDB, Redis, an S3 server and a worker process. */
+export const PROFILE: 'embedded' | 'production' = process.env.API_TEST_PROFILE === 'production' ? 'production' : 'embedded';
 
 export type Tenant = keyof typeof KEYS;
 
@@ -20,6 +25,10 @@ export interface TestApi {
   container: Container;
   knex: Knex;
   dataDir: string;
+  /** The production stack (worker, S3 server) when PROFILE is production. */
+  stack: ProductionStack | null;
+  /** Keys of the objects in file storage (local directory or S3 bucket). */
+  objectKeys(): Promise<string[]>;
   /** fetch with the tenant's credentials (none when `as: null`). */
   call(pathAndQuery: string, init?: RequestInit & { as?: Tenant | null }): Promise<Response>;
   stop(): Promise<void>;
@@ -33,9 +42,11 @@ export function authHeaders(tenant: Tenant): Record<string, string> {
  * Starts the real API in this process on a free port, with the test fixture
  * loaded. Embedded profile unless `env` says otherwise.
  */
-export async function startTestApi(env: Record<string, string> = {}, options: { now?: Date } = {}): Promise<TestApi> {
+export async function startTestApi(env: Record<string, string> = {}, options: { now?: Date; label?: string } = {}): Promise<TestApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'logi-api-'));
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', METRICS_PORT: '0', ...env });
+  const stack = PROFILE === 'production' ? await ProductionStack.start(options.label ?? 'api') : null;
+  const fullEnv = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', METRICS_PORT: '0', ...stack?.env, ...env };
+  const config = loadConfig(fullEnv);
   const container = buildContainer(config, pino({ level: 'silent' }));
   if (options.now) {
     const now = options.now;
@@ -45,6 +56,7 @@ export async function startTestApi(env: Record<string, string> = {}, options: { 
   const knex = container.get<Knex>(Tokens.Knex);
   await migrateLatest(knex);
   await loadFixtures(knex, testFixture, { hasher: new Sha256ApiKeyHasher() });
+  await stack?.startWorker(dataDir);
   const server = await startServer(container);
   const base = `${server.url}/v1`;
   return {
@@ -54,12 +66,23 @@ export async function startTestApi(env: Record<string, string> = {}, options: { 
     container,
     knex,
     dataDir,
+    stack,
+    async objectKeys() {
+      if (stack) return stack.objectKeys();
+      const root = path.join(dataDir, 'files');
+      const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
+      return entries
+        .filter((e) => e.isFile())
+        .map((e) => path.relative(root, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
+        .sort();
+    },
     call(pathAndQuery, init = {}) {
       const { as = 'baltic', headers, ...rest } = init;
       return fetch(`${base}${pathAndQuery}`, { ...rest, headers: { ...(as ? authHeaders(as) : {}), ...(headers as Record<string, string>) } });
     },
     async stop() {
       await server.stop();
+      await stack?.stop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

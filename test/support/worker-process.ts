@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** A real `pnpm worker` process (run through tsx directly, to skip pnpm's start-up). */
+export class WorkerProcess {
+  readonly logs: Array<Record<string, unknown>> = [];
+
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(env: Record<string, string>): Promise<WorkerProcess> {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const worker = new WorkerProcess(child);
+    const stderr: string[] = [];
+    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+    await new Promise<void>((resolve, reject) => {
+      const lines = readline.createInterface({ input: child.stdout! });
+      const timer = setTimeout(() => reject(new Error(`worker did not start in time: ${stderr.join('')}`)), 60_000);
+      lines.on('line', (line) => {
+        try {
+          const entry = JSON.parse(line) as Record<string, unknown>;
+          worker.logs.push(entry);
+          if (entry.msg === 'worker started') {
+            clearTimeout(timer);
+            resolve();
+          }
+        } catch {
+          // not a log line
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`worker exited with ${code}: ${stderr.join('')}`));
+      });
+    });
+    return worker;
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Kills the process at once, as a crash or an OOM kill would. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Graceful stop; resolves with the exit code. */
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode !== null) return this.child.exitCode;
+    const exited = new Promise<number | null>((resolve) => this.child.once('exit', (code) => resolve(code)));
+    this.child.kill('SIGTERM');
+    return exited;
+  }
+}
