@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import type { Knex } from 'knex';
+import type { ApiKeyHasherPort } from '@logi/domain';
+import { KnexClientRepository, loadFixtures, migrateLatest } from '@logi/adapters';
+import { CommandError, UsageError, type CliIo } from './cli-io.js';
+
+export interface CommandContext {
+  io: CliIo;
+  /** Opened on first use, so that usage errors never touch the database. */
+  knex(): Knex;
+  hasher: ApiKeyHasherPort;
+}
+
+/** Same rule as the fixture format; the API additionally caps header values at 128 characters. */
+const DIRECTORY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+export async function dbMigrate(ctx: CommandContext): Promise<void> {
+  const ran = await migrateLatest(ctx.knex());
+  ctx.io.out(ran.length ? `Schema updated: ${ran.join(', ')}` : 'Schema is up to date.');
+}
+
+export async function fixturesLoad(ctx: CommandContext, file: string): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CommandError(`Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new CommandError(`${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  await migrateLatest(ctx.knex());
+  const counts = await loadFixtures(ctx.knex(), json, {
+    hasher: ctx.hasher,
+    onProgress: (p) => {
+      if (p.total > 0) ctx.io.err(`  ${p.table}: ${p.done}/${p.total}`);
+    },
+  });
+  ctx.io.out(
+    `Loaded ${file}: ${counts.clients} clients, ${counts.fileCategories} file categories, ${counts.orders} orders, ` +
+      `${counts.invoices} invoices (${counts.invoiceOrders} invoice orders, ${counts.invoiceItems} items).`,
+  );
+}
+
+export async function clientsCreate(ctx: CommandContext, options: { directory?: string; name?: string }): Promise<void> {
+  const directory = requireDirectory(options.directory);
+  const name = options.name?.trim() || directory;
+  await migrateLatest(ctx.knex());
+  const clients = new KnexClientRepository(ctx.knex());
+  if (await clients.findByDirectory(directory)) {
+    throw new CommandError(`Client directory "${directory}" already exists; use clients:rotate-key to issue a new key.`);
+  }
+  const apiKey = ctx.hasher.generate();
+  await clients.upsert({
+    directory,
+    name,
+    company: { name, address: '', vat: '', bankAccount: '', bankName: '' },
+    apiKeyHash: ctx.hasher.hash(apiKey),
+  });
+  ctx.io.err(`Created client "${directory}" (${name}). Its API key is shown once; store it now:`);
+  ctx.io.out(apiKey);
+}
+
+export async function clientsList(ctx: CommandContext): Promise<void> {
+  await migrateLatest(ctx.knex());
+  const clients = await new KnexClientRepository(ctx.knex()).list();
+  if (clients.length === 0) {
+    ctx.io.err('No clients.');
+    return;
+  }
+  const width = Math.max(...clients.map((c) => c.directory.length), 'DIRECTORY'.length);
+  ctx.io.out(`${'DIRECTORY'.padEnd(width)}  NAME`);
+  for (const client of clients) ctx.io.out(`${client.directory.padEnd(width)}  ${client.name}`);
+}
+
+export async function clientsRotateKey(ctx: CommandContext, options: { directory?: string }): Promise<void> {
+  const directory = requireDirectory(options.directory);
+  await migrateLatest(ctx.knex());
+  const apiKey = ctx.hasher.generate();
+  const updated = await new KnexClientRepository(ctx.knex()).updateKeyHash(directory, ctx.hasher.hash(apiKey));
+  if (!updated) throw new CommandError(`Client directory "${directory}" does not exist.`);
+  ctx.io.err(`New API key of "${directory}" (the old key no longer works). It is shown once; store it now:`);
+  ctx.io.out(apiKey);
+}
+
+function requireDirectory(directory: string | undefined): string {
+  if (directory === undefined || directory.trim() === '') throw new UsageError('--directory <id> is required.');
+  if (!DIRECTORY.test(directory)) throw new UsageError(`--directory must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit (got "${directory}").`);
+  return directory;
+}

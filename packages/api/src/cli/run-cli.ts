@@ -1,0 +1,84 @@
+import { parseArgs } from 'node:util';
+import type { Knex } from 'knex';
+import { ConfigError, createKnex, FixtureValidationError, loadConfig, Sha256ApiKeyHasher } from '@logi/adapters';
+import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, type CommandContext } from './cli-commands.js';
+import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
+
+type Options = Record<string, { type: 'string' | 'boolean' }>;
+
+interface CommandSpec {
+  options: Options;
+  positionals: number;
+  run(ctx: CommandContext, values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<void>;
+}
+
+const COMMANDS: Record<string, CommandSpec> = {
+  'db:migrate': { options: {}, positionals: 0, run: (ctx) => dbMigrate(ctx) },
+  'fixtures:load': { options: {}, positionals: 1, run: (ctx, _values, [file]) => fixturesLoad(ctx, file!) },
+  'clients:create': {
+    options: { directory: { type: 'string' }, name: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => clientsCreate(ctx, { directory: values.directory as string | undefined, name: values.name as string | undefined }),
+  },
+  'clients:list': { options: {}, positionals: 0, run: (ctx) => clientsList(ctx) },
+  'clients:rotate-key': {
+    options: { directory: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => clientsRotateKey(ctx, { directory: values.directory as string | undefined }),
+  },
+};
+
+/**
+ * Runs one command and returns the exit code: 0 done, 1 the work failed
+ * (bad configuration, bad fixture file, existing client...), 2 a wrong
+ * command line.
+ */
+export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? io.err : io.out)(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  const spec = COMMANDS[name];
+  if (!spec) return usageError(io, `Unknown command "${name}".`);
+
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: rest, options: spec.options, allowPositionals: true, strict: true });
+  } catch (error) {
+    return usageError(io, (error as Error).message);
+  }
+  if (parsed.positionals.length !== spec.positionals) {
+    return usageError(io, spec.positionals === 0 ? `${name} takes no arguments.` : `${name} needs ${spec.positionals} argument.`);
+  }
+
+  let knex: Knex | null = null;
+  try {
+    const config = loadConfig(env);
+    const ctx: CommandContext = {
+      io,
+      hasher: new Sha256ApiKeyHasher(),
+      knex: () => (knex ??= createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })),
+    };
+    await spec.run(ctx, parsed.values, parsed.positionals);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) return usageError(io, error.message);
+    if (error instanceof ConfigError || error instanceof CommandError || error instanceof FixtureValidationError) {
+      io.err(error.message);
+      return 1;
+    }
+    io.err(`${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  } finally {
+    // An open pool would keep the process alive.
+    if (knex) await (knex as Knex).destroy();
+  }
+}
+
+function usageError(io: CliIo, message: string): number {
+  io.err(message);
+  io.err('');
+  io.err(USAGE);
+  return 2;
+}
