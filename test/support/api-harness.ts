@@ -42,9 +42,20 @@ export function authHeaders(tenant: Tenant): Record<string, string> {
  * Starts the real API in this process on a free port, with the test fixture
  * loaded. Embedded profile unless `env` says otherwise.
  */
-export async function startTestApi(env: Record<string, string> = {}, options: { now?: Date; label?: string } = {}): Promise<TestApi> {
+export interface TestApiOptions {
+  /** The clock the API reads (periods). */
+  now?: Date;
+  /** Part of the test database and Redis prefix names. */
+  label?: string;
+  /** Overrides API_TEST_PROFILE for this server. */
+  profile?: 'embedded' | 'production';
+  /** Production profile: start a worker process (default true). */
+  worker?: boolean;
+}
+
+export async function startTestApi(env: Record<string, string> = {}, options: TestApiOptions = {}): Promise<TestApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'logi-api-'));
-  const stack = PROFILE === 'production' ? await ProductionStack.start(options.label ?? 'api') : null;
+  const stack = (options.profile ?? PROFILE) === 'production' ? await ProductionStack.start(options.label ?? 'api') : null;
   const fullEnv = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', METRICS_PORT: '0', ...stack?.env, ...env };
   const config = loadConfig(fullEnv);
   const container = buildContainer(config, pino({ level: 'silent' }));
@@ -56,7 +67,7 @@ export async function startTestApi(env: Record<string, string> = {}, options: { 
   const knex = container.get<Knex>(Tokens.Knex);
   await migrateLatest(knex);
   await loadFixtures(knex, testFixture, { hasher: new Sha256ApiKeyHasher() });
-  await stack?.startWorker(dataDir);
+  if (options.worker !== false) await stack?.startWorker(dataDir);
   const server = await startServer(container);
   const base = `${server.url}/v1`;
   return {
