@@ -12,7 +12,6 @@ export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths
 export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
   return {
     openapi: '3.1.0',
-    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     info: {
       title: 'Logistics orders and invoices API',
       version: '1.0.0',

@@ -1,0 +1,91 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../support/api-harness.js';
+import { DIRS, KEYS } from '../support/test-fixture.js';
+
+/** Left for a person to look at: the page as rendered, and a request tried from it. */
+const SCREENSHOTS = path.resolve('.tmp');
+const SPEC_PATHS = ['/orders/{order_id}/files', '/orders/file-categories', '/orders/by-nr', '/invoices', '/invoices/{invoice_id}/pdf'];
+
+let api: TestApi;
+let browser: Browser;
+beforeAll(async () => {
+  api = await startTestApi({ RATE_LIMIT_MAX: '3' });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await api?.stop();
+});
+
+describe('GET /v1/docs', () => {
+  it('when fetched without credentials, then an HTML page whose policy allows this server only', async () => {
+    for (let i = 0; i < 5; i += 1) {
+      const response = await fetch(`${api.base}/docs`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(response.headers.get('x-ratelimit-limit')).toBeNull();
+      expect(await response.text()).toContain('/v1/docs/assets/swagger-ui-bundle.js');
+    }
+    expect((await fetch(`${api.base}/docs/assets/swagger-ui.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
+    expect((await fetch(`${api.base}/docs/assets/package.json`)).status).toBe(404);
+    expect((await fetch(`${api.base}/docs/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
+  });
+
+  it('when opened in a browser, then it lists the five endpoints, a request can be tried with credentials, and nothing leaves 127.0.0.1', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const requested: string[] = [];
+    const pageErrors: string[] = [];
+    context.on('request', (request) => requested.push(request.url()));
+    const page = await context.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    try {
+      await page.goto(`${api.base}/docs`, { waitUntil: 'load' });
+      const operations = page.locator('.opblock');
+      await operations.nth(SPEC_PATHS.length - 1).waitFor();
+      expect(await operations.count()).toBe(SPEC_PATHS.length);
+      const shown = await page.locator('.opblock-summary-path').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-path')));
+      expect(shown.sort()).toEqual([...SPEC_PATHS].sort());
+      await expect(page.locator('.info .title').innerText()).resolves.toContain('Logistics orders and invoices API');
+      await page.screenshot({ path: await screenshotPath('docs-page.png'), fullPage: true });
+
+      // Authorize as a person would: the bearer key and the client directory, each in its own form.
+      await page.locator('.auth-wrapper button.authorize').click();
+      const modal = page.locator('.modal-ux');
+      await modal.locator('.auth-container', { hasText: 'bearerAuth' }).locator('input').fill(KEYS.baltic);
+      await modal.locator('.auth-container', { hasText: 'clientDirectory' }).locator('input').fill(DIRS.baltic);
+      for (const name of ['bearerAuth', 'clientDirectory']) {
+        await modal.locator('.auth-container', { hasText: name }).locator('button.authorize').click();
+      }
+      await modal.locator('button.close-modal').click();
+
+      const operation = page.locator('#operations-Orders-listFileCategories');
+      await operation.locator('.opblock-summary').click();
+      await operation.locator('button.try-out__btn').click();
+      await operation.locator('button.execute').click();
+      const status = operation.locator('.live-responses-table .response .response-col_status');
+      await expect(status.first().innerText()).resolves.toBe('200');
+      await expect(operation.locator('.live-responses-table').innerText()).resolves.toContain('Delivery note');
+      await operation.screenshot({ path: await screenshotPath('docs-page-try-it-out.png') });
+    } finally {
+      await context.close();
+    }
+    expect(pageErrors).toEqual([]);
+    expect(requested.length).toBeGreaterThan(3);
+    const elsewhere = requested.filter((url) => !/^(data:|http:\/\/127\.0\.0\.1:\d+\/)/.test(url));
+    expect(elsewhere).toEqual([]);
+    expect(requested).toContain(`${api.base}/openapi.json`);
+    expect(requested).toContain(`${api.base}/orders/file-categories`);
+  });
+});
+
+async function screenshotPath(name: string): Promise<string> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  return path.join(SCREENSHOTS, name);
+}

@@ -1,0 +1,213 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { invoicePdfQuerySchema, listInvoicesQuerySchema } from '@logi/domain';
+import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
+import { multipart, PDF_BYTES, PNG_BYTES } from '../support/multipart.js';
+import { OpenApiContract, type OpenApiDoc } from '../support/openapi-contract.js';
+import { replaceDirectoryWithFile } from '../support/break-storage.js';
+
+const SPEC_OPERATIONS = [
+  ['post', '/orders/{order_id}/files'],
+  ['get', '/orders/file-categories'],
+  ['get', '/orders/by-nr'],
+  ['get', '/invoices'],
+  ['get', '/invoices/{invoice_id}/pdf'],
+] as const;
+
+let api: TestApi;
+let contract: OpenApiContract;
+beforeAll(async () => {
+  api = await startTestApi();
+  const response = await fetch(`${api.base}/openapi.json`);
+  expect(response.status).toBe(200);
+  contract = new OpenApiContract((await response.json()) as OpenApiDoc);
+});
+afterAll(async () => {
+  await api?.stop();
+});
+
+describe('the OpenAPI document', () => {
+  it('when fetched without credentials, then it is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(contract.doc as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    expect(contract.doc.servers).toEqual([expect.objectContaining({ url: '/v1' })]);
+  });
+
+  it('when read, then it covers exactly the five endpoints of the spec, each with its error answers and exact messages', () => {
+    const listed = Object.entries(contract.doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
+    expect(listed.sort()).toEqual(SPEC_OPERATIONS.map(([method, path]) => `${method} ${path}`).sort());
+    for (const [method, path] of SPEC_OPERATIONS) {
+      const responses = contract.operation(method, path).responses;
+      const expected = ['401', '405', '414', '429', '500', '503', ...(path === '/orders/file-categories' ? [] : ['404', '422'])];
+      if (path === '/invoices') expected.splice(expected.indexOf('404'), 1);
+      for (const status of expected) expect(responses[status], `${method} ${path} ${status}`).toBeDefined();
+      const message = (status: string) => JSON.stringify(responses[status]!.content!['application/json']!.schema);
+      expect(message('401')).toContain('"const":"Authentication failed"');
+      expect(message('429')).toContain('"const":"Too Many Attempts."');
+      expect(message('503')).toContain('"const":"Service Unavailable"');
+      expect(responses['429']!.headers).toHaveProperty('Retry-After');
+      expect(responses['503']!.headers).toHaveProperty('Retry-After');
+      expect(responses['405']!.headers).toHaveProperty('Allow');
+    }
+    const notFound = (method: string, path: string) => JSON.stringify(contract.operation(method, path).responses['404']!.content!['application/json']!.schema);
+    expect(notFound('post', '/orders/{order_id}/files')).toContain('"const":"Order not found"');
+    expect(notFound('get', '/orders/by-nr')).toContain('Order with given nr');
+    expect(notFound('get', '/invoices/{invoice_id}/pdf')).toContain('"const":"Invoice not found"');
+    expect(contract.operation('post', '/orders/{order_id}/files').responses['413']).toBeDefined();
+    expect(JSON.stringify(contract.operation('get', '/invoices').responses['422'])).toContain('The given data was invalid.');
+  });
+
+  it('when read, then every query parameter of the validating zod schemas is there with type, default, enum and description', () => {
+    const params = (method: string, path: string) => new Map((contract.operation(method, path).parameters ?? []).map((p) => [p.name, p]));
+    const list = params('get', '/invoices');
+    expect([...list.keys()].sort()).toEqual(Object.keys(listInvoicesQuerySchema.shape).sort());
+    for (const parameter of list.values()) {
+      expect(parameter.in).toBe('query');
+      expect((parameter as { description?: string }).description).toBeTruthy();
+      expect(parameter.schema.type).toBeDefined();
+    }
+    expect(list.get('per_page')!.schema).toEqual({ type: 'integer', minimum: 1, maximum: 500, default: 250 });
+    expect(list.get('page')!.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
+    expect(list.get('period')!.schema.enum).toEqual(['cur_month', 'prev_month', 'last_30_days', 'last_60_days', 'last_90_days', 'custom']);
+    expect(list.get('sort_dir')!.schema).toMatchObject({ enum: ['asc', 'desc'], default: 'desc' });
+    expect(list.get('types')).toMatchObject({ style: 'form', explode: false, schema: { type: 'array', items: { enum: ['s', 'c', 'p'] } } });
+    const pdf = params('get', '/invoices/{invoice_id}/pdf');
+    expect([...pdf.keys()].sort()).toEqual(['invoice_id', ...Object.keys(invoicePdfQuerySchema.shape)].sort());
+    expect(pdf.get('lang')!.schema).toMatchObject({ enum: ['cs', 'de', 'en', 'pl', 'ro', 'tr'], default: 'en' });
+    expect(params('get', '/orders/by-nr').get('nr')).toMatchObject({ required: true });
+    const body = contract.operation('post', '/orders/{order_id}/files') as unknown as {
+      requestBody: { content: Record<string, { schema: { properties: Record<string, { type?: string; items?: { format?: string } }>; required: string[] } }> };
+    };
+    const upload = body.requestBody.content['multipart/form-data']!.schema;
+    expect(upload.required).toEqual(['files']);
+    expect(upload.properties.files).toMatchObject({ type: 'array', items: { type: 'string', format: 'binary' } });
+    expect(upload.properties).toHaveProperty('category_id');
+  });
+
+  it('when read, then the security schemes are bearer plus X-Client-Directory, with the legacy directory header', () => {
+    const components = contract.doc.components as { securitySchemes: Record<string, Record<string, string>> };
+    expect(components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(components.securitySchemes.clientDirectory).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Client-Directory' });
+    expect(components.securitySchemes.legacyDirectory).toMatchObject({ type: 'apiKey', in: 'header', name: 'directory' });
+    expect(contract.doc.security).toContainEqual({ bearerAuth: [], clientDirectory: [] });
+    expect(JSON.stringify(contract.doc.info)).toContain('APP_TIMEZONE');
+  });
+});
+
+describe('real responses match the document', () => {
+  it('when each GET endpoint succeeds, then its 200 fits the documented schema and headers', async () => {
+    const categories = (await contract.expectDocumented(await api.call('/orders/file-categories'), 'get', '/orders/file-categories')) as { data: unknown[] };
+    expect(categories.data.length).toBeGreaterThan(0);
+    await contract.expectDocumented(await api.call('/orders/by-nr?nr=0412'), 'get', '/orders/by-nr');
+    const list = (await contract.expectDocumented(await api.call('/invoices?per_page=500'), 'get', '/invoices')) as { data: { invoices: Array<{ correct_of: unknown }> } };
+    expect(list.data.invoices.some((invoice) => invoice.correct_of !== null)).toBe(true);
+    await contract.expectDocumented(await api.call('/invoices?page=99'), 'get', '/invoices');
+    const pdf = (await contract.expectDocumented(await api.call('/invoices/9001/pdf?lang=de&duplicate=1'), 'get', '/invoices/{invoice_id}/pdf')) as Buffer;
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+  });
+
+  it('when files are uploaded, then the 201 fits; a validation 422 and a missing order 404 fit too', async () => {
+    const ok = multipart([
+      { name: 'files', filename: 'cmr.pdf', content: PDF_BYTES },
+      { name: 'category_id', content: '1' },
+    ]);
+    const created = await api.call('/orders/3001/files', { method: 'POST', body: ok.body, headers: { 'Content-Type': ok.contentType } });
+    expect(created.status).toBe(201);
+    await contract.expectDocumented(created, 'post', '/orders/{order_id}/files');
+    const none = multipart([{ name: 'category_id', content: '1' }]);
+    const invalid = await api.call('/orders/3001/files', { method: 'POST', body: none.body, headers: { 'Content-Type': none.contentType } });
+    expect(invalid.status).toBe(422);
+    await contract.expectDocumented(invalid, 'post', '/orders/{order_id}/files');
+    const missing = await api.call('/orders/999999/files', { method: 'POST', body: ok.body, headers: { 'Content-Type': ok.contentType } });
+    expect(missing.status).toBe(404);
+    await contract.expectDocumented(missing, 'post', '/orders/{order_id}/files');
+  });
+
+  it('when no file can be stored, then the 422 with the attach-files payload fits', async () => {
+    const restore = await replaceDirectoryWithFile(`${api.dataDir}/files`);
+    try {
+      const body = multipart([{ name: 'files', filename: 'photo.png', content: PNG_BYTES }]);
+      const response = await api.call('/orders/3001/files', { method: 'POST', body: body.body, headers: { 'Content-Type': body.contentType } });
+      expect(response.status).toBe(422);
+      const envelope = (await contract.expectDocumented(response, 'post', '/orders/{order_id}/files')) as { message: string; data: { failed: unknown[] } };
+      expect(envelope.message).toBe('No files were uploaded');
+      expect(envelope.data.failed).toHaveLength(1);
+    } finally {
+      await restore();
+    }
+  });
+
+  it('when credentials are missing, then every endpoint answers a 401 that fits', async () => {
+    const calls: Array<[string, string, string]> = [
+      ['/orders/3001/files', 'post', '/orders/{order_id}/files'],
+      ['/orders/file-categories', 'get', '/orders/file-categories'],
+      ['/orders/by-nr?nr=1', 'get', '/orders/by-nr'],
+      ['/invoices', 'get', '/invoices'],
+      ['/invoices/9001/pdf', 'get', '/invoices/{invoice_id}/pdf'],
+    ];
+    for (const [url, method, path] of calls) {
+      const response = await api.call(url, { method: method.toUpperCase(), as: null });
+      expect(response.status).toBe(401);
+      await contract.expectDocumented(response, method, path);
+    }
+  });
+
+  it('when the order or invoice does not exist or the query is invalid, then the 404 and 422 answers fit', async () => {
+    const notFound = await api.call('/orders/by-nr?nr=NO-SUCH-NR');
+    expect(notFound.status).toBe(404);
+    expect(await contract.expectDocumented(notFound, 'get', '/orders/by-nr')).toMatchObject({ message: 'Order with given nr (NO-SUCH-NR) not found' });
+    const noInvoice = await api.call('/invoices/123456/pdf');
+    expect(noInvoice.status).toBe(404);
+    await contract.expectDocumented(noInvoice, 'get', '/invoices/{invoice_id}/pdf');
+    const cases: Array<[string, string]> = [
+      ['/invoices?per_page=501', '/invoices'],
+      ['/invoices?types=s,x', '/invoices'],
+      ['/orders/by-nr', '/orders/by-nr'],
+      ['/invoices/9001/pdf?lang=xx', '/invoices/{invoice_id}/pdf'],
+    ];
+    for (const [url, path] of cases) {
+      const response = await api.call(url);
+      expect(response.status, url).toBe(422);
+      await contract.expectDocumented(response, 'get', path);
+    }
+  });
+
+  it('when the method is wrong or the query too long, then the 405 and 414 answers fit', async () => {
+    const wrongMethod = await api.call('/invoices', { method: 'DELETE' });
+    expect(wrongMethod.status).toBe(405);
+    await contract.expectDocumented(wrongMethod, 'get', '/invoices');
+    const tooLong = await api.call(`/invoices?search=${'a'.repeat(9000)}`);
+    expect(tooLong.status).toBe(414);
+    await contract.expectDocumented(tooLong, 'get', '/invoices');
+  });
+
+  it('when the rate limit is exceeded, then the 429 fits, and the document itself is never limited', async () => {
+    const limited = await startTestApi({ RATE_LIMIT_MAX: '1' });
+    try {
+      const first = await limited.call('/orders/file-categories');
+      expect(first.status).toBe(200);
+      await contract.expectDocumented(first, 'get', '/orders/file-categories');
+      const second = await limited.call('/orders/file-categories');
+      expect(second.status).toBe(429);
+      await contract.expectDocumented(second, 'get', '/orders/file-categories');
+      for (let i = 0; i < 5; i += 1) {
+        const doc = await fetch(`${limited.base}/openapi.json`);
+        expect(doc.status).toBe(200);
+        expect(doc.headers.get('x-ratelimit-limit')).toBeNull();
+        expect(((await doc.json()) as OpenApiDoc).openapi).toBe('3.1.0');
+      }
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('when the rate limit is reported, then the document states this deployment\'s limit', async () => {
+    const response = await api.call('/orders/file-categories');
+    await envelopeOf(response);
+    const limit = response.headers.get('x-ratelimit-limit');
+    expect((contract.doc.info as { description: string }).description).toContain(`${limit} requests per ${api.config.rateLimit.windowSeconds} s`);
+  });
+});
