@@ -103,8 +103,9 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     expect(lines).toEqual(['job started', 'job completed']);
   });
 
-  it('when a job is sent right after the queue is made, then it waits for the connect instead of failing', async () => {
+  it('when a job or a ping is sent right after the queue is made, then it waits for the connect instead of failing', async () => {
     await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: 3 })));
+    await expect(queue().ping()).resolves.toBeUndefined();
     const q = queue();
     await expect(q.runAndWait('render-invoice-pdf', pdfPayload(12), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
       pdfKey: 'pdf/12.pdf',

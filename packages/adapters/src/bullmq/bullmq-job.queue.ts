@@ -8,7 +8,7 @@ import {
   type JobResults,
   type RunJobOptions,
 } from '@logi/domain';
-import { createRedis } from '../redis/create-redis.js';
+import { createRedis, whenRedisReady } from '../redis/create-redis.js';
 import { decodeJobFailure } from './job-failure.codec.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
@@ -62,7 +62,7 @@ export class BullmqJobQueue implements JobQueuePort {
     if (this.closing) throw new ServiceUnavailableError('job queue is closed');
     const startedAt = Date.now();
     // A disconnected client would only fail later; answering now spares the caller the wait.
-    if (!(await this.connected(Math.min(options.timeoutMs, CONNECTING_GRACE_MS)))) {
+    if (!(await whenRedisReady(this.client, Math.min(options.timeoutMs, CONNECTING_GRACE_MS)))) {
       throw new ServiceUnavailableError('job queue unavailable: Redis is not connected');
     }
     const { queue, events } = this.channel(name);
@@ -89,6 +89,7 @@ export class BullmqJobQueue implements JobQueuePort {
   async ping(): Promise<void> {
     if (this.closing) throw new ServiceUnavailableError('job queue is closed');
     try {
+      await whenRedisReady(this.client, CONNECTING_GRACE_MS);
       await this.client.ping();
     } catch (error) {
       throw new ServiceUnavailableError(`job queue unavailable: ${reasonOf(error)}`);
@@ -98,27 +99,6 @@ export class BullmqJobQueue implements JobQueuePort {
   async close(): Promise<void> {
     this.closing ??= this.shutdown();
     return this.closing;
-  }
-
-  /** Ready now, or within `graceMs` if a connect is under way (just after start, or mid-reconnect). */
-  private async connected(graceMs: number): Promise<boolean> {
-    const status = this.client.status;
-    if (status === 'ready') return true;
-    if (status !== 'connecting' && status !== 'connect') return false;
-    return new Promise<boolean>((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        this.client.off('ready', onReady);
-        this.client.off('close', onClose);
-        resolve(ok);
-      };
-      const onReady = () => done(true);
-      // A refused or dropped connect ends the wait at once: Redis is down, not slow.
-      const onClose = () => done(false);
-      const timer = setTimeout(() => done(false), graceMs);
-      this.client.on('ready', onReady);
-      this.client.on('close', onClose);
-    });
   }
 
   private channel(name: JobName): JobChannel {

@@ -40,3 +40,29 @@ export function createRedis(url: string, options: CreateRedisOptions): Redis {
   redis.on('error', options.onError ?? (() => undefined));
   return redis;
 }
+
+/**
+ * True when `redis` is ready now or becomes ready within `graceMs` while a
+ * connect is under way (just after start, or mid-reconnect). A `client`
+ * connection refuses commands until then, so callers that may run right
+ * after start (readiness checks, the first job) wait here first; a refused
+ * connect ends the wait at once.
+ */
+export function whenRedisReady(redis: Redis, graceMs: number): Promise<boolean> {
+  const status = redis.status;
+  if (status === 'ready') return Promise.resolve(true);
+  if (status !== 'connecting' && status !== 'connect' && status !== 'wait') return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('close', onClose);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const onClose = () => done(false);
+    const timer = setTimeout(() => done(false), graceMs);
+    redis.on('ready', onReady);
+    redis.on('close', onClose);
+  });
+}
