@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
@@ -91,5 +92,42 @@ describe('GET /health/ready with the database gone', () => {
     expect(body.data.checks).toMatchObject({ database: 'failed', storage: 'ok', job_queue: 'ok' });
     expect(body.data.failing).toEqual(['database']);
     expect((await fetch(`${broken.root}/health/live`)).status).toBe(200);
+  });
+});
+
+describe('GET /health/ready in the Redis profile', () => {
+  it('when Redis answers, then the queue and Redis are checked instead of an in-process renderer', async () => {
+    const withRedis = await startTestApi({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: `health-test-${process.pid}` });
+    try {
+      const response = await fetch(`${withRedis.root}/health/ready`);
+      const body = await envelopeOf(response);
+      expect(response.status, JSON.stringify(body)).toBe(200);
+      expect(body.data).toEqual({ checks: { database: 'ok', storage: 'ok', job_queue: 'ok', redis: 'ok' } });
+    } finally {
+      await withRedis.stop();
+    }
+  });
+
+  it('when nothing listens at REDIS_URL, then 503 naming the queue and Redis, within the check timeout', async () => {
+    const closedPort = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const noRedis = await startTestApi({ REDIS_URL: `redis://127.0.0.1:${closedPort}` });
+    try {
+      const started = Date.now();
+      const response = await fetch(`${noRedis.root}/health/ready`);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(response.status).toBe(503);
+      const body = await envelopeOf(response);
+      expect(body.data.failing).toEqual(['job_queue', 'redis']);
+      expect(body.message).toBe('Service Unavailable: job_queue, redis');
+      expect(body.data.checks).toMatchObject({ database: 'ok', storage: 'ok' });
+      expect(['failed', 'timeout']).toContain(body.data.checks.redis);
+    } finally {
+      await noRedis.stop();
+    }
   });
 });

@@ -1,4 +1,8 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
+
+/** Pause between two attempts at a dependency that failed fast. */
+const RETRY_INTERVAL_MS = 100;
 
 export interface DependencyCheck {
   /** Named in the 503 answer: `database`, `storage`, `job_queue`, `redis`, `pdf_renderer`. */
@@ -36,24 +40,44 @@ export class ReadinessChecker {
     return { ready: failing.length === 0, checks, failing };
   }
 
+  /**
+   * A dependency that fails fast is asked again until its timeout: one that
+   * is still connecting (just after start, or mid-reconnect) gets that long
+   * to answer, so a probe does not flap on a reconnect. One that hangs is
+   * cut off at the timeout.
+   */
   private async run(check: DependencyCheck): Promise<CheckOutcome> {
+    const deadline = Date.now() + check.timeoutMs;
+    let lastError: unknown = null;
+    for (;;) {
+      const attempt = await this.attempt(check, deadline - Date.now());
+      if (attempt === 'ok') return 'ok';
+      if (attempt === 'timeout') {
+        this.logger.warn({ dependency: check.name, timeoutMs: check.timeoutMs, lastError }, 'readiness check timed out');
+        return 'timeout';
+      }
+      lastError = attempt.error;
+      if (deadline - Date.now() <= RETRY_INTERVAL_MS) {
+        this.logger.warn({ err: lastError, dependency: check.name }, 'readiness check failed');
+        return 'failed';
+      }
+      await delay(RETRY_INTERVAL_MS);
+    }
+  }
+
+  private async attempt(check: DependencyCheck, budgetMs: number): Promise<'ok' | 'timeout' | { error: unknown }> {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), check.timeoutMs);
+      timer = setTimeout(() => resolve('timeout'), Math.max(0, budgetMs));
     });
     const answered = Promise.resolve()
       .then(check.probe)
       .then(
         () => 'ok' as const,
-        (error: unknown) => {
-          this.logger.warn({ err: error, dependency: check.name }, 'readiness check failed');
-          return 'failed' as const;
-        },
+        (error: unknown) => ({ error }),
       );
     try {
-      const outcome = await Promise.race([answered, timedOut]);
-      if (outcome === 'timeout') this.logger.warn({ dependency: check.name, timeoutMs: check.timeoutMs }, 'readiness check timed out');
-      return outcome;
+      return await Promise.race([answered, timedOut]);
     } finally {
       clearTimeout(timer);
     }
