@@ -1,0 +1,174 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Knex } from 'knex';
+import { createKnex, Sha256ApiKeyHasher } from '@logi/adapters';
+import { openTestDatabase, snapshot, type TestDatabase } from '../adapters/knex-test-databases.js';
+import { repositoryFixture } from '../adapters/knex-repository.fixture.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const hasher = new Sha256ApiKeyHasher();
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runOnce(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile('pnpm', ['--silent', 'cli', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: '', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * `pnpm cli <args>`. On these machines pnpm itself now and then fails to
+ * resolve its packageManager pin before running anything
+ * (ERR_PNPM_BAD_CONFIG_DEP); only that failure is retried.
+ */
+async function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  let run = await runOnce(args, env);
+  for (let attempt = 0; attempt < 3 && run.stderr.includes('ERR_PNPM_BAD_CONFIG_DEP'); attempt++) run = await runOnce(args, env);
+  return run;
+}
+
+describe('pnpm cli (embedded SQLite in DATA_DIR)', () => {
+  let dataDir: string;
+  let env: Record<string, string>;
+  let knex: Knex | null = null;
+  const db = () => (knex ??= createKnex({ databaseUrl: null, dataDir }));
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'logi-cli-'));
+    env = { DATA_DIR: dataDir };
+  });
+
+  afterAll(async () => {
+    await knex?.destroy();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('when db:migrate runs twice, then the schema is created once and then reported up to date', async () => {
+    const first = await cli(['db:migrate'], env);
+    expect(first).toMatchObject({ code: 0, stdout: 'Schema updated: 001-initial-schema\n' });
+    expect(await cli(['db:migrate'], env)).toMatchObject({ code: 0, stdout: 'Schema is up to date.\n' });
+    expect(await db().schema.hasTable('invoices')).toBe(true);
+  });
+
+  it('when a fixture file is loaded twice, then counts are printed and the second load changes nothing', async () => {
+    const file = path.join(dataDir, 'fixture.json');
+    await writeFile(file, JSON.stringify(repositoryFixture));
+    const first = await cli(['fixtures:load', file], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe(`Loaded ${file}: 3 clients, 2 file categories, 7 orders, 28 invoices (29 invoice orders, 30 items).\n`);
+    const before = await snapshot(db());
+    expect(before.invoices).toHaveLength(28);
+    expect((await cli(['fixtures:load', file], env)).code).toBe(0);
+    expect(await snapshot(db())).toEqual(before);
+  });
+
+  it('when the fixture file is invalid, then one line names the bad path, exit 1, nothing written', async () => {
+    const bad = structuredClone(repositoryFixture);
+    (bad.invoices[3] as { type: string }).type = 'x';
+    bad.invoices[0]!.nr = 'SHOULD-NOT-APPEAR';
+    const file = path.join(dataDir, 'bad.json');
+    await writeFile(file, JSON.stringify(bad));
+    const run = await cli(['fixtures:load', file], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('Invalid fixture file at invoices[3].type:');
+    expect(await db()('invoices').where({ nr: 'SHOULD-NOT-APPEAR' }).count({ n: '*' })).toEqual([{ n: 0 }]);
+    const missing = await cli(['fixtures:load', path.join(dataDir, 'none.json')], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('none.json: ENOENT');
+  });
+
+  it('when a client is created, then its key is printed once, stored only as a hash, and a second create fails', async () => {
+    const run = await cli(['clients:create', '--directory', 'acme-cli', '--name', 'ACME Spółka'], env);
+    expect(run.code).toBe(0);
+    const key = run.stdout.trim();
+    expect(key).toMatch(/^lgk_[A-Za-z0-9_-]{43}$/);
+    const row = await db()('clients').where({ directory: 'acme-cli' }).first();
+    expect(row.name).toBe('ACME Spółka');
+    expect(row.api_key_hash).toBe(hasher.hash(key));
+    expect(JSON.stringify(row)).not.toContain(key);
+
+    const again = await cli(['clients:create', '--directory', 'acme-cli'], env);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toContain('Client directory "acme-cli" already exists');
+  });
+
+  it('when clients are listed, then every directory and name is shown', async () => {
+    const run = await cli(['clients:list'], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^DIRECTORY +NAME\n/);
+    expect(run.stdout).toMatch(/\nacme-cli +ACME Spółka\n/);
+    expect(run.stdout).toMatch(/\nnorth-freight +North Freight Sp\. z o\.o\.\n/);
+  });
+
+  it('when a key is rotated, then the new key replaces the old; an unknown directory fails', async () => {
+    const before = (await db()('clients').where({ directory: 'acme-cli' }).first()).api_key_hash;
+    const run = await cli(['clients:rotate-key', '--directory', 'acme-cli'], env);
+    expect(run.code).toBe(0);
+    const key = run.stdout.trim();
+    const after = (await db()('clients').where({ directory: 'acme-cli' }).first()).api_key_hash;
+    expect(after).not.toBe(before);
+    expect(hasher.verify(key, after)).toBe(true);
+    const unknown = await cli(['clients:rotate-key', '--directory', 'nobody'], env);
+    expect(unknown).toMatchObject({ code: 1, stdout: '' });
+    expect(unknown.stderr).toContain('Client directory "nobody" does not exist.');
+  });
+
+  it.each([
+    [['no:such-command'], 'Unknown command "no:such-command".'],
+    [['clients:create'], '--directory <id> is required.'],
+    [['clients:create', '--directory', 'bad dir'], '--directory must be'],
+    [['clients:create', '--directory', 'x', '--colour', 'red'], "Unknown option '--colour'"],
+    [['fixtures:load'], 'fixtures:load needs 1 argument.'],
+    [[], 'Usage: pnpm cli <command>'],
+  ])('when the command line is %j, then exit 2 with the usage', async (args, message) => {
+    const run = await cli(args, env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+    expect(run.stderr).toContain('Usage: pnpm cli <command> [options]');
+  });
+
+  it('when the configuration is wrong, then its one line is printed and exit 1', async () => {
+    const run = await cli(['db:migrate'], { ...env, PORT: 'abc' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('Configuration error: PORT must be a whole number >= 0 (got "abc")\n');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('pnpm cli with DATABASE_URL (MariaDB)', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await openTestDatabase('mariadb', 'cli');
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('when the demo fixture is loaded twice, then both directories and their demo keys work and nothing changes', async () => {
+    const env = { DATABASE_URL: db.databaseUrl!, DATA_DIR: db.dataDir };
+    const first = await cli(['fixtures:load', 'fixtures/demo.json'], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^Loaded fixtures\/demo\.json: 2 clients, 5 file categories, 80 orders, \d{3} invoices/);
+    const before = await snapshot(db.knex);
+    expect((await cli(['fixtures:load', 'fixtures/demo.json'], env)).code).toBe(0);
+    expect(await snapshot(db.knex)).toEqual(before);
+    const clients = await db.knex('clients').select('directory', 'api_key_hash').orderBy('directory');
+    expect(clients).toEqual([
+      { directory: 'alpine-logistics', api_key_hash: hasher.hash('demo-key-alpine') },
+      { directory: 'baltic-haulage', api_key_hash: hasher.hash('demo-key-baltic') },
+    ]);
+  });
+});
