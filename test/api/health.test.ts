@@ -9,7 +9,7 @@ import { replaceDirectoryWithFile } from '../support/break-storage.js';
 let api: TestApi;
 beforeAll(async () => {
   // A limit of one: any request the limiter counted would be refused from the second on.
-  api = await startTestApi({ RATE_LIMIT_MAX: '1' });
+  api = await startTestApi({ RATE_LIMIT_MAX: '1' }, { profile: 'embedded' });
 });
 afterAll(async () => {
   await api?.stop();
@@ -26,7 +26,7 @@ describe('GET /health/live', () => {
   });
 });
 
-describe('GET /health/ready', () => {
+describe('GET /health/ready (embedded profile)', () => {
   it('when every dependency answers, then 200 with a check per dependency, the PDF renderer included in the embedded profile', async () => {
     const response = await fetch(`${api.root}/health/ready`);
     expect(response.status).toBe(200);
@@ -74,10 +74,10 @@ describe('GET /health/ready', () => {
   });
 });
 
-describe('GET /health/ready with the database gone', () => {
+describe('GET /health/ready with the database gone (embedded profile)', () => {
   let broken: TestApi;
   beforeAll(async () => {
-    broken = await startTestApi();
+    broken = await startTestApi({}, { profile: 'embedded' });
   });
   afterAll(async () => {
     await broken?.stop();
@@ -95,16 +95,23 @@ describe('GET /health/ready with the database gone', () => {
   });
 });
 
-describe('GET /health/ready in the Redis profile', () => {
-  it('when Redis answers, then the queue and Redis are checked instead of an in-process renderer', async () => {
-    const withRedis = await startTestApi({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: `health-test-${process.pid}` });
+describe('GET /health/ready in the production profile (MariaDB, Redis, S3)', () => {
+  it('when everything answers, then the queue and Redis are checked instead of an in-process renderer; when S3 goes away, 503 naming storage', async () => {
+    const production = await startTestApi({}, { profile: 'production', label: 'health', worker: false });
     try {
-      const response = await fetch(`${withRedis.root}/health/ready`);
+      const response = await fetch(`${production.root}/health/ready`);
       const body = await envelopeOf(response);
       expect(response.status, JSON.stringify(body)).toBe(200);
       expect(body.data).toEqual({ checks: { database: 'ok', storage: 'ok', job_queue: 'ok', redis: 'ok' } });
+
+      await production.stack!.s3.stop();
+      const down = await fetch(`${production.root}/health/ready`);
+      expect(down.status).toBe(503);
+      const downBody = await envelopeOf(down);
+      expect(downBody.data.failing).toEqual(['storage']);
+      expect(downBody.message).toBe('Service Unavailable: storage');
     } finally {
-      await withRedis.stop();
+      await production.stop();
     }
   });
 
@@ -115,7 +122,7 @@ describe('GET /health/ready in the Redis profile', () => {
         server.close(() => resolve(port));
       });
     });
-    const noRedis = await startTestApi({ REDIS_URL: `redis://127.0.0.1:${closedPort}` });
+    const noRedis = await startTestApi({ REDIS_URL: `redis://127.0.0.1:${closedPort}` }, { profile: 'embedded' });
     try {
       const started = Date.now();
       const response = await fetch(`${noRedis.root}/health/ready`);
