@@ -22,12 +22,13 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database of its own for one test file. */
-export async function openTestDatabase(profile: Profile, label: string): Promise<TestDatabase> {
+/** A fresh database of its own for one test file, migrated unless told otherwise. */
+export async function openTestDatabase(profile: Profile, label: string, options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const migrate = options.migrate ?? true;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `logi-${label}-`));
   if (profile === 'sqlite') {
     const knex = createKnex({ databaseUrl: null, dataDir });
-    await migrateLatest(knex);
+    if (migrate) await migrateLatest(knex);
     return {
       knex,
       profile,
@@ -43,7 +44,7 @@ export async function openTestDatabase(profile: Profile, label: string): Promise
   await withMariadbAdmin((admin) => admin.raw(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`));
   const databaseUrl = `mysql://root@127.0.0.1:3306/${name}`;
   const knex = createKnex({ databaseUrl, dataDir });
-  await migrateLatest(knex);
+  if (migrate) await migrateLatest(knex);
   return {
     knex,
     profile,

@@ -22,14 +22,33 @@ class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {
 
 const MIGRATION_CONFIG: Knex.MigratorConfig = { migrationSource: new InCodeMigrationSource(), tableName: 'knex_migrations' };
 
+/** How long a process waits for another one's migration before giving up (a crash can leave the lock set). */
+const LOCK_WAIT_MS = 60_000;
+const LOCK_POLL_MS = 250;
+
 /**
- * Brings the schema up to date; safe to run from several processes, knex's
- * lock table lets one run the migrations while the others wait or fail.
- * Returns the names of the migrations it ran.
+ * Brings the schema up to date and returns the names of the migrations it
+ * ran. Several processes may call it at once (API replicas, worker, CLI on one
+ * DATA_DIR): knex lets one of them migrate and fails the others at once, so
+ * those wait and try again, which then finds nothing left to do.
  */
 export async function migrateLatest(knex: Knex): Promise<string[]> {
-  const [, names] = (await knex.migrate.latest(MIGRATION_CONFIG)) as [number, string[]];
-  return names;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const [, names] = (await knex.migrate.latest(MIGRATION_CONFIG)) as [number, string[]];
+      return names;
+    } catch (error) {
+      if (!isConcurrentMigration(error) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+    }
+  }
+}
+
+/** Another process holds the lock, or created knex's own tables a moment before this one. */
+function isConcurrentMigration(error: unknown): boolean {
+  const { name, message } = error instanceof Error ? error : { name: '', message: String(error) };
+  return name === 'MigrationLocked' || /already locked|already exists/i.test(message);
 }
 
 /** Drops every table of the schema (tests and `db:reset`-like tooling). */

@@ -1,0 +1,50 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { Knex } from 'knex';
+import { createKnex, migrateLatest } from '@logi/adapters';
+import { openTestDatabase, type TestDatabase } from './knex-test-databases.js';
+
+const TABLES = ['clients', 'file_categories', 'orders', 'order_files', 'invoices', 'invoice_orders', 'invoice_items'];
+
+describe('migrateLatest', () => {
+  const opened: Knex[] = [];
+  let dataDir: string | null = null;
+  let mariadb: TestDatabase | null = null;
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((k) => k.destroy()));
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    dataDir = null;
+  });
+
+  afterAll(async () => {
+    await mariadb?.drop();
+  });
+
+  it('when several processes migrate one SQLite file at once, then one runs the migration and all succeed', async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'logi-migrate-'));
+    const connections = Array.from({ length: 4 }, () => createKnex({ databaseUrl: null, dataDir: dataDir! }));
+    opened.push(...connections);
+    const results = await Promise.all(connections.map((k) => migrateLatest(k)));
+    expect(results.flat()).toEqual(['001-initial-schema']);
+    for (const table of TABLES) expect(await connections[0]!.schema.hasTable(table)).toBe(true);
+    expect(await connections[0]!.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
+    expect(await connections[0]!.raw('PRAGMA foreign_keys')).toEqual([{ foreign_keys: 1 }]);
+  });
+
+  it('when several connections migrate a MariaDB database at once, then all succeed with InnoDB utf8mb4_unicode_ci tables', async () => {
+    mariadb = await openTestDatabase('mariadb', 'migrate', { migrate: false });
+    const connections = Array.from({ length: 3 }, () => createKnex({ databaseUrl: mariadb!.databaseUrl, dataDir: mariadb!.dataDir }));
+    opened.push(...connections);
+    const results = await Promise.all(connections.map((k) => migrateLatest(k)));
+    expect(results.flat()).toEqual(['001-initial-schema']);
+    const [rows] = (await mariadb.knex.raw(
+      'SELECT TABLE_NAME AS name, ENGINE AS engine, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME',
+      [TABLES],
+    )) as unknown as [Array<{ name: string; engine: string; collation: string }>];
+    expect(rows).toHaveLength(TABLES.length);
+    for (const row of rows) expect(row).toMatchObject({ engine: 'InnoDB', collation: 'utf8mb4_unicode_ci' });
+  });
+});
