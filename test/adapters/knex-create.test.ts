@@ -1,0 +1,65 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Knex } from 'knex';
+import { createKnex } from '@logi/adapters';
+import { ensureMariadb, MARIADB_ROOT_URL } from './knex-test-databases.js';
+
+describe('createKnex', () => {
+  let root: string;
+  const opened: Knex[] = [];
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'logi-knex-'));
+  });
+
+  afterAll(async () => {
+    await Promise.all(opened.map((k) => k.destroy()));
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('when no DATABASE_URL is set, then a WAL SQLite file is made in a new DATA_DIR, with foreign keys and a busy timeout', async () => {
+    const dataDir = path.join(root, 'nested', 'data');
+    const knex = createKnex({ databaseUrl: null, dataDir });
+    opened.push(knex);
+    expect(await knex.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
+    expect(await knex.raw('PRAGMA foreign_keys')).toEqual([{ foreign_keys: 1 }]);
+    expect(await knex.raw('PRAGMA busy_timeout')).toEqual([{ timeout: 5000 }]);
+    expect(existsSync(path.join(dataDir, 'app.sqlite'))).toBe(true);
+  });
+
+  it('when SQLite folds and sorts text, then Unicode case is folded and NULL stays NULL', async () => {
+    const knex = createKnex({ databaseUrl: null, dataDir: path.join(root, 'fold') });
+    opened.push(knex);
+    expect(await knex.raw("SELECT ufold('ŁÓDŹ İstanbul ÄRZTE') AS f, ufold(NULL) AS n")).toEqual([{ f: 'łodz istanbul arzte', n: null }]);
+    expect(await knex.raw("SELECT instr(ufold('Łódź Cargo'), ufold('ŁÓDŹ')) AS at")).toEqual([{ at: 1 }]);
+    // '/' before '%', case ignored, trailing spaces ignored, as in utf8mb4_unicode_ci.
+    expect(await knex.raw("SELECT usortkey('FV/1') < usortkey('FV%1') AS a, usortkey('abc') = usortkey('ABC  ') AS b, usortkey('lz') < usortkey('ła') AS c, usortkey('ła') < usortkey('ma') AS d")).toEqual([{ a: 1, b: 1, c: 1, d: 1 }]);
+  });
+
+  it('when MariaDB does not answer, then a query fails within seconds instead of hanging', async () => {
+    // A port that accepts nothing: bind, then close.
+    const port = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const knex = createKnex({ databaseUrl: `mysql://root@127.0.0.1:${port}/none`, dataDir: root });
+    opened.push(knex);
+    const started = Date.now();
+    await expect(knex.raw('SELECT 1')).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(11_000);
+  });
+
+  it('when MariaDB answers, then the connection compares text as utf8mb4_unicode_ci', async () => {
+    await ensureMariadb();
+    const knex = createKnex({ databaseUrl: MARIADB_ROOT_URL, dataDir: root });
+    opened.push(knex);
+    const [rows] = (await knex.raw("SELECT @@collation_connection AS c, 'ŁÓDŹ' = 'łódź' AS eq")) as unknown as [Array<{ c: string; eq: number }>];
+    expect(rows).toEqual([{ c: 'utf8mb4_unicode_ci', eq: 1 }]);
+  });
+});
