@@ -67,7 +67,7 @@ export async function startTestApi(env: Record<string, string> = {}, options: Te
   const knex = container.get<Knex>(Tokens.Knex);
   await migrateLatest(knex);
   await loadFixtures(knex, testFixture, { hasher: new Sha256ApiKeyHasher() });
-  if (options.worker !== false) await stack?.startWorker(dataDir);
+  if (options.worker !== false) await stack?.startWorker(dataDir, env);
   const server = await startServer(container);
   const base = `${server.url}/v1`;
   return {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { Client } from 'minio';
 import { createKnex } from '@logi/adapters';
 import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY, TestS3Server } from './s3rver.js';
@@ -12,7 +13,7 @@ const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
  * Redis under a unique prefix, an S3 server (s3rver) and a real worker process.
  */
 export class ProductionStack {
-  worker: WorkerProcess | null = null;
+  readonly workers: WorkerProcess[] = [];
 
   private constructor(
     readonly env: Record<string, string>,
@@ -37,10 +38,11 @@ export class ProductionStack {
     return new ProductionStack(env, s3, database);
   }
 
-  /** Starts the worker; call after the schema exists. */
-  async startWorker(dataDir: string): Promise<WorkerProcess> {
-    this.worker = await WorkerProcess.start({ ...this.env, DATA_DIR: dataDir });
-    return this.worker;
+  /** Starts a worker (another one, if one runs already); call after the schema exists. */
+  async startWorker(dataDir: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
+    const worker = await WorkerProcess.start({ ...this.env, DATA_DIR: dataDir, ...env });
+    this.workers.push(worker);
+    return worker;
   }
 
   /** Keys of every object in the bucket. */
@@ -62,9 +64,26 @@ export class ProductionStack {
   }
 
   async stop(): Promise<void> {
-    await this.worker?.stop();
+    await Promise.all(this.workers.map((worker) => worker.stop()));
     await this.s3.destroy();
     await withAdmin((admin) => admin.raw(`DROP DATABASE IF EXISTS \`${this.database}\``));
+    await deleteRedisKeys(this.env.REDIS_URL!, `${this.env.REDIS_PREFIX}:*`);
+  }
+}
+
+/** Queues and rate-limit counters of this run, so Redis is left as it was found. */
+async function deleteRedisKeys(url: string, pattern: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
   }
 }
 

@@ -40,7 +40,9 @@ export class TestS3Server {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** Starts (again, on the same port and data); a no-op while it runs. */
   async start(): Promise<void> {
+    if (this.server) return;
     const server = new S3rver({ address: '127.0.0.1', port: this.port, directory: this.directory, silent: true });
     const address = await server.run();
     this.port = address.port;

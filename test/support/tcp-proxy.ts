@@ -24,7 +24,9 @@ export class TcpProxy {
     return { host: '127.0.0.1', port: this.port };
   }
 
+  /** Listens again on the same port; a no-op while it is listening. */
   async restore(): Promise<void> {
+    if (this.server) return;
     const server = net.createServer((client) => {
       const upstream = net.connect(this.targetPort, this.targetHost);
       for (const s of [client, upstream]) {

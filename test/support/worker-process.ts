@@ -46,9 +46,13 @@ export class WorkerProcess {
     return this.child.pid!;
   }
 
+  private get exited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
   /** Kills the process at once, as a crash or an OOM kill would. */
   async kill(): Promise<void> {
-    if (this.child.exitCode !== null) return;
+    if (this.exited) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     this.child.kill('SIGKILL');
     await exited;
@@ -56,7 +60,7 @@ export class WorkerProcess {
 
   /** Graceful stop; resolves with the exit code. */
   async stop(): Promise<number | null> {
-    if (this.child.exitCode !== null) return this.child.exitCode;
+    if (this.exited) return this.child.exitCode;
     const exited = new Promise<number | null>((resolve) => this.child.once('exit', (code) => resolve(code)));
     this.child.kill('SIGTERM');
     return exited;

@@ -68,6 +68,7 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
         prefix: config.redisPrefix,
         handlers: get<JobHandlers>(WorkerTokens.JobHandlers),
         concurrency: config.workerConcurrency,
+        lockDurationMs: config.jobLockMs,
         logger,
       }),
   );

@@ -13,6 +13,8 @@ export interface BullmqJobWorkerOptions {
   concurrency: number;
   logger: Logger;
   prefix?: string;
+  /** Lock on a running job; a dead worker's jobs go to another after it expires (checked every half of it). */
+  lockDurationMs?: number;
   /** How long close() lets running jobs finish before handing them back. */
   closeTimeoutMs?: number;
 }
@@ -40,6 +42,8 @@ export class BullmqJobWorker {
         connection: this.connection,
         prefix,
         concurrency: options.concurrency,
+        lockDuration: options.lockDurationMs ?? 10_000,
+        stalledInterval: Math.max(500, Math.floor((options.lockDurationMs ?? 10_000) / 2)),
         // The autorun loop starts with the process; nothing waits for a separate run() call.
         autorun: true,
       });

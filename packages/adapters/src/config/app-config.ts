@@ -67,6 +67,11 @@ const schema = z.object({
   METRICS_PORT: positiveInt('METRICS_PORT', 0).default(9464),
   /** How long the API waits for a job (PDF render, file store) before answering 503. */
   JOB_TIMEOUT_MS: positiveInt('JOB_TIMEOUT_MS').default(30_000),
+  /**
+   * A worker holds each job's lock this long and renews it halfway; a worker
+   * that dies loses its jobs to another worker within about 1.5 times this.
+   */
+  JOB_LOCK_MS: positiveInt('JOB_LOCK_MS', 1000).default(10_000),
   /** Jobs one worker process runs at once. */
   WORKER_CONCURRENCY: positiveInt('WORKER_CONCURRENCY').default(2),
   /** The PDF renderer restarts its browser after this many documents. */
@@ -90,6 +95,7 @@ export type AppConfig = {
   uploadMaxFiles: number;
   metrics: { host: string; port: number };
   jobTimeoutMs: number;
+  jobLockMs: number;
   workerConcurrency: number;
   pdf: { rendersPerBrowser: number; renderTimeoutMs: number };
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
@@ -135,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     uploadMaxFiles: c.UPLOAD_MAX_FILES,
     metrics: { host: c.METRICS_HOST, port: c.METRICS_PORT },
     jobTimeoutMs: c.JOB_TIMEOUT_MS,
+    jobLockMs: c.JOB_LOCK_MS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
     logLevel: c.LOG_LEVEL,

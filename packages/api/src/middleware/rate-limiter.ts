@@ -53,6 +53,9 @@ export class RateLimiter {
       this.options.logger.warn({ err: error, requestId: ctx.state.requestId }, 'rate limiter unavailable; request let through');
       return;
     }
+    // The memory store reports the reset time with a fraction; clients expect whole seconds.
+    const reset = Number(ctx.response.get('X-RateLimit-Reset'));
+    if (Number.isFinite(reset) && reset > 0) ctx.set('X-RateLimit-Reset', String(Math.ceil(reset)));
     const limited = ctx.state.rateLimit as { after: number } | undefined;
     if (limited) {
       const retryAfter = Math.min(this.options.windowSeconds, Math.max(1, Math.ceil(limited.after)));

@@ -12,10 +12,7 @@ const HEADERS = {
   },
   'X-RateLimit-Limit': integerHeader('Requests allowed per window (RATE_LIMIT_MAX).'),
   'X-RateLimit-Remaining': integerHeader('Requests left in this window after this one (0 on a 429).'),
-  'X-RateLimit-Reset': {
-    description: 'When the current window ends, Unix seconds (may carry a fraction).',
-    schema: { type: 'number', minimum: 0 },
-  },
+  'X-RateLimit-Reset': integerHeader('When the current window ends, Unix seconds.'),
   'Retry-After': integerHeader('Whole seconds to wait before trying again.', 1),
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' }, example: 'HEAD, GET, OPTIONS' },
   'Content-Disposition': {

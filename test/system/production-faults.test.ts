@@ -1,0 +1,133 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
+import { multipart, PDF_BYTES } from '../support/multipart.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+
+/** Faults of the production profile: MariaDB, Redis, an S3 server and worker processes. */
+
+function upload(api: TestApi, names = ['one.pdf', 'two.pdf']) {
+  const { body, contentType } = multipart(names.map((filename) => ({ name: 'files', filename, content: PDF_BYTES })));
+  return api.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': contentType } });
+}
+
+async function fileRows(api: TestApi): Promise<number> {
+  const [row] = await api.knex('order_files').count({ n: '*' });
+  return Number(row!.n);
+}
+
+describe('when no worker runs', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi({ JOB_TIMEOUT_MS: '2000' }, { profile: 'production', worker: false, label: 'noworker' });
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  it('then a PDF and an upload answer 503 with Retry-After within the job timeout, and nothing is left behind', async () => {
+    const started = Date.now();
+    const pdf = await api.call('/invoices/9001/pdf');
+    expect(pdf.status).toBe(503);
+    expect(Number(pdf.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await envelopeOf(pdf)).toEqual({ status: 503, message: 'Service Unavailable', data: null });
+    const files = await upload(api);
+    expect(files.status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(await fileRows(api)).toBe(0);
+    expect(await api.objectKeys()).toEqual([]);
+  });
+
+  it('then, once a worker starts, the same requests succeed without restarting the API', async () => {
+    await api.stack!.startWorker(api.dataDir);
+    expect((await api.call('/invoices/9001/pdf')).status).toBe(200);
+    expect((await upload(api)).status).toBe(201);
+  });
+});
+
+describe('when a worker is killed in the middle of a job', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi({ JOB_TIMEOUT_MS: '60000', JOB_LOCK_MS: '2000' }, { profile: 'production', label: 'killed' });
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  it('then another worker takes the job over and the client still gets its PDF', async () => {
+    const first = api.stack!.workers[0]!;
+    const pending = api.call('/invoices/9001/pdf?lang=de');
+    await expect.poll(() => first.logs.some((line) => line.msg === 'job started' && line.job === 'render-invoice-pdf'), { timeout: 20_000 }).toBe(true);
+    await first.kill();
+    const second = await api.stack!.startWorker(api.dataDir, { JOB_LOCK_MS: '2000' });
+    const response = await pending;
+    expect(response.status).toBe(200);
+    expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(second.logs.some((line) => line.msg === 'job completed' && line.job === 'render-invoice-pdf')).toBe(true);
+    // The rendered PDF was handed over and removed: nothing stays in storage.
+    expect(await api.objectKeys()).toEqual([]);
+  });
+});
+
+describe('when the S3 server stops', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi({}, { profile: 'production', label: 's3down' });
+  });
+  afterAll(async () => {
+    await api?.stack?.s3.start();
+    await api?.stop();
+  });
+
+  it('then every file fails with a readable error, the answer is 422, nothing is half-written, and uploads work again once it is back', async () => {
+    expect((await upload(api, ['warmup.pdf'])).status).toBe(201);
+    const before = await api.objectKeys();
+    await api.stack!.s3.stop();
+    const response = await upload(api);
+    expect(response.status).toBe(422);
+    const body = await envelopeOf(response);
+    expect(body.message).toBe('No files were uploaded');
+    expect(body.data.uploaded).toEqual([]);
+    expect(body.data.failed).toEqual([
+      { name: 'one.pdf', error: expect.stringMatching(/^Storage unavailable/) },
+      { name: 'two.pdf', error: expect.stringMatching(/^Storage unavailable/) },
+    ]);
+    expect(await fileRows(api)).toBe(1);
+    await api.stack!.s3.start();
+    expect(await api.objectKeys()).toEqual(before);
+    const healed = await upload(api);
+    expect(healed.status).toBe(201);
+    expect(await fileRows(api)).toBe(3);
+  });
+});
+
+describe('when Redis goes away', () => {
+  let api: TestApi;
+  let proxy: TcpProxy;
+  beforeAll(async () => {
+    proxy = await TcpProxy.start('127.0.0.1', 6379);
+    const { host, port } = proxy.address;
+    api = await startTestApi({ REDIS_URL: `redis://${host}:${port}`, JOB_TIMEOUT_MS: '5000' }, { profile: 'production', label: 'redisdown' });
+  });
+  afterAll(async () => {
+    await proxy?.restore();
+    await api?.stop();
+    await proxy?.cut();
+  });
+  afterEach(async () => {
+    await proxy.restore();
+  });
+
+  it('then lists still answer (rate limiting fails open), jobs answer 503 fast, and all heals once Redis is back', async () => {
+    expect((await api.call('/invoices/9001/pdf')).status).toBe(200);
+    await proxy.cut();
+    const started = Date.now();
+    const list = await api.call('/invoices?per_page=1');
+    expect(list.status).toBe(200);
+    const pdf = await api.call('/invoices/9001/pdf');
+    expect(pdf.status).toBe(503);
+    expect(pdf.headers.get('retry-after')).not.toBeNull();
+    expect(Date.now() - started).toBeLessThan(5000);
+    await proxy.restore();
+    await expect.poll(async () => (await api.call('/invoices/9001/pdf')).status, { timeout: 20_000, interval: 500 }).toBe(200);
+  });
+});
