@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
@@ -46,11 +49,18 @@ describe('when no worker runs', () => {
 
 describe('when a worker is killed in the middle of a job', () => {
   let api: TestApi;
+  let slowBrowserDir: string;
   beforeAll(async () => {
-    api = await startTestApi({ JOB_TIMEOUT_MS: '60000', JOB_LOCK_MS: '2000' }, { profile: 'production', label: 'killed' });
+    api = await startTestApi({ JOB_TIMEOUT_MS: '60000', JOB_LOCK_MS: '2000' }, { profile: 'production', label: 'killed', worker: false });
+    // The first worker's browser takes 30 s to start, so the job is surely running when the worker dies.
+    slowBrowserDir = await mkdtemp(path.join(os.tmpdir(), 'slow-chromium-'));
+    const slowBrowser = path.join(slowBrowserDir, 'chromium');
+    await writeFile(slowBrowser, '#!/bin/sh\nsleep 30\nexec /usr/bin/chromium "$@"\n', { mode: 0o755 });
+    await api.stack!.startWorker(api.dataDir, { JOB_LOCK_MS: '2000', CHROMIUM_PATH: slowBrowser });
   });
   afterAll(async () => {
     await api?.stop();
+    await rm(slowBrowserDir, { recursive: true, force: true });
   });
 
   it('then another worker takes the job over and the client still gets its PDF', async () => {
@@ -62,6 +72,7 @@ describe('when a worker is killed in the middle of a job', () => {
     const response = await pending;
     expect(response.status).toBe(200);
     expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(first.logs.some((line) => line.msg === 'job completed')).toBe(false);
     expect(second.logs.some((line) => line.msg === 'job completed' && line.job === 'render-invoice-pdf')).toBe(true);
     // The rendered PDF was handed over and removed: nothing stays in storage.
     expect(await api.objectKeys()).toEqual([]);
