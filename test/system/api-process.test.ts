@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKnex, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
+import { authHeaders } from '../support/api-harness.js';
+import { testFixture } from '../support/test-fixture.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const MAIN = path.join(ROOT, 'packages/api/src/main.ts');
+
+function runApi(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+}
+
+describe('the API process', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'logi-process-'));
+    const knex = createKnex({ databaseUrl: null, dataDir });
+    await migrateLatest(knex);
+    await loadFixtures(knex, testFixture, { hasher: new Sha256ApiKeyHasher() });
+    await knex.destroy();
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['RATE_LIMIT_MAX', '0'],
+    ['DATABASE_URL', 'postgres://x@y/z'],
+    ['REDIS_URL', 'not a url'],
+    ['APP_TIMEZONE', 'Mars/Olympus'],
+    ['UPLOAD_MAX_FILES', '2.5'],
+  ])('when %s is set to %j, then it stops at start with one line naming it', async (variable, value) => {
+    const { code, stderr } = await exitOf(runApi({ DATA_DIR: dataDir, [variable]: value }));
+    expect(code).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(variable);
+  });
+
+  it('when a variable is empty, then it counts as unset', async () => {
+    const child = runApi({ DATA_DIR: dataDir, PORT: '0', REDIS_URL: '', DATABASE_URL: '' });
+    const url = await listeningUrl(child);
+    expect((await fetch(`${url}/health/live`)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect((await exitOf(child)).code).toBe(0);
+  });
+
+  it('when SIGTERM arrives during a request, then the request completes and the process exits 0', async () => {
+    const child = runApi({ DATA_DIR: dataDir, PORT: '0' });
+    const exited = exitOf(child);
+    const url = await listeningUrl(child);
+    // The first PDF launches the browser: a request that is surely still running when the signal comes.
+    const inFlight = fetch(`${url}/v1/invoices/9001/pdf`, { headers: authHeaders('baltic') });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    child.kill('SIGTERM');
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect((await exited).code).toBe(0);
+    await expect(fetch(`${url}/health/live`)).rejects.toThrow();
+  });
+});
+
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error('API did not start')), 30_000);
+    lines.on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'API listening' && entry.url) {
+          clearTimeout(timer);
+          resolve(entry.url);
+        }
+      } catch {
+        // not a log line
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`API exited with ${code}`)));
+  });
+}
