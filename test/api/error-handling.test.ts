@@ -1,0 +1,82 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuthenticateClientUseCase, ListInvoicesUseCase } from '@logi/domain';
+import { createApp } from '@logi/api';
+import { RateLimiter } from '../../packages/api/src/middleware/rate-limiter.js';
+import { pdfContentDisposition } from '../../packages/api/src/http/content-disposition.js';
+import { envelopeOf } from '../support/api-harness.js';
+
+/**
+ * Unexpected failures, driven through the real app with use cases that fail
+ * the way a broken dependency would.
+ */
+let server: http.Server;
+let base: string;
+let failure: Error;
+
+beforeAll(async () => {
+  const client = { id: 1, directory: 'd', name: 'd', company: { name: '', address: '', vat: '', bankAccount: '', bankName: '' } };
+  const unused = {} as never;
+  const app = createApp({
+    logger: pino({ level: 'silent' }),
+    authenticate: { execute: async () => client } as unknown as AuthenticateClientUseCase,
+    limiter: new RateLimiter({ max: 1000, windowSeconds: 60, redis: null, logger: pino({ level: 'silent' }) }),
+    listInvoices: {
+      execute: async () => {
+        throw failure;
+      },
+    } as unknown as ListInvoicesUseCase,
+    listFileCategories: unused,
+    findOrderByNr: unused,
+    attachFiles: unused,
+    receiver: unused,
+    downloadInvoicePdf: unused,
+  });
+  server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('unexpected errors', () => {
+  it('when a use case throws something unexpected, then 500 with a generic message and no internals', async () => {
+    failure = new Error("SQLITE_ERROR: no such column secret_column in /srv/app/data/app.sqlite");
+    const response = await fetch(`${base}/invoices`);
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({ status: 500, message: 'Server Error', data: null });
+    expect(text).not.toMatch(/secret|sqlite|srv/i);
+    expect(response.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('when the database pool gives up, then 503 with Retry-After rather than 500', async () => {
+    failure = Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' });
+    const response = await fetch(`${base}/invoices`);
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(await envelopeOf(response)).toEqual({ status: 503, message: 'Service Unavailable', data: null });
+  });
+
+  it('when a connection is refused, then 503', async () => {
+    failure = Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:3306'), { code: 'ECONNREFUSED' });
+    const response = await fetch(`${base}/invoices`);
+    expect(response.status).toBe(503);
+    expect(await response.text()).not.toContain('10.0.0.1');
+  });
+});
+
+describe('PDF download names', () => {
+  it.each([
+    ['FV/11/2026/0007', 'attachment; filename="FV_11_2026_0007.pdf"'],
+    ['INV-2026.07', 'attachment; filename="INV-2026.07.pdf"'],
+    ['A "quoted" ;nr', 'attachment; filename="A__quoted___nr.pdf"'],
+    ['FV/ŁÓDŹ/1', `attachment; filename="FV___D__1.pdf"; filename*=UTF-8''FV_%C5%81%C3%93D%C5%B9_1.pdf`],
+    ['Fatura İş/7', `attachment; filename="Fatura____7.pdf"; filename*=UTF-8''Fatura_%C4%B0%C5%9F_7.pdf`],
+  ])('when the invoice number is %j, then %s', (nr, header) => {
+    expect(pdfContentDisposition(nr)).toBe(header);
+  });
+});
