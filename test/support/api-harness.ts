@@ -51,6 +51,8 @@ export interface TestApiOptions {
   profile?: 'embedded' | 'production';
   /** Production profile: start a worker process (default true). */
   worker?: boolean;
+  /** Collects the API's log lines (parsed JSON) instead of silencing them. */
+  logLines?: Array<Record<string, unknown>>;
 }
 
 export async function startTestApi(env: Record<string, string> = {}, options: TestApiOptions = {}): Promise<TestApi> {
@@ -58,7 +60,10 @@ export async function startTestApi(env: Record<string, string> = {}, options: Te
   const stack = (options.profile ?? PROFILE) === 'production' ? await ProductionStack.start(options.label ?? 'api') : null;
   const fullEnv = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', METRICS_PORT: '0', ...stack?.env, ...env };
   const config = loadConfig(fullEnv);
-  const container = buildContainer(config, pino({ level: 'silent' }));
+  const logger = options.logLines
+    ? pino({ level: 'info' }, { write: (line: string) => void options.logLines!.push(JSON.parse(line) as Record<string, unknown>) })
+    : pino({ level: 'silent' });
+  const container = buildContainer(config, logger);
   if (options.now) {
     const now = options.now;
     await container.unbind(Tokens.Clock);

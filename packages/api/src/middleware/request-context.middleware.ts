@@ -23,7 +23,8 @@ export function requestContext(logger: Logger): Middleware<AppState> {
       ctx.state.log.info(
         {
           method: ctx.method,
-          route: (ctx as { routePath?: string }).routePath ?? null,
+          // Set by @koa/router on a match: the pattern, never the raw URL with ids in it.
+          route: (ctx as { _matchedRoute?: string })._matchedRoute ?? null,
           status: ctx.status,
           durationMs: Number(process.hrtime.bigint() - started) / 1e6,
           directory: ctx.state.client?.directory ?? null,
