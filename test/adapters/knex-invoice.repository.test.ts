@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InvoiceCriteria, InvoiceSortField } from '@logi/domain';
-import { INVOICE_SORT_FIELDS } from '@logi/domain';
+import { defaultInvoiceCriteria, INVOICE_SORT_FIELDS } from '@logi/domain';
 import { KnexInvoiceRepository, loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
 import { countQueries, openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, NORTH_IDS, repositoryFixture, SORTING, SOUTH } from './knex-repository.fixture.js';
@@ -8,22 +8,7 @@ import { NORTH, NORTH_IDS, repositoryFixture, SORTING, SOUTH } from './knex-repo
 const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`) / 1000;
 
 function criteria(overrides: Partial<InvoiceCriteria> = {}): InvoiceCriteria {
-  return {
-    directory: NORTH,
-    page: 1,
-    perPage: 250,
-    dateFilter: null,
-    types: null,
-    statuses: null,
-    branchIds: null,
-    customerVats: null,
-    customerName: null,
-    customerCountry: null,
-    search: null,
-    sortBy: 'issue_date',
-    sortDir: 'desc',
-    ...overrides,
-  };
+  return { ...defaultInvoiceCriteria(NORTH), ...overrides };
 }
 
 describe.each(PROFILES)('KnexInvoiceRepository on %s', (profile) => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { createKnex, KnexInvoiceRepository, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
-import type { InvoiceCriteria } from '@logi/domain';
+import { defaultInvoiceCriteria, type InvoiceCriteria } from '@logi/domain';
 import { compare } from './bench-kit.js';
 
 /**
@@ -59,22 +59,7 @@ function fixture(count: number) {
   };
 }
 
-const criteria = (overrides: Partial<InvoiceCriteria>): InvoiceCriteria => ({
-  directory: DIRECTORY,
-  page: 1,
-  perPage: 250,
-  dateFilter: null,
-  types: null,
-  statuses: null,
-  branchIds: null,
-  customerVats: null,
-  customerName: null,
-  customerCountry: null,
-  search: null,
-  sortBy: 'issue_date',
-  sortDir: 'desc',
-  ...overrides,
-});
+const criteria = (overrides: Partial<InvoiceCriteria>): InvoiceCriteria => ({ ...defaultInvoiceCriteria(DIRECTORY), ...overrides });
 
 async function database(dir: string): Promise<Knex> {
   const knex = createKnex({ databaseUrl: null, dataDir: dir });

@@ -54,3 +54,22 @@ export interface InvoicePage {
   invoices: Invoice[];
   total: number;
 }
+
+/** Every invoice of a directory, first page, newest issue date first: what an empty query asks for. */
+export function defaultInvoiceCriteria(directory: string): InvoiceCriteria {
+  return {
+    directory,
+    page: 1,
+    perPage: 250,
+    dateFilter: null,
+    types: null,
+    statuses: null,
+    branchIds: null,
+    customerVats: null,
+    customerName: null,
+    customerCountry: null,
+    search: null,
+    sortBy: 'issue_date',
+    sortDir: 'desc',
+  };
+}

@@ -4,11 +4,11 @@ import { readSingleValues } from '../../shared/query-params.js';
 import { enumField, integerField, listField, textField } from '../../shared/query-fields.js';
 import { fieldErrorsFromZod } from '../../shared/zod-errors.js';
 import { INVOICE_STATUSES, INVOICE_TYPES } from '../invoice.js';
-import { INVOICE_DATE_FIELDS, INVOICE_SORT_FIELDS, type InvoiceCriteria } from '../invoice-criteria.js';
+import { defaultInvoiceCriteria, INVOICE_DATE_FIELDS, INVOICE_SORT_FIELDS, type InvoiceCriteria } from '../invoice-criteria.js';
 import { isCalendarDate, periodRange, PERIODS } from './periods.js';
 
 export const MAX_PER_PAGE = 500;
-export const DEFAULT_PER_PAGE = 250;
+export const DEFAULT_PER_PAGE = defaultInvoiceCriteria('').perPage;
 
 const calendarDate = (name: string) =>
   z.string().refine(isCalendarDate, { error: `The ${name} field must be a valid date in the format YYYY-MM-DD.` });
@@ -68,10 +68,11 @@ export function parseListInvoicesQuery(
     }
   }
 
+  const defaults = defaultInvoiceCriteria(context.directory);
   return {
-    directory: context.directory,
-    page: q.page ?? 1,
-    perPage: q.per_page ?? DEFAULT_PER_PAGE,
+    ...defaults,
+    page: q.page ?? defaults.page,
+    perPage: q.per_page ?? defaults.perPage,
     dateFilter: q.period
       ? {
           field: q.date_field ?? 'issue_date',
@@ -85,7 +86,7 @@ export function parseListInvoicesQuery(
     customerName: q.customer_name ?? null,
     customerCountry: q.customer_country ?? null,
     search: q.search ?? null,
-    sortBy: q.sort_by ?? 'issue_date',
-    sortDir: q.sort_dir ?? 'desc',
+    sortBy: q.sort_by ?? defaults.sortBy,
+    sortDir: q.sort_dir ?? defaults.sortDir,
   };
 }
