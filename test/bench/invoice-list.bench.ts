@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { createKnex, KnexInvoiceRepository, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
 import { defaultInvoiceCriteria, type InvoiceCriteria } from '@logi/domain';
 import { compare } from './bench-kit.js';
+import { generatedInvoices } from '../support/invoice-generator.js';
 
 /**
  * The invoice list on a tenant with many invoices (SQLite, the embedded
@@ -14,50 +15,6 @@ import { compare } from './bench-kit.js';
 const INVOICES = Number(process.env.BENCH_INVOICES ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const DIRECTORY = 'bench-haulage';
-
-function fixture(count: number) {
-  const statuses = ['issued', 'paid', 'semipaid', 'overdue'] as const;
-  const types = ['s', 's', 's', 'c', 'p'] as const;
-  const base = Date.UTC(2026, 0, 1) / 1000;
-  return {
-    clients: [
-      { directory: DIRECTORY, api_key: 'bench-key-1', company: { name: 'B', address: 'A', vat: 'V', bank_account: 'X', bank_name: 'Y' } },
-      { directory: 'other-tenant', api_key: 'bench-key-2', company: { name: 'B', address: 'A', vat: 'V', bank_account: 'X', bank_name: 'Y' } },
-    ],
-    file_categories: [],
-    orders: [],
-    invoices: Array.from({ length: count }, (_, i) => {
-      const gross = ((i * 7919) % 100_000) / 10;
-      const issue = base + ((i * 104729) % (320 * 86400));
-      return {
-        id: i + 1,
-        directory: i % 10 === 0 ? 'other-tenant' : DIRECTORY,
-        nr: `FV/${(i % 12) + 1}/2026/${String(i).padStart(6, '0')}`,
-        type: types[i % types.length],
-        status: statuses[i % statuses.length],
-        branch_id: (i % 5) + 1,
-        issue_date: issue,
-        service_date: issue - 86400,
-        payment_term: issue + 14 * 86400,
-        payment_date: i % 4 === 1 ? issue + 5 * 86400 : null,
-        customer_name: `Customer ${(i * 31) % 997} Logistics`,
-        customer_vat: `PL${String((i * 31) % 997).padStart(10, '0')}`,
-        customer_country: 'pl',
-        customer_address: 'Street 1',
-        currency: 'EUR',
-        amount_net: gross,
-        amount_tax: 0,
-        amount_gross: gross,
-        paid: 0,
-        left_to_pay: gross,
-        correct_of: null,
-        added_time: issue + 3600,
-        orders: [{ type: 'FTL', nr: `ORD/${i}`, cmr: `CMR ${i}`, tasks: [], files: [], contacts: [] }],
-        items: [{ name: `Freight leg ${i}`, quantity: 1, unit: 'pcs', unit_price_net: gross, tax_rate: '23', amount_net: gross, amount_tax: 0, amount_gross: gross }],
-      };
-    }),
-  };
-}
 
 const criteria = (overrides: Partial<InvoiceCriteria>): InvoiceCriteria => ({ ...defaultInvoiceCriteria(DIRECTORY), ...overrides });
 
@@ -69,7 +26,7 @@ async function database(dir: string): Promise<Knex> {
 
 const dirs = await Promise.all([0, 1].map(() => mkdtemp(path.join(os.tmpdir(), 'logi-bench-'))));
 const [indexed, bare] = await Promise.all(dirs.map(database)) as [Knex, Knex];
-const data = fixture(INVOICES);
+const data = generatedInvoices(INVOICES, DIRECTORY);
 for (const knex of [indexed, bare]) await loadFixtures(knex, data, { hasher: new Sha256ApiKeyHasher() });
 const indexNames = (await bare.raw(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'invoices' AND name LIKE 'invoices_directory_%'`)) as Array<{ name: string }>;
 for (const { name } of indexNames) await bare.raw(`DROP INDEX "${name}"`);
