@@ -32,6 +32,7 @@ const logger = pino(
 const pdfPayload = (invoiceId: number, requestId = 'req-test'): JobPayloads['render-invoice-pdf'] => ({
   directory: 'ACME',
   invoiceId,
+  deadline: Date.UTC(2100, 0, 1),
   lang: 'de',
   duplicate: true,
   pdfKey: `pdf/${invoiceId}.pdf`,

@@ -5,6 +5,7 @@ import { InvoiceNotFoundError, ServiceUnavailableError, type JobHandlers, type J
 const pdfPayload = (invoiceId: number): JobPayloads['render-invoice-pdf'] => ({
   directory: 'ACME',
   invoiceId,
+  deadline: Date.UTC(2100, 0, 1),
   lang: 'en',
   duplicate: false,
   pdfKey: `pdf/${invoiceId}.pdf`,

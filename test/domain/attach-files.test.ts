@@ -8,6 +8,7 @@ import {
   StoreOrderFileUseCase,
   ValidationError,
   baseFileName,
+  LATE_JOB_ERROR,
   type ReceivedFile,
   type ReceivedUpload,
 } from '@logi/domain';
@@ -18,10 +19,10 @@ function setup() {
   const categories = new FakeCategories([{ id: 1, name: 'CMR', visibleCustomer: 1 }]);
   const storage = new FakeStorage();
   const files = new FakeOrderFiles();
-  const store = new StoreOrderFileUseCase({ files, storage, now: () => 1_800_000_000 });
+  const store = new StoreOrderFileUseCase({ files, storage, now: () => 1_800_000_000_000 });
   const queue = new FakeQueue(() => ({ 'store-order-file': (p) => store.execute(p) }));
   let ids = 0;
-  const useCase = new AttachFilesUseCase({ orders, categories, storage, queue, maxFiles: 3, jobTimeoutMs: 1000, newId: () => `id-${++ids}` });
+  const useCase = new AttachFilesUseCase({ orders, categories, storage, queue, maxFiles: 3, jobTimeoutMs: 1000, newId: () => `id-${++ids}`, now: () => 1_800_000_000_000 });
   return { useCase, storage, files, queue };
 }
 
@@ -138,7 +139,7 @@ describe('store order file job', () => {
     const job = new StoreOrderFileUseCase({ files, storage });
     const payload = {
       directory: 'baltic', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf',
-      sha256: 'x', stagingKey: 'staging/a', storageKey: 'orders/baltic/1/a', requestId: 'r',
+      sha256: 'x', stagingKey: 'staging/a', storageKey: 'orders/baltic/1/a', requestId: 'r', deadline: Date.now() + 60_000,
     };
     const first = await job.execute(payload);
     const second = await job.execute(payload);
@@ -156,9 +157,65 @@ describe('store order file job', () => {
     };
     const job = new StoreOrderFileUseCase({ files, storage });
     await expect(
-      job.execute({ directory: 'd', orderId: 1, categoryId: null, name: 'a', size: 1, contentType: 't', sha256: 'x', stagingKey: 'staging/a', storageKey: 'final/a', requestId: 'r' }),
+      job.execute({ directory: 'd', orderId: 1, categoryId: null, name: 'a', size: 1, contentType: 't', sha256: 'x', stagingKey: 'staging/a', storageKey: 'final/a', requestId: 'r', deadline: Date.now() + 60_000 }),
     ).rejects.toThrow('db down');
     expect(storage.objects.has('final/a')).toBe(false);
+  });
+});
+
+describe('store order file job past its deadline', () => {
+  const payload = (deadline: number) => ({
+    directory: 'd', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf',
+    sha256: 'x', stagingKey: 'staging/a', storageKey: 'orders/d/1/a', requestId: 'r', deadline,
+  });
+
+  it('when the caller has stopped waiting before the job starts, then nothing is stored', async () => {
+    const storage = new FakeStorage();
+    storage.objects.set('staging/a', Buffer.from('x'));
+    const files = new FakeOrderFiles();
+    const job = new StoreOrderFileUseCase({ files, storage, now: () => 2_000 });
+    expect(await job.execute(payload(1_000))).toEqual({ error: LATE_JOB_ERROR });
+    expect(files.rows).toEqual([]);
+    expect(storage.objects.has('orders/d/1/a')).toBe(false);
+  });
+
+  it('when the deadline passes while the bytes are copied, then the copy is removed and no row is written', async () => {
+    const storage = new FakeStorage();
+    storage.objects.set('staging/a', Buffer.from('x'));
+    const files = new FakeOrderFiles();
+    let clock = 500;
+    const copy = storage.copy.bind(storage);
+    storage.copy = async (from, to) => {
+      await copy(from, to);
+      clock = 1_500;
+    };
+    const job = new StoreOrderFileUseCase({ files, storage, now: () => clock });
+    expect(await job.execute(payload(1_000))).toEqual({ error: LATE_JOB_ERROR });
+    expect(files.rows).toEqual([]);
+    expect(storage.objects.has('orders/d/1/a')).toBe(false);
+  });
+
+  it('when the upload passes the job a deadline, then it is now plus the job timeout', async () => {
+    const { storage } = setup();
+    const deadlines: number[] = [];
+    const queue = new FakeQueue(() => ({
+      'store-order-file': async (p) => {
+        deadlines.push(p.deadline);
+        return { fileId: 1 };
+      },
+    }));
+    const useCase = new AttachFilesUseCase({
+      orders: new FakeOrders([{ id: 1, directory: 'd', nr: 'N', ownnr: 'O' }]),
+      categories: new FakeCategories(),
+      storage,
+      queue,
+      maxFiles: 3,
+      jobTimeoutMs: 1000,
+      newId: () => 'x',
+      now: () => 10_000,
+    });
+    await useCase.execute({ directory: 'd', orderId: 1, requestId: 'r', receive: async () => upload([file(0)]) });
+    expect(deadlines).toEqual([11_000]);
   });
 });
 

@@ -13,7 +13,7 @@ function setup() {
       return { pdfKey: payload.pdfKey, bytes: 8 };
     },
   }));
-  const useCase = new DownloadInvoicePdfUseCase({ invoices, storage, queue, jobTimeoutMs: 1000, newId: () => 'abc' });
+  const useCase = new DownloadInvoicePdfUseCase({ invoices, storage, queue, jobTimeoutMs: 1000, newId: () => 'abc', now: () => 5_000 });
   return { useCase, storage, rendered, queue };
 }
 
@@ -22,7 +22,7 @@ describe('download invoice pdf', () => {
     const { useCase, storage, rendered } = setup();
     const result = await useCase.execute({ directory: 'baltic', invoiceId: 9001, query: new URLSearchParams('lang=pl&duplicate=1'), requestId: 'r1' });
     expect(result).toEqual({ invoiceNr: 'FV/11/2026/0007', pdf: Buffer.from('%PDF-1.7') });
-    expect(rendered).toEqual([{ directory: 'baltic', invoiceId: 9001, lang: 'pl', duplicate: true, pdfKey: 'pdf/abc.pdf', requestId: 'r1' }]);
+    expect(rendered).toEqual([{ directory: 'baltic', invoiceId: 9001, lang: 'pl', duplicate: true, pdfKey: 'pdf/abc.pdf', requestId: 'r1', deadline: 6_000 }]);
     expect(storage.objects.size).toBe(0);
   });
 

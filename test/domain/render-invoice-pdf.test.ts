@@ -57,6 +57,7 @@ function setup() {
 const job = (overrides: Partial<JobPayloads['render-invoice-pdf']> = {}): JobPayloads['render-invoice-pdf'] => ({
   directory: 'baltic',
   invoiceId: 9001,
+  deadline: Date.UTC(2100, 0, 1),
   lang: 'pl',
   duplicate: true,
   pdfKey: 'pdf/abc.pdf',
@@ -72,6 +73,13 @@ describe('RenderInvoicePdfUseCase', () => {
     expect(stored?.toString()).toBe('%PDF Faktura VAT FV/11/2026/0007');
     expect(result).toEqual({ pdfKey: 'pdf/abc.pdf', bytes: stored!.length });
     expect(renderer.documents[0]).toMatchObject({ lang: 'pl', duplicateMark: 'DUPLIKAT', seller: { name: 'Baltic Haulage Sp. z o.o.' } });
+  });
+
+  it('when the render ends after the caller stopped waiting, then nothing is stored', async () => {
+    const { useCase, storage, renderer } = setup();
+    await useCase.execute(job({ deadline: Date.now() - 1 }));
+    expect(renderer.documents).toHaveLength(1);
+    expect(storage.objects.size).toBe(0);
   });
 
   it('when the invoice is missing, then InvoiceNotFoundError is thrown and nothing is rendered or stored', async () => {

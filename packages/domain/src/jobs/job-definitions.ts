@@ -4,6 +4,15 @@ export const JOB_NAMES = ['render-invoice-pdf', 'store-order-file'] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 
 /**
+ * When the caller stops waiting (Unix ms). A job that would finish later
+ * writes nothing: the client was told 503 and may retry, so a late result
+ * must leave neither a stray PDF nor a file the client does not know of.
+ */
+interface Deadline {
+  deadline: number;
+}
+
+/**
  * Job payloads carry references, never file or PDF bytes: staged uploads and
  * rendered PDFs live in file storage, the job carries their keys.
  */
@@ -16,7 +25,7 @@ export interface JobPayloads {
     /** Where the rendered PDF is to be stored. */
     pdfKey: string;
     requestId: string;
-  };
+  } & Deadline;
   'store-order-file': {
     directory: string;
     orderId: number;
@@ -30,7 +39,7 @@ export interface JobPayloads {
     /** Where the file is kept for good; the row points here. */
     storageKey: string;
     requestId: string;
-  };
+  } & Deadline;
 }
 
 export interface JobResults {
@@ -38,6 +47,9 @@ export interface JobResults {
   /** A storage failure is a result, not an error: it ends up in the upload's `failed[]`. */
   'store-order-file': { fileId: number } | { error: string };
 }
+
+/** The error text of a store job that ran past its caller's deadline. */
+export const LATE_JOB_ERROR = 'The caller stopped waiting; nothing was stored.';
 
 export type JobHandler<N extends JobName> = (payload: JobPayloads[N]) => Promise<JobResults[N]>;
 

@@ -20,6 +20,8 @@ export class DownloadInvoicePdfUseCase {
       queue: JobQueuePort;
       jobTimeoutMs: number;
       newId: () => string;
+      /** Unix ms; the system clock by default. */
+      now?: () => number;
     },
   ) {}
 
@@ -32,7 +34,15 @@ export class DownloadInvoicePdfUseCase {
     try {
       await this.deps.queue.runAndWait(
         'render-invoice-pdf',
-        { directory: input.directory, invoiceId: input.invoiceId, lang, duplicate, pdfKey, requestId: input.requestId },
+        {
+          directory: input.directory,
+          invoiceId: input.invoiceId,
+          lang,
+          duplicate,
+          pdfKey,
+          requestId: input.requestId,
+          deadline: (this.deps.now ?? Date.now)() + this.deps.jobTimeoutMs,
+        },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `pdf-${id}` },
       );
       return { invoiceNr: invoice.nr, pdf: await this.deps.storage.getBuffer(pdfKey) };

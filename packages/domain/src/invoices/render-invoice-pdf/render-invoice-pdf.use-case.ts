@@ -20,6 +20,8 @@ export class RenderInvoicePdfUseCase {
       storage: FileStoragePort;
       /** IANA zone the printed dates are read in (APP_TIMEZONE). */
       timeZone: string;
+      /** Unix ms; the system clock by default. */
+      now?: () => number;
     },
   ) {}
 
@@ -32,6 +34,8 @@ export class RenderInvoicePdfUseCase {
 
     const document = buildInvoiceDocument(invoice, client.company, job.lang, job.duplicate, this.deps.timeZone);
     const pdf = await this.deps.renderer.render(document);
+    // Nobody will fetch a PDF that is ready after the caller gave up: storing it would only leave it behind.
+    if ((this.deps.now ?? Date.now)() > job.deadline) return { pdfKey: job.pdfKey, bytes: 0 };
     await this.deps.storage.putBuffer(job.pdfKey, pdf, 'application/pdf');
     return { pdfKey: job.pdfKey, bytes: pdf.length };
   }

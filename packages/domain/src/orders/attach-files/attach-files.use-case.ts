@@ -30,6 +30,8 @@ export class AttachFilesUseCase {
       maxFiles: number;
       jobTimeoutMs: number;
       newId: () => string;
+      /** Unix ms; the system clock by default. */
+      now?: () => number;
     },
   ) {}
 
@@ -91,6 +93,7 @@ export class AttachFilesUseCase {
           stagingKey,
           storageKey,
           requestId,
+          deadline: (this.deps.now ?? Date.now)() + this.deps.jobTimeoutMs,
         },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `store-${id}` },
       );

@@ -1,4 +1,4 @@
-import type { JobPayloads, JobResults } from '../../jobs/job-definitions.js';
+import { LATE_JOB_ERROR, type JobPayloads, type JobResults } from '../../jobs/job-definitions.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.port.js';
 
@@ -8,15 +8,27 @@ import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.
  * the payload and the row is inserted once per storage key.
  */
 export class StoreOrderFileUseCase {
-  constructor(private readonly deps: { files: OrderFileRepositoryPort; storage: FileStoragePort; now?: () => number }) {}
+  constructor(
+    private readonly deps: {
+      files: OrderFileRepositoryPort;
+      storage: FileStoragePort;
+      /** Unix ms; the system clock by default. */
+      now?: () => number;
+    },
+  ) {}
 
   async execute(job: JobPayloads['store-order-file']): Promise<JobResults['store-order-file']> {
     const existing = await this.deps.files.findByStorageKey(job.storageKey);
     if (existing) return { fileId: existing.id };
+    if (this.late(job)) return { error: LATE_JOB_ERROR };
     try {
       await this.deps.storage.copy(job.stagingKey, job.storageKey);
     } catch (error) {
       return { error: error instanceof Error && error.message ? error.message : 'The file could not be stored.' };
+    }
+    if (this.late(job)) {
+      await this.deps.storage.delete(job.storageKey).catch(() => undefined);
+      return { error: LATE_JOB_ERROR };
     }
     try {
       const row = await this.deps.files.insertOnce({
@@ -28,7 +40,7 @@ export class StoreOrderFileUseCase {
         contentType: job.contentType,
         sha256: job.sha256,
         storageKey: job.storageKey,
-        createdAt: (this.deps.now ?? unixNow)(),
+        createdAt: Math.floor(this.clock() / 1000),
       });
       return { fileId: row.id };
     } catch (error) {
@@ -36,8 +48,12 @@ export class StoreOrderFileUseCase {
       throw error;
     }
   }
-}
 
-function unixNow(): number {
-  return Math.floor(Date.now() / 1000);
+  private clock(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  private late(job: JobPayloads['store-order-file']): boolean {
+    return this.clock() > job.deadline;
+  }
 }
