@@ -35,8 +35,10 @@ describe('rate limiting (memory)', () => {
     expect(response.headers.get('x-ratelimit-remaining')).toBe('4');
   });
 
-  it('when the limit is reached, then 429 comes before 404 and 422 too', async () => {
+  it('when the limit is reached, then 429 comes before 404 and 422, but after an unknown path or method', async () => {
     expect((await api.call('/invoices/424242/pdf?lang=zz')).status).toBe(429);
+    expect((await api.call('/invoices', { method: 'DELETE' })).status).toBe(405);
+    expect((await api.call('/no/such/path')).status).toBe(404);
   });
 
   it('when credentials are wrong, then requests count per IP and are throttled too', async () => {
