@@ -63,3 +63,20 @@ describe('rate limiting (memory)', () => {
     expect(counted.headers.get('x-ratelimit-remaining')).toBe('3');
   });
 });
+
+describe('rate limiting behind a proxy', () => {
+  let proxied: TestApi;
+  beforeAll(async () => {
+    proxied = await startTestApi({ RATE_LIMIT_MAX: '1', TRUST_PROXY: 'true' }, { label: 'proxy' });
+  });
+  afterAll(async () => {
+    await proxied?.stop();
+  });
+
+  it('when TRUST_PROXY is on, then unauthenticated requests count per forwarded client address', async () => {
+    const from = (ip: string) => proxied.call('/invoices', { as: null, headers: { 'X-Forwarded-For': ip } });
+    expect((await from('203.0.113.7')).status).toBe(401);
+    expect((await from('203.0.113.7')).status).toBe(429);
+    expect((await from('198.51.100.9')).status).toBe(401);
+  });
+});

@@ -44,6 +44,7 @@ export async function startServer(container: Container, options: { publicRouters
     downloadInvoicePdf: container.get(Tokens.DownloadInvoicePdf),
     publicRouters: [...createOpsRouters(container), ...(options.publicRouters ?? [])],
     observe: httpMetrics(metrics),
+    proxy: config.trustProxy,
   });
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
   // Uploads of 20 x 10 MiB over slow links take a while; idle sockets still close.

@@ -78,6 +78,8 @@ const schema = z.object({
   PDF_RENDERS_PER_BROWSER: positiveInt('PDF_RENDERS_PER_BROWSER').default(500),
   /** A render that takes longer is killed. */
   PDF_RENDER_TIMEOUT_MS: positiveInt('PDF_RENDER_TIMEOUT_MS').default(15_000),
+  /** Behind a reverse proxy: take the client address from X-Forwarded-For (per-IP rate limits). */
+  TRUST_PROXY: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1').default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -98,6 +100,7 @@ export type AppConfig = {
   jobLockMs: number;
   workerConcurrency: number;
   pdf: { rendersPerBrowser: number; renderTimeoutMs: number };
+  trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
 };
 
@@ -144,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     jobLockMs: c.JOB_LOCK_MS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
+    trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
   };
 }
