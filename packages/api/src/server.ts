@@ -5,14 +5,13 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type Router from '@koa/router';
-import type { AppConfig } from '@logi/adapters';
+import { startMetricsServer, type AppConfig, type BullmqQueueInspector } from '@logi/adapters';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { createApp } from './app.js';
 import { Tokens } from './tokens.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
 import { httpMetrics } from './ops/metrics/http-metrics.middleware.js';
-import { startMetricsServer } from './ops/metrics/metrics.server.js';
 import { createOpsRouters } from './ops/ops-routers.js';
 
 export interface RunningServer {
@@ -88,6 +87,7 @@ export async function closeDependencies(container: Container): Promise<void> {
   await container.get<JobQueuePort>(Tokens.JobQueue).close();
   await container.get<PdfRendererPort>(Tokens.PdfRenderer).close();
   container.get<RateLimiter>(Tokens.RateLimiter).close();
+  await container.get<BullmqQueueInspector | null>(Tokens.QueueInspector)?.close();
   await container.get<Redis | null>(Tokens.Redis)?.quit().catch(() => undefined);
   await container.get<Knex>(Tokens.Knex).destroy();
 }

@@ -25,4 +25,5 @@ export const Tokens = {
   DownloadInvoicePdf: Symbol.for('DownloadInvoicePdf'),
   Metrics: Symbol.for('Metrics'),
   Readiness: Symbol.for('Readiness'),
+  QueueInspector: Symbol.for('QueueInspector'),
 } as const;

@@ -19,10 +19,13 @@ import {
   KnexInvoiceRepository,
   KnexOrderFileRepository,
   LocalFileStorage,
+  MetricsPdfRenderer,
   MinioFileStorage,
   type AppConfig,
 } from '@logi/adapters';
 import { WorkerTokens } from './tokens.js';
+import { withJobMetrics } from './metrics/metrics-job.handlers.js';
+import { WorkerMetrics } from './metrics/worker-metrics.js';
 
 /**
  * The worker's composition root: the same job handlers as the API's
@@ -61,6 +64,10 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
       timeZone: config.timeZone,
     }),
   );
+  // One registry per container; the renderer and the handlers are timed on activation, so their bindings stay as they are.
+  c.bind(WorkerTokens.Metrics).toDynamicValue(() => new WorkerMetrics());
+  c.onActivation<PdfRendererPort>(WorkerTokens.PdfRenderer, (_context, renderer) => new MetricsPdfRenderer(renderer, get<WorkerMetrics>(WorkerTokens.Metrics)));
+  c.onActivation<JobHandlers>(WorkerTokens.JobHandlers, (_context, handlers) => withJobMetrics(handlers, get<WorkerMetrics>(WorkerTokens.Metrics)));
   c.bind(WorkerTokens.JobWorker).toDynamicValue(
     () =>
       new BullmqJobWorker({

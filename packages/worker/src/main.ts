@@ -30,6 +30,8 @@ process.on('unhandledRejection', (reason) => {
 const { startWorker } = await import('./start-worker.js');
 const running = await startWorker(config, logger).catch((error: unknown) => {
   logger.fatal({ err: error }, 'worker could not start');
+  // One plain line too, as for a bad variable: a taken METRICS_PORT is a set-up mistake an operator must see.
+  process.stderr.write(`worker could not start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });
 

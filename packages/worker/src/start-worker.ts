@@ -1,10 +1,13 @@
 import type { Logger } from 'pino';
-import { MinioFileStorage, type AppConfig, type BullmqJobWorker } from '@logi/adapters';
+import { MinioFileStorage, startMetricsServer, type AppConfig, type BullmqJobWorker } from '@logi/adapters';
 import type { FileStoragePort, PdfRendererPort } from '@logi/domain';
 import { buildWorkerContainer } from './container.js';
+import type { WorkerMetrics } from './metrics/worker-metrics.js';
 import { WorkerTokens } from './tokens.js';
 
 export interface RunningWorker {
+  /** Where Prometheus scrapes this worker; null when METRICS_PORT is 0. */
+  metricsUrl: string | null;
   /** Stops taking jobs, lets running ones finish (bounded), then closes the browser and the database. */
   stop(): Promise<void>;
 }
@@ -17,6 +20,8 @@ export async function startWorker(config: AppConfig & { redisUrl: string }, logg
     // Making the bucket now saves the first job a round trip; if S3 is down, the first job tries again.
     await storage.init().catch((error: unknown) => logger.warn({ err: error }, 'storage not ready at start; will retry on first use'));
   }
+  // Before any job is taken: a METRICS_PORT already in use (the API's, say) stops the worker at start.
+  const metricsListener = await startMetricsServer(container.get<WorkerMetrics>(WorkerTokens.Metrics), config.metrics, logger);
   const worker = container.get<BullmqJobWorker>(WorkerTokens.JobWorker);
   await worker.waitUntilReady();
   logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix }, 'worker started');
@@ -28,9 +33,11 @@ export async function startWorker(config: AppConfig & { redisUrl: string }, logg
     // Built with the job handlers at start, so these are the instances the jobs used.
     await closeQuietly(logger, 'renderer', () => container.get<PdfRendererPort>(WorkerTokens.PdfRenderer).close());
     await closeQuietly(logger, 'database', () => container.get<{ destroy(): Promise<void> }>(WorkerTokens.Knex).destroy());
+    await closeQuietly(logger, 'metrics listener', async () => metricsListener?.stop());
     logger.info('worker stopped');
   };
   return {
+    metricsUrl: metricsListener?.url ?? null,
     stop: () => (stopping ??= stop()),
   };
 }

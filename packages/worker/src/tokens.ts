@@ -10,4 +10,5 @@ export const WorkerTokens = {
   PdfRenderer: Symbol.for('Worker.PdfRenderer'),
   JobHandlers: Symbol.for('Worker.JobHandlers'),
   JobWorker: Symbol.for('Worker.JobWorker'),
+  Metrics: Symbol.for('Worker.Metrics'),
 } as const;

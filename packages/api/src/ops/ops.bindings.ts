@@ -1,21 +1,43 @@
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
-import type { AppConfig } from '@logi/adapters';
+import { BullmqQueueInspector, MetricsPdfRenderer, registerQueueDepthGauge, type AppConfig } from '@logi/adapters';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { Tokens } from '../tokens.js';
 import { dependencyChecks } from './health/dependency-checks.js';
 import { ReadinessChecker } from './health/readiness.checker.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { MetricsJobQueue } from './metrics/metrics-job.queue.js';
-import { MetricsPdfRenderer } from './metrics/metrics-pdf.renderer.js';
+
+/** A scrape waits at most this long for the queue depth; the other metrics are served either way. */
+const QUEUE_DEPTH_TIMEOUT_MS = 1_000;
 
 /**
  * Operations bindings of the API's composition root: metrics (one registry
  * per container), readiness, and metrics decorators around the job queue and
  * the PDF renderer, applied on activation so their own bindings stay as they are.
+ * In the Redis profile, a queue inspector feeds the queue depth gauge and the dashboard.
  */
 export function bindOps(c: Container, config: AppConfig, logger: Logger): void {
-  c.bind(Tokens.Metrics).toDynamicValue(() => new ApiMetrics());
+  c.bind(Tokens.QueueInspector).toDynamicValue(() =>
+    config.redisUrl
+      ? new BullmqQueueInspector({
+          redisUrl: config.redisUrl,
+          prefix: config.redisPrefix,
+          onError: (error) => logger.warn({ err: error }, 'queue inspector connection error'),
+        })
+      : null,
+  );
+  c.bind(Tokens.Metrics).toDynamicValue(() => {
+    const metrics = new ApiMetrics();
+    const inspector = c.get<BullmqQueueInspector | null>(Tokens.QueueInspector);
+    if (inspector) {
+      registerQueueDepthGauge(metrics.registry, inspector, {
+        timeoutMs: QUEUE_DEPTH_TIMEOUT_MS,
+        onError: (error) => logger.warn({ err: error }, 'queue depth not collected'),
+      });
+    }
+    return metrics;
+  });
   c.bind(Tokens.Readiness).toDynamicValue(() => new ReadinessChecker(dependencyChecks(c, config), logger));
   c.onActivation<JobQueuePort>(Tokens.JobQueue, (_context, queue) => new MetricsJobQueue(queue, c.get<ApiMetrics>(Tokens.Metrics)));
   c.onActivation<PdfRendererPort>(Tokens.PdfRenderer, (_context, renderer) => new MetricsPdfRenderer(renderer, c.get<ApiMetrics>(Tokens.Metrics)));

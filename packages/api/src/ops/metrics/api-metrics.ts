@@ -1,7 +1,5 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-
-/** Seconds; HTTP answers are mostly milliseconds, PDFs and uploads up to tens of seconds. */
-const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+import { DURATION_BUCKETS } from '@logi/adapters';
 
 /**
  * Every metric of one API process, on a registry of its own rather than
@@ -15,7 +13,7 @@ export class ApiMetrics {
     name: 'http_request_duration_seconds',
     help: 'Time from request to response, by method, route pattern and status.',
     labelNames: ['method', 'route', 'status'] as const,
-    buckets: DURATION_BUCKETS,
+    buckets: [...DURATION_BUCKETS],
     registers: [this.registry],
   });
 
@@ -43,7 +41,7 @@ export class ApiMetrics {
     name: 'logistics_job_duration_seconds',
     help: 'Time the API waited for a job (queueing included), by job and outcome (completed, failed).',
     labelNames: ['job', 'outcome'] as const,
-    buckets: DURATION_BUCKETS,
+    buckets: [...DURATION_BUCKETS],
     registers: [this.registry],
   });
 
@@ -57,7 +55,7 @@ export class ApiMetrics {
   readonly pdfRenderDuration = new Histogram({
     name: 'logistics_pdf_render_duration_seconds',
     help: 'Time Chromium took to print one invoice in this process (embedded profile).',
-    buckets: DURATION_BUCKETS,
+    buckets: [...DURATION_BUCKETS],
     registers: [this.registry],
   });
 

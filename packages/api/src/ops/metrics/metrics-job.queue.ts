@@ -1,12 +1,5 @@
-import {
-  DomainError,
-  ServiceUnavailableError,
-  type JobName,
-  type JobPayloads,
-  type JobQueuePort,
-  type JobResults,
-  type RunJobOptions,
-} from '@logi/domain';
+import { failureReason } from '@logi/adapters';
+import type { JobName, JobPayloads, JobQueuePort, JobResults, RunJobOptions } from '@logi/domain';
 import type { ApiMetrics } from './api-metrics.js';
 
 /**
@@ -52,11 +45,4 @@ export class MetricsJobQueue implements JobQueuePort {
       this.metrics.uploadedFiles.inc({ outcome: 'failed' });
     }
   }
-}
-
-/** A small, fixed set of label values: codes, never messages. */
-function failureReason(error: unknown): string {
-  if (error instanceof ServiceUnavailableError) return 'unavailable';
-  if (error instanceof DomainError) return error.code.toLowerCase();
-  return 'error';
 }

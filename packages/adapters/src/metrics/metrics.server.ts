@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { ApiMetrics } from './api-metrics.js';
+import type { Registry } from 'prom-client';
 
 export interface MetricsListener {
   url: string;
@@ -11,9 +11,12 @@ export interface MetricsListener {
 /**
  * Prometheus' scrape endpoint on a listener of its own (METRICS_HOST and
  * METRICS_PORT), so metrics never face the API's clients. Port 0 turns it off.
+ * Each process (API or worker) serves its own registry, so two processes on
+ * one host need two ports: a taken port stops the process at start rather
+ * than leaving it unobserved.
  */
 export async function startMetricsServer(
-  metrics: ApiMetrics,
+  metrics: { registry: Registry },
   address: { host: string; port: number },
   logger: Logger,
 ): Promise<MetricsListener | null> {
@@ -39,7 +42,13 @@ export async function startMetricsServer(
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(`METRICS_PORT ${address.port} on ${address.host} is in use: give each process on a host its own METRICS_PORT (0 turns metrics off)`, { cause: error })
+          : error,
+      ),
+    );
     server.listen(address.port, address.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

@@ -1,11 +1,17 @@
+import type { Counter, Histogram } from 'prom-client';
 import type { InvoiceDocument, PdfRendererPort } from '@logi/domain';
-import type { ApiMetrics } from './api-metrics.js';
 
-/** Times each print of the in-process renderer; the adapter itself knows nothing of metrics. */
+/** The two series each process that prints keeps (the API in the embedded profile, every worker). */
+export interface PdfRenderMetrics {
+  pdfRenderDuration: Histogram;
+  pdfRenderFailures: Counter;
+}
+
+/** Times each print of this process's renderer; the renderer itself knows nothing of metrics. */
 export class MetricsPdfRenderer implements PdfRendererPort {
   constructor(
     private readonly inner: PdfRendererPort,
-    private readonly metrics: ApiMetrics,
+    private readonly metrics: PdfRenderMetrics,
   ) {}
 
   async render(document: InvoiceDocument): Promise<Buffer> {

@@ -1,0 +1,79 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { JOB_NAMES } from '@logi/domain';
+import { createRedis, whenRedisReady } from '../redis/create-redis.js';
+import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+
+/** The job states an operator watches: a growing `waiting` means too few workers, `failed` means trouble. */
+export const WATCHED_JOB_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+export type WatchedJobState = (typeof WATCHED_JOB_STATES)[number];
+
+/** Jobs per state, per queue name (`pdf`, `uploads`). */
+export type QueueJobCounts = Record<string, Record<WatchedJobState, number>>;
+
+export interface BullmqQueueInspectorOptions {
+  redisUrl: string;
+  /** Key prefix of the queues (REDIS_PREFIX), the same as the API's and the workers'. */
+  prefix?: string;
+  /** Connection errors; the connection reconnects by itself. */
+  onError?: (error: Error) => void;
+}
+
+/**
+ * Read-side handles on every job queue, for operators: job counts (queue
+ * depth metrics) and the Queue objects the dashboard drives. It has its own
+ * fail-fast connection, so a dead or slow Redis answers an error quickly
+ * instead of holding a scrape or a dashboard page.
+ */
+export class BullmqQueueInspector {
+  readonly queues: readonly Queue[];
+  private readonly client: Redis;
+  private closing: Promise<void> | null = null;
+
+  constructor(options: BullmqQueueInspectorOptions) {
+    const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+    const onError = options.onError ?? (() => undefined);
+    this.client = createRedis(options.redisUrl, { role: 'client', connectionName: `${prefix}:api-inspector`, onError });
+    this.queues = JOB_NAMES.map((name) => {
+      const queue = new Queue(QUEUE_NAME_BY_JOB[name], { connection: this.client, prefix });
+      // EventEmitter throws on an 'error' nobody listens to; these are reports.
+      queue.on('error', onError);
+      return queue;
+    });
+  }
+
+  /** Jobs per state of every queue; rejects when Redis does not answer within `timeoutMs`. */
+  async jobCounts(timeoutMs: number): Promise<QueueJobCounts> {
+    if (this.closing) throw new Error('queue inspector is closed');
+    const startedAt = Date.now();
+    if (!(await whenRedisReady(this.client, timeoutMs))) throw new Error('Redis is not connected');
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${timeoutMs} ms`)), Math.max(1, timeoutMs - (Date.now() - startedAt)));
+    });
+    const counts = Promise.all(
+      this.queues.map(async (queue) => [queue.name, (await queue.getJobCounts(...WATCHED_JOB_STATES)) as Record<WatchedJobState, number>] as const),
+    );
+    counts.catch(() => undefined);
+    try {
+      return Object.fromEntries(await Promise.race([counts, late]));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    // With Redis gone, BullMQ's close would wait for a reconnect; cutting the connection first ends it.
+    if (this.client.status !== 'ready') this.client.disconnect();
+    const bounded = new Promise((resolve) => setTimeout(resolve, 3_000).unref());
+    await Promise.race([Promise.allSettled(this.queues.map((queue) => queue.close())), bounded]);
+    // The connection is ours (BullMQ leaves caller-made clients open).
+    if (this.client.status === 'ready') await this.client.quit().catch(() => this.client.disconnect());
+    else this.client.disconnect();
+  }
+}

@@ -1,0 +1,41 @@
+import { Gauge, type Registry } from 'prom-client';
+
+/** Whatever can count the jobs of each queue by state (BullmqQueueInspector). */
+export interface QueueDepthSource {
+  jobCounts(timeoutMs: number): Promise<Record<string, Record<string, number>>>;
+}
+
+export interface QueueDepthGaugeOptions {
+  /** A scrape never waits longer than this for Redis (default 1000 ms). */
+  timeoutMs?: number;
+  /** Called when the counts could not be read; the scrape goes on without them. */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * `logistics_queue_jobs{queue,state}`, read from Redis at scrape time rather
+ * than kept up to date by events, so it is right whichever process added or
+ * took the jobs. When Redis does not answer in time the series are left out
+ * of that scrape (absent, not stale), and the rest of /metrics is served.
+ */
+export function registerQueueDepthGauge(registry: Registry, source: QueueDepthSource, options: QueueDepthGaugeOptions = {}): Gauge<'queue' | 'state'> {
+  const timeoutMs = options.timeoutMs ?? 1_000;
+  const gauge: Gauge<'queue' | 'state'> = new Gauge({
+    name: 'logistics_queue_jobs',
+    help: 'Jobs in each queue by state (waiting, active, delayed, failed), read from Redis at scrape time.',
+    labelNames: ['queue', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      gauge.reset();
+      try {
+        const counts = await source.jobCounts(timeoutMs);
+        for (const [queue, byState] of Object.entries(counts)) {
+          for (const [state, value] of Object.entries(byState)) gauge.set({ queue, state }, value);
+        }
+      } catch (error) {
+        options.onError?.(error);
+      }
+    },
+  });
+  return gauge;
+}

@@ -1,0 +1,51 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { DURATION_BUCKETS, type PdfRenderMetrics } from '@logi/adapters';
+
+/**
+ * Every metric of one worker process, on a registry of its own (as the API's),
+ * served on this process's METRICS_PORT. Job series carry the queue and the
+ * job name, so one dashboard can split PDF renders from file stores.
+ */
+export class WorkerMetrics implements PdfRenderMetrics {
+  readonly registry = new Registry();
+
+  readonly jobDuration = new Histogram({
+    name: 'logistics_worker_job_duration_seconds',
+    help: 'Time a worker spent running one job attempt, by queue, job and outcome (completed, failed).',
+    labelNames: ['queue', 'job', 'outcome'] as const,
+    buckets: [...DURATION_BUCKETS],
+    registers: [this.registry],
+  });
+
+  readonly jobFailures = new Counter({
+    name: 'logistics_worker_job_failures_total',
+    help: 'Job attempts that ended in an error, by queue, job and reason (unavailable = a dependency was down, else the error code).',
+    labelNames: ['queue', 'job', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobsInProgress = new Gauge({
+    name: 'logistics_worker_jobs_in_progress',
+    help: 'Jobs this worker is running now, by queue and job.',
+    labelNames: ['queue', 'job'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pdfRenderDuration = new Histogram({
+    name: 'logistics_pdf_render_duration_seconds',
+    help: 'Time Chromium took to print one invoice in this process.',
+    buckets: [...DURATION_BUCKETS],
+    registers: [this.registry],
+  });
+
+  readonly pdfRenderFailures = new Counter({
+    name: 'logistics_pdf_render_failures_total',
+    help: 'Invoice prints that failed in this process.',
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    this.registry.setDefaultLabels({ service: 'worker' });
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,31 @@
+import net from 'node:net';
+import { expect } from 'vitest';
+
+/** A port nobody listens on right now (the OS picks it), for a metrics listener under test. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** GET /metrics on a metrics listener; asserts a 200 and gives the exposition text. */
+export async function scrapeMetrics(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+  expect(response.status).toBe(200);
+  return response.text();
+}
+
+/** The sample line of `name` whose labels include all of `labels`; undefined when there is none. */
+export function sampleLine(text: string, name: string, labels: Record<string, string> = {}): string | undefined {
+  return text
+    .split('\n')
+    .find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
+}
+
+/** The value of that sample; 0 when absent (a counter not yet touched). */
+export function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  const line = sampleLine(text, name, labels);
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}

@@ -1,0 +1,71 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../support/api-harness.js';
+import { multipart, PDF_BYTES } from '../support/multipart.js';
+import { freePort, sample, sampleLine, scrapeMetrics } from '../support/prometheus.js';
+import type { WorkerProcess } from '../support/worker-process.js';
+
+/** A real `pnpm worker` process with its own metrics listener, fed by the API in the production profile. */
+describe('worker metrics', () => {
+  let api: TestApi;
+  let worker: WorkerProcess;
+  let metricsPort: number;
+  beforeAll(async () => {
+    api = await startTestApi({}, { profile: 'production', worker: false, label: 'wmetrics' });
+    metricsPort = await freePort();
+    worker = await api.stack!.startWorker(api.dataDir, { METRICS_PORT: String(metricsPort) });
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  it('when the worker starts, then it serves its own registry on its METRICS_PORT, labelled service="worker"', async () => {
+    expect(worker.logs.some((line) => line.msg === 'metrics listening' && line.url === `http://127.0.0.1:${metricsPort}/metrics`)).toBe(true);
+    const text = await scrapeMetrics(metricsPort);
+    expect(sampleLine(text, 'process_cpu_seconds_total', { service: 'worker' })).toBeDefined();
+    // Both queues are there before the first job, at 0, so a dashboard shows a line rather than nothing.
+    expect(sampleLine(text, 'logistics_worker_jobs_in_progress', { queue: 'pdf', job: 'render-invoice-pdf' })).toMatch(/ 0$/);
+    expect(sampleLine(text, 'logistics_worker_jobs_in_progress', { queue: 'uploads', job: 'store-order-file' })).toMatch(/ 0$/);
+    // The API's own series are not here: each process has its own registry.
+    expect(text).not.toContain('http_request_duration_seconds');
+  });
+
+  it('when a PDF is downloaded through the API, then the worker counts the job by queue and job name and times the render', async () => {
+    const before = await scrapeMetrics(metricsPort);
+    const response = await api.call('/invoices/9001/pdf?lang=de');
+    expect(response.status).toBe(200);
+    expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    const after = await scrapeMetrics(metricsPort);
+    const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+    const pdfJob = { queue: 'pdf', job: 'render-invoice-pdf' };
+    expect(delta('logistics_worker_job_duration_seconds_count', { ...pdfJob, outcome: 'completed' })).toBe(1);
+    expect(delta('logistics_worker_job_duration_seconds_sum', { ...pdfJob, outcome: 'completed' })).toBeGreaterThan(0);
+    expect(delta('logistics_worker_job_failures_total', pdfJob)).toBe(0);
+    expect(delta('logistics_pdf_render_duration_seconds_count')).toBe(1);
+    expect(sample(after, 'logistics_worker_jobs_in_progress', pdfJob)).toBe(0);
+    expect(delta('logistics_worker_job_duration_seconds_count', { queue: 'uploads' })).toBe(0);
+  });
+
+  it('when a file is uploaded, then the job is counted on the uploads queue', async () => {
+    const before = await scrapeMetrics(metricsPort);
+    const upload = multipart([{ name: 'files', filename: 'cmr.pdf', content: PDF_BYTES }]);
+    const response = await api.call('/orders/3001/files', { method: 'POST', body: upload.body, headers: { 'Content-Type': upload.contentType } });
+    expect(response.status).toBe(201);
+    const after = await scrapeMetrics(metricsPort);
+    const labels = { queue: 'uploads', job: 'store-order-file', outcome: 'completed' };
+    expect(sample(after, 'logistics_worker_job_duration_seconds_count', labels) - sample(before, 'logistics_worker_job_duration_seconds_count', labels)).toBe(1);
+  });
+
+  it('when a second worker is given a METRICS_PORT already in use, then it stops at start with one line naming METRICS_PORT', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as net.AddressInfo;
+    try {
+      await expect(api.stack!.startWorker(api.dataDir, { METRICS_PORT: String(port) })).rejects.toThrow(
+        new RegExp(`worker exited with 1: worker could not start: METRICS_PORT ${port} on 127.0.0.1 is in use`),
+      );
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+  });
+});
