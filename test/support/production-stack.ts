@@ -72,7 +72,7 @@ export class ProductionStack {
 }
 
 /** Queues and rate-limit counters of this run, so Redis is left as it was found. */
-async function deleteRedisKeys(url: string, pattern: string): Promise<void> {
+export async function deleteRedisKeys(url: string, pattern: string): Promise<void> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
