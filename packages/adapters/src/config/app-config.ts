@@ -81,6 +81,9 @@ const schema = z.object({
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (per-IP rate limits). */
   TRUST_PROXY: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1').default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The queue dashboard (/admin/queues, Redis profile) is on only when both are set; HTTP Basic credentials. */
+  DASHBOARD_USER: z.string().regex(/^[^:]+$/, { error: 'must not contain ":" (HTTP Basic user names cannot)' }).optional(),
+  DASHBOARD_PASSWORD: z.string().optional(),
 });
 
 export type AppConfig = {
@@ -102,6 +105,8 @@ export type AppConfig = {
   pdf: { rendersPerBrowser: number; renderTimeoutMs: number };
   trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+  /** Credentials of the queue dashboard; null = dashboard off. */
+  dashboard: { user: string; password: string } | null;
 };
 
 /**
@@ -127,6 +132,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const missing = Object.entries(s3Vars).find(([, v]) => v === undefined)![0];
     throw new ConfigError(missing, 'must be set when any S3_* variable is set');
   }
+  if ((c.DASHBOARD_USER === undefined) !== (c.DASHBOARD_PASSWORD === undefined)) {
+    const missing = c.DASHBOARD_USER === undefined ? 'DASHBOARD_USER' : 'DASHBOARD_PASSWORD';
+    throw new ConfigError(missing, 'must be set too: the queue dashboard needs both DASHBOARD_USER and DASHBOARD_PASSWORD (or neither, to keep it off)');
+  }
   return {
     host: c.HOST,
     port: c.PORT,
@@ -149,5 +158,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,
   };
 }
