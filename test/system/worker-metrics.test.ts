@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { Queue, QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
@@ -54,6 +55,36 @@ describe('worker metrics', () => {
     const after = await scrapeMetrics(metricsPort);
     const labels = { queue: 'uploads', job: 'store-order-file', outcome: 'completed' };
     expect(sample(after, 'logistics_worker_job_duration_seconds_count', labels) - sample(before, 'logistics_worker_job_duration_seconds_count', labels)).toBe(1);
+  });
+
+  it('when a job fails with a domain error, then the failure is counted with its code as the reason', async () => {
+    const { REDIS_URL, REDIS_PREFIX } = api.stack!.env;
+    const connection = { url: REDIS_URL! };
+    const queue = new Queue('pdf', { connection, prefix: REDIS_PREFIX });
+    const events = new QueueEvents('pdf', { connection, prefix: REDIS_PREFIX });
+    try {
+      await events.waitUntilReady();
+      const before = await scrapeMetrics(metricsPort);
+      // Sent straight to the queue: the API would have answered 404 itself without asking a worker.
+      const job = await queue.add('render-invoice-pdf', {
+        directory: 'baltic-haulage',
+        invoiceId: 987654,
+        lang: 'en',
+        duplicate: false,
+        pdfKey: 'tmp/never-written.pdf',
+        requestId: 'worker-metrics-test',
+        deadline: Date.now() + 30_000,
+      });
+      await expect(job.waitUntilFinished(events, 20_000)).rejects.toThrow(/INVOICE_NOT_FOUND/);
+      const after = await scrapeMetrics(metricsPort);
+      const labels = { queue: 'pdf', job: 'render-invoice-pdf' };
+      expect(sample(after, 'logistics_worker_job_failures_total', { ...labels, reason: 'invoice_not_found' }) - sample(before, 'logistics_worker_job_failures_total', { ...labels, reason: 'invoice_not_found' })).toBe(1);
+      expect(sample(after, 'logistics_worker_job_duration_seconds_count', { ...labels, outcome: 'failed' }) - sample(before, 'logistics_worker_job_duration_seconds_count', { ...labels, outcome: 'failed' })).toBe(1);
+      expect(sample(after, 'logistics_worker_jobs_in_progress', labels)).toBe(0);
+    } finally {
+      await events.close();
+      await queue.close();
+    }
   });
 
   it('when a second worker is given a METRICS_PORT already in use, then it stops at start with one line naming METRICS_PORT', async () => {
