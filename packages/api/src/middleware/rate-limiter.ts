@@ -3,7 +3,10 @@ import ratelimit from 'koa-ratelimit';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Messages } from '@logi/domain';
+import { whenRedisReady } from '@logi/adapters';
 import { HttpError } from '../http/http-error.js';
+
+const CONNECTING_GRACE_MS = 1_000;
 
 export interface RateLimiterOptions {
   max: number;
@@ -47,6 +50,9 @@ export class RateLimiter {
 
   async count(ctx: Context, key: string): Promise<void> {
     ctx.state.rateLimitKey = key;
+    // Just after start (or mid-reconnect) the connection refuses commands for a moment: wait a
+    // little for it rather than letting those first requests through unlimited.
+    if (this.options.redis) await whenRedisReady(this.options.redis, CONNECTING_GRACE_MS);
     try {
       await this.limit(ctx, async () => undefined);
     } catch (error) {
