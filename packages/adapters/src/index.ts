@@ -27,3 +27,4 @@ export * from './metrics/failure-reason.js';
 export * from './metrics/metrics.server.js';
 export * from './metrics/metrics-pdf.renderer.js';
 export * from './metrics/queue-depth.gauge.js';
+export * from './config/adapters-from-config.js';

@@ -27,8 +27,9 @@ import {
 } from '@logi/domain';
 import {
   BullmqJobQueue,
-  ChromiumPdfRenderer,
+  createFileStorage,
   createKnex,
+  createPdfRenderer,
   createRedis,
   InlineJobQueue,
   KnexClientRepository,
@@ -36,8 +37,6 @@ import {
   KnexInvoiceRepository,
   KnexOrderFileRepository,
   KnexOrderRepository,
-  LocalFileStorage,
-  MinioFileStorage,
   Sha256ApiKeyHasher,
   type AppConfig,
 } from '@logi/adapters';
@@ -75,17 +74,8 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(Tokens.Knex)));
   c.bind(Tokens.InvoiceRepository).toDynamicValue(() => new KnexInvoiceRepository(get<Knex>(Tokens.Knex)));
   c.bind(Tokens.ApiKeyHasher).toDynamicValue(() => new Sha256ApiKeyHasher());
-  c.bind(Tokens.FileStorage).toDynamicValue(() =>
-    config.s3 ? new MinioFileStorage(config.s3) : new LocalFileStorage(path.join(config.dataDir, 'files')),
-  );
-  c.bind(Tokens.PdfRenderer).toDynamicValue(
-    () =>
-      new ChromiumPdfRenderer({
-        chromiumPath: config.chromiumPath,
-        rendersPerBrowser: config.pdf.rendersPerBrowser,
-        renderTimeoutMs: config.pdf.renderTimeoutMs,
-      }),
-  );
+  c.bind(Tokens.FileStorage).toDynamicValue(() => createFileStorage(config));
+  c.bind(Tokens.PdfRenderer).toDynamicValue(() => createPdfRenderer(config));
   c.bind(Tokens.JobHandlers).toDynamicValue(() =>
     buildJobHandlers({
       invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),

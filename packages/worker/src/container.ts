@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import path from 'node:path';
 import { Container } from 'inversify';
 import type { Logger } from 'pino';
 import {
@@ -13,14 +12,13 @@ import {
 } from '@logi/domain';
 import {
   BullmqJobWorker,
-  ChromiumPdfRenderer,
+  createFileStorage,
   createKnex,
+  createPdfRenderer,
   KnexClientRepository,
   KnexInvoiceRepository,
   KnexOrderFileRepository,
-  LocalFileStorage,
   MetricsPdfRenderer,
-  MinioFileStorage,
   type AppConfig,
 } from '@logi/adapters';
 import { WorkerTokens } from './tokens.js';
@@ -43,17 +41,8 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
   c.bind(WorkerTokens.InvoiceRepository).toDynamicValue(() => new KnexInvoiceRepository(get<Knex>(WorkerTokens.Knex)));
   c.bind(WorkerTokens.ClientRepository).toDynamicValue(() => new KnexClientRepository(get<Knex>(WorkerTokens.Knex)));
   c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex)));
-  c.bind(WorkerTokens.FileStorage).toDynamicValue(() =>
-    config.s3 ? new MinioFileStorage(config.s3) : new LocalFileStorage(path.join(config.dataDir, 'files')),
-  );
-  c.bind(WorkerTokens.PdfRenderer).toDynamicValue(
-    () =>
-      new ChromiumPdfRenderer({
-        chromiumPath: config.chromiumPath,
-        rendersPerBrowser: config.pdf.rendersPerBrowser,
-        renderTimeoutMs: config.pdf.renderTimeoutMs,
-      }),
-  );
+  c.bind(WorkerTokens.FileStorage).toDynamicValue(() => createFileStorage(config));
+  c.bind(WorkerTokens.PdfRenderer).toDynamicValue(() => createPdfRenderer(config));
   c.bind(WorkerTokens.JobHandlers).toDynamicValue(() =>
     buildJobHandlers({
       invoices: get<InvoiceRepositoryPort>(WorkerTokens.InvoiceRepository),

@@ -1,10 +1,28 @@
-import type { Counter, Histogram } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { InvoiceDocument, PdfRendererPort } from '@logi/domain';
+import { DURATION_BUCKETS } from './duration-buckets.js';
 
 /** The two series each process that prints keeps (the API in the embedded profile, every worker). */
 export interface PdfRenderMetrics {
   pdfRenderDuration: Histogram;
   pdfRenderFailures: Counter;
+}
+
+/** The print series on a process's registry: the API's (embedded profile) and every worker's. */
+export function createPdfRenderMetrics(registry: Registry): PdfRenderMetrics {
+  return {
+    pdfRenderDuration: new Histogram({
+      name: 'logistics_pdf_render_duration_seconds',
+      help: 'Time Chromium took to print one invoice in this process.',
+      buckets: [...DURATION_BUCKETS],
+      registers: [registry],
+    }),
+    pdfRenderFailures: new Counter({
+      name: 'logistics_pdf_render_failures_total',
+      help: 'Invoice prints that failed in this process.',
+      registers: [registry],
+    }),
+  };
 }
 
 /** Times each print of this process's renderer; the renderer itself knows nothing of metrics. */

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { DURATION_BUCKETS, type PdfRenderMetrics } from '@logi/adapters';
+import { createPdfRenderMetrics, DURATION_BUCKETS, type PdfRenderMetrics } from '@logi/adapters';
 
 /**
  * Every metric of one worker process, on a registry of its own (as the API's),
@@ -31,18 +31,9 @@ export class WorkerMetrics implements PdfRenderMetrics {
     registers: [this.registry],
   });
 
-  readonly pdfRenderDuration = new Histogram({
-    name: 'logistics_pdf_render_duration_seconds',
-    help: 'Time Chromium took to print one invoice in this process.',
-    buckets: [...DURATION_BUCKETS],
-    registers: [this.registry],
-  });
-
-  readonly pdfRenderFailures = new Counter({
-    name: 'logistics_pdf_render_failures_total',
-    help: 'Invoice prints that failed in this process.',
-    registers: [this.registry],
-  });
+  private readonly pdfRender = createPdfRenderMetrics(this.registry);
+  readonly pdfRenderDuration = this.pdfRender.pdfRenderDuration;
+  readonly pdfRenderFailures = this.pdfRender.pdfRenderFailures;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     this.registry.setDefaultLabels({ service: 'worker' });

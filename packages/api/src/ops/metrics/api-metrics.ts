@@ -1,5 +1,5 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { DURATION_BUCKETS } from '@logi/adapters';
+import { createPdfRenderMetrics, DURATION_BUCKETS } from '@logi/adapters';
 
 /**
  * Every metric of one API process, on a registry of its own rather than
@@ -52,18 +52,9 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-  readonly pdfRenderDuration = new Histogram({
-    name: 'logistics_pdf_render_duration_seconds',
-    help: 'Time Chromium took to print one invoice in this process (embedded profile).',
-    buckets: [...DURATION_BUCKETS],
-    registers: [this.registry],
-  });
-
-  readonly pdfRenderFailures = new Counter({
-    name: 'logistics_pdf_render_failures_total',
-    help: 'Invoice prints that failed in this process.',
-    registers: [this.registry],
-  });
+  private readonly pdfRender = createPdfRenderMetrics(this.registry);
+  readonly pdfRenderDuration = this.pdfRender.pdfRenderDuration;
+  readonly pdfRenderFailures = this.pdfRender.pdfRenderFailures;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     this.registry.setDefaultLabels({ service: 'api' });

@@ -1,0 +1,23 @@
+import path from 'node:path';
+import type { FileStoragePort } from '@logi/domain';
+import { ChromiumPdfRenderer } from '../chromium/chromium-pdf.renderer.js';
+import { LocalFileStorage } from '../fs/local-file.storage.js';
+import { MinioFileStorage } from '../minio/minio-file.storage.js';
+import type { AppConfig } from './app-config.js';
+
+/**
+ * The choices every process makes alike from the configuration, in one place:
+ * MinIO when S3 is configured, else files under DATA_DIR; the system Chromium
+ * with the configured limits.
+ */
+export function createFileStorage(config: AppConfig): FileStoragePort {
+  return config.s3 ? new MinioFileStorage(config.s3) : new LocalFileStorage(path.join(config.dataDir, 'files'));
+}
+
+export function createPdfRenderer(config: AppConfig): ChromiumPdfRenderer {
+  return new ChromiumPdfRenderer({
+    chromiumPath: config.chromiumPath,
+    rendersPerBrowser: config.pdf.rendersPerBrowser,
+    renderTimeoutMs: config.pdf.renderTimeoutMs,
+  });
+}
