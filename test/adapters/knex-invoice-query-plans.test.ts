@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultInvoiceCriteria, INVOICE_SORT_FIELDS, type InvoiceCriteria } from '@logi/domain';
 import { KnexInvoiceRepository, loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
 import { generatedInvoices } from '../support/invoice-generator.js';
-import { countQueries, openTestDatabase, type TestDatabase } from './knex-test-databases.js';
+import { openTestDatabase, type TestDatabase } from './knex-test-databases.js';
 
 /**
  * Query plans on MariaDB with a few thousand invoices: every sort field of a
@@ -32,14 +32,7 @@ interface PlanRow {
 
 /** EXPLAIN of each statement the repository sends for one list call. */
 async function plans(criteria: InvoiceCriteria): Promise<Array<{ sql: string; rows: PlanRow[] }>> {
-  const statements: Array<{ sql: string; bindings: unknown[] }> = [];
-  const listener = (query: { sql: string; bindings?: unknown[] }) => statements.push({ sql: query.sql, bindings: query.bindings ?? [] });
-  db.knex.on('query', listener);
-  try {
-    await repository.list(criteria);
-  } finally {
-    db.knex.off('query', listener);
-  }
+  const { queries: statements } = await countQueriesWithBindings(db.knex, () => repository.list(criteria));
   const out = [];
   for (const statement of statements.filter((s) => /from `invoices`/i.test(s.sql))) {
     const [rows] = (await db.knex.raw(`EXPLAIN ${statement.sql}`, statement.bindings as never)) as unknown as [PlanRow[]];
@@ -71,3 +64,45 @@ describe('invoice list query plans on MariaDB', () => {
     expect(row.type).not.toBe('ALL');
   });
 });
+
+describe('invoice list query plans on SQLite', () => {
+  let sqlite: TestDatabase;
+  let sqliteRepository: KnexInvoiceRepository;
+  beforeAll(async () => {
+    sqlite = await openTestDatabase('sqlite', 'plans');
+    await loadFixtures(sqlite.knex, generatedInvoices(4000, DIRECTORY), { hasher: new Sha256ApiKeyHasher() });
+    await sqlite.knex.raw('ANALYZE');
+    sqliteRepository = new KnexInvoiceRepository(sqlite.knex);
+  }, 120_000);
+  afterAll(async () => {
+    await sqlite?.drop();
+  });
+
+  async function sqlitePlan(criteria: InvoiceCriteria): Promise<string> {
+    const { queries } = await countQueriesWithBindings(sqlite.knex, () => sqliteRepository.list(criteria));
+    const page = queries.find((q) => /order by/i.test(q.sql))!;
+    const rows = (await sqlite.knex.raw(`EXPLAIN QUERY PLAN ${page.sql}`, page.bindings as never)) as Array<{ detail: string }>;
+    return rows.map((row) => row.detail).join('\n');
+  }
+
+  it('when filtered by VAT, then the folded VAT index is searched', async () => {
+    expect(await sqlitePlan({ ...defaultInvoiceCriteria(DIRECTORY), customerVats: ['pl0000000031'] })).toMatch(/invoices_directory_vat_folded_index/);
+  });
+
+  it.each(['nr', 'customer_name'] as const)('when sorted by %s, then the sort-key index gives the order (no temp b-tree)', async (sortBy) => {
+    const plan = await sqlitePlan({ ...defaultInvoiceCriteria(DIRECTORY), sortBy, sortDir: 'asc', perPage: 50 });
+    expect(plan).toMatch(new RegExp(`invoices_directory_${sortBy}_sortkey_index`));
+    expect(plan).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+  });
+});
+
+async function countQueriesWithBindings<T>(knex: TestDatabase['knex'], work: () => Promise<T>) {
+  const queries: Array<{ sql: string; bindings: unknown[] }> = [];
+  const listener = (query: { sql: string; bindings?: unknown[] }) => queries.push({ sql: query.sql, bindings: query.bindings ?? [] });
+  knex.on('query', listener);
+  try {
+    return { result: await work(), queries };
+  } finally {
+    knex.off('query', listener);
+  }
+}

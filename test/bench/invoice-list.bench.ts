@@ -41,6 +41,7 @@ const cases: Array<[string, InvoiceCriteria]> = [
   ['sorted by amount_gross, page 20 of 50', criteria({ sortBy: 'amount_gross', sortDir: 'asc', perPage: 50, page: 20 })],
   ['statuses=overdue, last 90 days', criteria({ statuses: ['overdue'], dateFilter: { field: 'issue_date', range: { from: Date.UTC(2026, 7, 1) / 1000, toExclusive: Date.UTC(2026, 10, 1) / 1000 } } })],
   ['customer_vats exact', criteria({ customerVats: ['pl0000000031'] })],
+  ['sorted by customer_name, page 5', criteria({ sortBy: 'customer_name', sortDir: 'asc', perPage: 50, page: 5 })],
 ];
 for (const [name, query] of cases) {
   await compare(`  ${name}`, { name: 'no indexes', run: () => withoutIndexes.list(query) }, { name: 'indexed', run: () => withIndexes.list(query) }, ROUNDS);

@@ -1,12 +1,16 @@
 import type { Knex } from 'knex';
 import * as initialSchema from './001-initial-schema.migration.js';
+import * as sqliteFoldedIndexes from './002-sqlite-folded-indexes.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
 }
 
 /** Migrations live in code (not files found at run time), so tsx, bundles and Docker all see the same list. */
-const MIGRATIONS: NamedMigration[] = [{ name: '001-initial-schema', up: initialSchema.up, down: initialSchema.down }];
+const MIGRATIONS: NamedMigration[] = [
+  { name: '001-initial-schema', up: initialSchema.up, down: initialSchema.down },
+  { name: '002-sqlite-folded-indexes', up: sqliteFoldedIndexes.up, down: sqliteFoldedIndexes.down },
+];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {
   async getMigrations(): Promise<NamedMigration[]> {
