@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -8,6 +9,7 @@ import { createKnex, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@lo
 import { authHeaders } from '../support/api-harness.js';
 import { testFixture } from '../support/test-fixture.js';
 
+const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MAIN = path.join(ROOT, 'packages/api/src/main.ts');
 
@@ -62,12 +64,14 @@ describe('the API process', () => {
   });
 
   it('when SIGTERM arrives during a request, then the request completes and the process exits 0', async () => {
-    const child = runApi({ DATA_DIR: dataDir, PORT: '0' });
+    // A browser that takes 2 s to start: once its launcher runs, the PDF request is surely in flight.
+    const slowBrowser = path.join(dataDir, 'slow-chromium');
+    await writeFile(slowBrowser, '#!/bin/sh\nsleep 2\nexec /usr/bin/chromium "$@"\n', { mode: 0o755 });
+    const child = runApi({ DATA_DIR: dataDir, PORT: '0', CHROMIUM_PATH: slowBrowser });
     const exited = exitOf(child);
     const url = await listeningUrl(child);
-    // The first PDF launches the browser: a request that is surely still running when the signal comes.
     const inFlight = fetch(`${url}/v1/invoices/9001/pdf`, { headers: authHeaders('baltic') });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(() => hasChildProcess(child.pid!), { timeout: 20_000 }).toBe(true);
     child.kill('SIGTERM');
     const response = await inFlight;
     expect(response.status).toBe(200);
@@ -76,6 +80,15 @@ describe('the API process', () => {
     await expect(fetch(`${url}/health/live`)).rejects.toThrow();
   });
 });
+
+async function hasChildProcess(pid: number): Promise<boolean> {
+  try {
+    await run('pgrep', ['-P', String(pid)]);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function listeningUrl(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
