@@ -94,28 +94,28 @@ afterAll(async () => {
 describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
   it('when a worker runs the job, then the caller gets its result and the worker logs the request id', async () => {
     const seen: unknown[] = [];
-    await worker(handlers(async (p) => (seen.push(p), { pdfKey: p.pdfKey, bytes: 1234 })));
+    await worker(handlers(async (p) => (seen.push(p), { pdfKey: p.pdfKey, bytes: 1234, invoiceNr: 'FV/1' })));
     const q = queue();
     await ready(q);
     const result = await q.runAndWait('render-invoice-pdf', pdfPayload(11, 'req-round-trip'), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 });
-    expect(result).toEqual({ pdfKey: 'pdf/11.pdf', bytes: 1234 });
+    expect(result).toEqual({ pdfKey: 'pdf/11.pdf', bytes: 1234, invoiceNr: 'FV/1' });
     expect(seen).toEqual([pdfPayload(11, 'req-round-trip')]);
     const lines = logLines.filter((l) => l.requestId === 'req-round-trip').map((l) => l.msg);
     expect(lines).toEqual(['job started', 'job completed']);
   });
 
   it('when a job or a ping is sent right after the queue is made, then it waits for the connect instead of failing', async () => {
-    await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: 3 })));
+    await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: 3, invoiceNr: 'FV/1' })));
     await expect(queue().ping()).resolves.toBeUndefined();
     const q = queue();
     await expect(q.runAndWait('render-invoice-pdf', pdfPayload(12), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
       pdfKey: 'pdf/12.pdf',
-      bytes: 3,
+      bytes: 3, invoiceNr: 'FV/1',
     });
   });
 
   it('when a store job returns a storage failure, then it arrives as a result, not an error', async () => {
-    await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: 0 }), async () => ({ error: 'Storage unavailable: connect ECONNREFUSED' })));
+    await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: 0, invoiceNr: 'FV/1' }), async () => ({ error: 'Storage unavailable: connect ECONNREFUSED' })));
     const q = queue();
     await ready(q);
     const payload = { stagingKey: 'staging/a', storageKey: 'orders/ACME/1/a', requestId: 'r' } as JobPayloads['store-order-file'];
@@ -151,14 +151,14 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       handlers(async (p) => {
         runs++;
         if (runs === 1) throw new Error('browser crashed');
-        return { pdfKey: p.pdfKey, bytes: 5 };
+        return { pdfKey: p.pdfKey, bytes: 5, invoiceNr: 'FV/1' };
       }),
     );
     const q = queue({ attempts: 3, backoffMs: 10 });
     await ready(q);
     await expect(q.runAndWait('render-invoice-pdf', pdfPayload(2), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
       pdfKey: 'pdf/2.pdf',
-      bytes: 5,
+      bytes: 5, invoiceNr: 'FV/1',
     });
     expect(runs).toBe(2);
   });
@@ -197,14 +197,14 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
   });
 
   it('when Redis goes away after the queue was connected, then callers fail fast, and the queue works again once Redis is back', async () => {
-    await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: p.invoiceId })));
+    await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: p.invoiceId, invoiceNr: 'FV/1' })));
     const proxy = await TcpProxy.start('127.0.0.1', 6379);
     try {
       const q = queue({ redisUrl: `redis://${proxy.address.host}:${proxy.address.port}` });
       await ready(q);
       await expect(q.runAndWait('render-invoice-pdf', pdfPayload(21), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
         pdfKey: 'pdf/21.pdf',
-        bytes: 21,
+        bytes: 21, invoiceNr: 'FV/1',
       });
       await proxy.cut();
       const started = Date.now();
@@ -216,7 +216,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       await ready(q);
       await expect(q.runAndWait('render-invoice-pdf', pdfPayload(23), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
         pdfKey: 'pdf/23.pdf',
-        bytes: 23,
+        bytes: 23, invoiceNr: 'FV/1',
       });
     } finally {
       await proxy.cut();
@@ -226,7 +226,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
   it('when the same jobId is sent twice, at once and again later, then the job runs once and both callers get its result', async () => {
     const release = deferred();
     let runs = 0;
-    await worker(handlers(async (p) => (runs++, await release.promise, { pdfKey: p.pdfKey, bytes: runs })));
+    await worker(handlers(async (p) => (runs++, await release.promise, { pdfKey: p.pdfKey, bytes: runs, invoiceNr: 'FV/1' })));
     const q = queue();
     await ready(q);
     const jobId = `pdf-${randomUUID()}`;
@@ -234,17 +234,17 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     const second = q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 });
     release.resolve();
     expect(await Promise.all([first, second])).toEqual([
-      { pdfKey: 'pdf/6.pdf', bytes: 1 },
-      { pdfKey: 'pdf/6.pdf', bytes: 1 },
+      { pdfKey: 'pdf/6.pdf', bytes: 1, invoiceNr: 'FV/1' },
+      { pdfKey: 'pdf/6.pdf', bytes: 1, invoiceNr: 'FV/1' },
     ]);
-    await expect(q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 })).resolves.toEqual({ pdfKey: 'pdf/6.pdf', bytes: 1 });
+    await expect(q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 })).resolves.toEqual({ pdfKey: 'pdf/6.pdf', bytes: 1, invoiceNr: 'FV/1' });
     expect(runs).toBe(1);
   });
 
   it('when the worker closes during a job, then the job finishes and its caller still gets the result', async () => {
     const started = deferred();
     const release = deferred();
-    const w = await worker(handlers(async (p) => (started.resolve(), await release.promise, { pdfKey: p.pdfKey, bytes: 9 })));
+    const w = await worker(handlers(async (p) => (started.resolve(), await release.promise, { pdfKey: p.pdfKey, bytes: 9, invoiceNr: 'FV/1' })));
     const q = queue();
     await ready(q);
     const result = q.runAndWait('render-invoice-pdf', pdfPayload(7), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 });
@@ -252,7 +252,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     const closed = w.close();
     release.resolve();
     await closed;
-    await expect(result).resolves.toEqual({ pdfKey: 'pdf/7.pdf', bytes: 9 });
+    await expect(result).resolves.toEqual({ pdfKey: 'pdf/7.pdf', bytes: 9, invoiceNr: 'FV/1' });
   });
 
   it('when a running job outlasts the close bound, then close returns within the bound and the job is left for another worker', async () => {
@@ -261,7 +261,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     const w = new BullmqJobWorker({
       redisUrl: REDIS_URL,
       prefix,
-      handlers: handlers(async (p) => (started.resolve(), await release.promise, { pdfKey: p.pdfKey, bytes: 0 })),
+      handlers: handlers(async (p) => (started.resolve(), await release.promise, { pdfKey: p.pdfKey, bytes: 0, invoiceNr: 'FV/1' })),
       concurrency: 1,
       logger,
       closeTimeoutMs: 300,

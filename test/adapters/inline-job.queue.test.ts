@@ -28,10 +28,10 @@ function handlersWith(render: JobHandlers['render-invoice-pdf']): JobHandlers {
 describe('InlineJobQueue', () => {
   it('when a job runs, then the handler gets the payload and the caller its result', async () => {
     const seen: unknown[] = [];
-    const queue = new InlineJobQueue(() => handlersWith(async (p) => (seen.push(p), { pdfKey: p.pdfKey, bytes: 42 })), { concurrency: 1 });
+    const queue = new InlineJobQueue(() => handlersWith(async (p) => (seen.push(p), { pdfKey: p.pdfKey, bytes: 42, invoiceNr: 'FV/1' })), { concurrency: 1 });
     await expect(queue.runAndWait('render-invoice-pdf', pdfPayload(7), { jobId: 'j1', timeoutMs: 1000 })).resolves.toEqual({
       pdfKey: 'pdf/7.pdf',
-      bytes: 42,
+      bytes: 42, invoiceNr: 'FV/1',
     });
     expect(seen).toEqual([pdfPayload(7)]);
     await queue.close();
@@ -40,7 +40,7 @@ describe('InlineJobQueue', () => {
   it('when the handlers are built after the queue, then the queue uses them (no wiring cycle)', async () => {
     let handlers: JobHandlers | undefined;
     const queue = new InlineJobQueue(() => handlers!, { concurrency: 1 });
-    handlers = handlersWith(async (p) => ({ pdfKey: p.pdfKey, bytes: 1 }));
+    handlers = handlersWith(async (p) => ({ pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' }));
     await expect(queue.runAndWait('store-order-file', {} as JobPayloads['store-order-file'], { jobId: 's', timeoutMs: 1000 })).resolves.toEqual({ fileId: 1 });
     await queue.close();
   });
@@ -57,7 +57,7 @@ describe('InlineJobQueue', () => {
     const release = deferred();
     const finished = deferred();
     const queue = new InlineJobQueue(
-      () => handlersWith(async (p) => (await release.promise, finished.resolve(), { pdfKey: p.pdfKey, bytes: 1 })),
+      () => handlersWith(async (p) => (await release.promise, finished.resolve(), { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' })),
       { concurrency: 1 },
     );
     const started = Date.now();
@@ -74,15 +74,15 @@ describe('InlineJobQueue', () => {
     const release = deferred();
     let runs = 0;
     const queue = new InlineJobQueue(
-      () => handlersWith(async (p) => (runs++, await release.promise, { pdfKey: p.pdfKey, bytes: runs })),
+      () => handlersWith(async (p) => (runs++, await release.promise, { pdfKey: p.pdfKey, bytes: runs, invoiceNr: 'FV/1' })),
       { concurrency: 4 },
     );
     const first = queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'same', timeoutMs: 1000 });
     const second = queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'same', timeoutMs: 1000 });
     release.resolve();
     await expect(Promise.all([first, second])).resolves.toEqual([
-      { pdfKey: 'pdf/1.pdf', bytes: 1 },
-      { pdfKey: 'pdf/1.pdf', bytes: 1 },
+      { pdfKey: 'pdf/1.pdf', bytes: 1, invoiceNr: 'FV/1' },
+      { pdfKey: 'pdf/1.pdf', bytes: 1, invoiceNr: 'FV/1' },
     ]);
     expect(runs).toBe(1);
     await queue.close();
@@ -99,7 +99,7 @@ describe('InlineJobQueue', () => {
           peak = Math.max(peak, active);
           await gates[p.invoiceId]!.promise;
           active--;
-          return { pdfKey: p.pdfKey, bytes: p.invoiceId };
+          return { pdfKey: p.pdfKey, bytes: p.invoiceId, invoiceNr: 'FV/1' };
         }),
       { concurrency: 2 },
     );
@@ -115,7 +115,7 @@ describe('InlineJobQueue', () => {
     const release = deferred();
     const ran: number[] = [];
     const queue = new InlineJobQueue(
-      () => handlersWith(async (p) => (ran.push(p.invoiceId), await release.promise, { pdfKey: p.pdfKey, bytes: 0 })),
+      () => handlersWith(async (p) => (ran.push(p.invoiceId), await release.promise, { pdfKey: p.pdfKey, bytes: 0, invoiceNr: 'FV/1' })),
       { concurrency: 1 },
     );
     const busy = queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'busy', timeoutMs: 5000 });
@@ -127,7 +127,7 @@ describe('InlineJobQueue', () => {
   });
 
   it('when the queue is closed, then new jobs are refused and ping fails', async () => {
-    const queue = new InlineJobQueue(() => handlersWith(async (p) => ({ pdfKey: p.pdfKey, bytes: 0 })), { concurrency: 1 });
+    const queue = new InlineJobQueue(() => handlersWith(async (p) => ({ pdfKey: p.pdfKey, bytes: 0, invoiceNr: 'FV/1' })), { concurrency: 1 });
     await queue.ping();
     await queue.close();
     await expect(queue.ping()).rejects.toBeInstanceOf(ServiceUnavailableError);

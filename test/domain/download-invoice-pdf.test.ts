@@ -10,7 +10,7 @@ function setup() {
     'render-invoice-pdf': async (payload) => {
       rendered.push(payload);
       await storage.putBuffer(payload.pdfKey, Buffer.from('%PDF-1.7'), 'application/pdf');
-      return { pdfKey: payload.pdfKey, bytes: 8 };
+      return { pdfKey: payload.pdfKey, bytes: 8, invoiceNr: 'NR-FROM-THE-JOB' };
     },
   }));
   const useCase = new DownloadInvoicePdfUseCase({ invoices, storage, queue, jobTimeoutMs: 1000, newId: () => 'abc', now: () => 5_000 });
@@ -18,10 +18,10 @@ function setup() {
 }
 
 describe('download invoice pdf', () => {
-  it('when the invoice exists, then the rendered bytes come back and the temporary object is removed', async () => {
+  it('when the invoice exists, then the rendered bytes and the number from the job come back and the temporary object is removed', async () => {
     const { useCase, storage, rendered } = setup();
     const result = await useCase.execute({ directory: 'baltic', invoiceId: 9001, query: new URLSearchParams('lang=pl&duplicate=1'), requestId: 'r1' });
-    expect(result).toEqual({ invoiceNr: 'FV/11/2026/0007', pdf: Buffer.from('%PDF-1.7') });
+    expect(result).toEqual({ invoiceNr: 'NR-FROM-THE-JOB', pdf: Buffer.from('%PDF-1.7') });
     expect(rendered).toEqual([{ directory: 'baltic', invoiceId: 9001, lang: 'pl', duplicate: true, pdfKey: 'pdf/abc.pdf', requestId: 'r1', deadline: 6_000 }]);
     expect(storage.objects.size).toBe(0);
   });

@@ -71,7 +71,7 @@ describe('RenderInvoicePdfUseCase', () => {
     const result = await useCase.execute(job());
     const stored = storage.objects.get('pdf/abc.pdf');
     expect(stored?.toString()).toBe('%PDF Faktura VAT FV/11/2026/0007');
-    expect(result).toEqual({ pdfKey: 'pdf/abc.pdf', bytes: stored!.length });
+    expect(result).toEqual({ pdfKey: 'pdf/abc.pdf', bytes: stored!.length, invoiceNr: 'FV/11/2026/0007' });
     expect(renderer.documents[0]).toMatchObject({ lang: 'pl', duplicateMark: 'DUPLIKAT', seller: { name: 'Baltic Haulage Sp. z o.o.' } });
   });
 

@@ -43,7 +43,8 @@ export interface JobPayloads {
 }
 
 export interface JobResults {
-  'render-invoice-pdf': { pdfKey: string; bytes: number };
+  /** The invoice number comes back with the PDF, for the download's file name. */
+  'render-invoice-pdf': { pdfKey: string; bytes: number; invoiceNr: string };
   /** A storage failure is a result, not an error: it ends up in the upload's `failed[]`. */
   'store-order-file': { fileId: number } | { error: string };
 }

@@ -26,13 +26,13 @@ export class DownloadInvoicePdfUseCase {
   ) {}
 
   async execute(input: { directory: string; invoiceId: number; query: Iterable<[string, string]>; requestId: string }): Promise<InvoicePdf> {
-    const invoice = await this.deps.invoices.findDetail(input.directory, input.invoiceId);
-    if (!invoice) throw new InvoiceNotFoundError();
+    // A cheap indexed check first: a missing invoice is 404 even when the query is also invalid.
+    if (!(await this.deps.invoices.exists(input.directory, input.invoiceId))) throw new InvoiceNotFoundError();
     const { lang, duplicate } = parseInvoicePdfQuery(input.query);
     const id = this.deps.newId();
     const pdfKey = `pdf/${id}.pdf`;
     try {
-      await this.deps.queue.runAndWait(
+      const rendered = await this.deps.queue.runAndWait(
         'render-invoice-pdf',
         {
           directory: input.directory,
@@ -45,7 +45,7 @@ export class DownloadInvoicePdfUseCase {
         },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `pdf-${id}` },
       );
-      return { invoiceNr: invoice.nr, pdf: await this.deps.storage.getBuffer(pdfKey) };
+      return { invoiceNr: rendered.invoiceNr, pdf: await this.deps.storage.getBuffer(pdfKey) };
     } catch (error) {
       if (error instanceof DomainError) throw error;
       // A crashed or missing renderer is a passing fault: the client may retry.

@@ -35,8 +35,8 @@ export class RenderInvoicePdfUseCase {
     const document = buildInvoiceDocument(invoice, client.company, job.lang, job.duplicate, this.deps.timeZone);
     const pdf = await this.deps.renderer.render(document);
     // Nobody will fetch a PDF that is ready after the caller gave up: storing it would only leave it behind.
-    if ((this.deps.now ?? Date.now)() > job.deadline) return { pdfKey: job.pdfKey, bytes: 0 };
+    if ((this.deps.now ?? Date.now)() > job.deadline) return { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr };
     await this.deps.storage.putBuffer(job.pdfKey, pdf, 'application/pdf');
-    return { pdfKey: job.pdfKey, bytes: pdf.length };
+    return { pdfKey: job.pdfKey, bytes: pdf.length, invoiceNr: invoice.nr };
   }
 }
