@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -78,5 +78,22 @@ describe('LocalFileStorage', () => {
     expect(error.message).toMatch(/^Storage unavailable: E[A-Z]+/);
     expect(error.message).not.toContain(dir);
     await expect(blocked.putBuffer('pdf/y.pdf', Buffer.from('x'), 'application/pdf')).rejects.toThrow(/^The file could not be stored: E[A-Z]+/);
+  });
+});
+
+describe('LocalFileStorage sweeping', () => {
+  it('when objects under a prefix are older than the cut-off, then they and stray temp files go, and nothing else', async () => {
+    for (const key of ['staging/old', 'staging/young', 'orders/d/1/old']) await storage.putBuffer(key, Buffer.from('x'), 'text/plain');
+    const strayTemp = path.join(dir, 'files', 'staging', '.old.1234.tmp');
+    await writeFile(strayTemp, 'half');
+    const past = new Date(Date.now() - 3_600_000);
+    for (const file of ['staging/old', 'orders/d/1/old']) await utimes(path.join(dir, 'files', file), past, past);
+    await utimes(strayTemp, past, past);
+    expect(await storage.deleteStale('staging/', new Date(Date.now() - 60_000), 100)).toBe(2);
+    expect(await listAll(path.join(dir, 'files'))).toEqual(['orders/d/1/old', 'staging/young']);
+  });
+
+  it('when the prefix was never written, then nothing is deleted and nothing fails', async () => {
+    expect(await storage.deleteStale('pdf/', new Date(), 100)).toBe(0);
   });
 });

@@ -123,3 +123,17 @@ describe('MinioFileStorage against s3rver', () => {
     }
   });
 });
+
+describe('MinioFileStorage sweeping', () => {
+  it('when objects under a prefix were written before the cut-off, then they go and other prefixes stay', async () => {
+    const sweeping = storageFor(s3.endPoint, 'sweep-bucket');
+    for (const key of ['staging/a', 'staging/b', 'pdf/c.pdf', 'orders/d/1/e']) await sweeping.putBuffer(key, Buffer.from('x'), 'text/plain');
+    expect(await sweeping.deleteStale('staging/', new Date(Date.now() - 3_600_000), 100)).toBe(0);
+    expect(await sweeping.deleteStale('staging/', new Date(Date.now() + 60_000), 1)).toBe(1);
+    expect(await sweeping.deleteStale('staging/', new Date(Date.now() + 60_000), 100)).toBe(1);
+    expect(await sweeping.exists('staging/a')).toBe(false);
+    expect(await sweeping.exists('staging/b')).toBe(false);
+    expect(await sweeping.exists('pdf/c.pdf')).toBe(true);
+    expect(await sweeping.exists('orders/d/1/e')).toBe(true);
+  });
+});

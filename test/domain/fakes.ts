@@ -62,15 +62,27 @@ export class FakeOrderFiles implements OrderFileRepositoryPort {
 
 export class FakeStorage implements FileStoragePort {
   readonly objects = new Map<string, Buffer>();
+  /** When each object was written (Unix ms), for sweeping. */
+  readonly writtenAt = new Map<string, number>();
+  clock = () => Date.now();
   /** Keys whose writes fail, as a storage that is down would. */
   failing = false;
   async putFile(key: string, localPath: string) {
     if (this.failing) throw new Error('Storage unavailable: connection refused');
-    this.objects.set(key, Buffer.from(`bytes of ${localPath}`));
+    this.set(key, Buffer.from(`bytes of ${localPath}`));
+  }
+  set(key: string, data: Buffer) {
+    this.objects.set(key, data);
+    this.writtenAt.set(key, this.clock());
+  }
+  async deleteStale(prefix: string, olderThan: Date, limit: number) {
+    const stale = [...this.objects.keys()].filter((key) => key.startsWith(prefix) && this.writtenAt.get(key)! < olderThan.getTime()).slice(0, limit);
+    for (const key of stale) this.objects.delete(key);
+    return stale.length;
   }
   async putBuffer(key: string, data: Buffer, _contentType?: string) {
     if (this.failing) throw new Error('Storage unavailable: connection refused');
-    this.objects.set(key, data);
+    this.set(key, data);
   }
   async getBuffer(key: string) {
     const value = this.objects.get(key);
@@ -79,7 +91,7 @@ export class FakeStorage implements FileStoragePort {
   }
   async copy(from: string, to: string) {
     if (this.failing) throw new Error('Storage unavailable: connection refused');
-    this.objects.set(to, await this.getBuffer(from));
+    this.set(to, await this.getBuffer(from));
   }
   async delete(key: string) {
     this.objects.delete(key);

@@ -28,3 +28,5 @@ export * from './metrics/metrics.server.js';
 export * from './metrics/metrics-pdf.renderer.js';
 export * from './metrics/queue-depth.gauge.js';
 export * from './config/adapters-from-config.js';
+export * from './maintenance/periodic-task.js';
+export * from './maintenance/sweep-temp-files.js';

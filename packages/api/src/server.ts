@@ -9,6 +9,7 @@ import { startMetricsServer, type AppConfig, type BullmqQueueInspector } from '@
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { createApp } from './app.js';
 import { Tokens } from './tokens.js';
+import { startHousekeeping } from './maintenance/housekeeping.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
 import { httpMetrics } from './ops/metrics/http-metrics.middleware.js';
@@ -62,6 +63,8 @@ export async function startServer(container: Container, options: { publicRouters
     throw error;
   });
 
+  const housekeeping = startHousekeeping(container);
+
   return {
     url,
     port,
@@ -73,6 +76,7 @@ export async function startServer(container: Container, options: { publicRouters
       await closed;
       clearTimeout(forced);
       await metricsListener?.stop();
+      await housekeeping.stop();
       await closeDependencies(container);
       logger.info('API stopped');
     },

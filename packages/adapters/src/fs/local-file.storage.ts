@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { access, copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
 import type { FileStoragePort } from '@logi/domain';
@@ -83,6 +83,26 @@ export class LocalFileStorage implements FileStoragePort {
       if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return false;
       throw storageError(error, key);
     }
+  }
+
+  async deleteStale(prefix: string, olderThan: Date, limit: number): Promise<number> {
+    const dir = path.join(this.root, ...prefix.split('/').filter(Boolean));
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch((error: unknown) => {
+      if (codeOf(error) === 'ENOENT') return [];
+      throw storageError(error);
+    });
+    let deleted = 0;
+    for (const entry of entries) {
+      if (deleted >= limit) break;
+      if (!entry.isFile()) continue;
+      // Objects and the hidden temp files of interrupted atomic writes alike.
+      const file = path.join(entry.parentPath, entry.name);
+      const info = await stat(file).catch(() => null);
+      if (!info || info.mtime >= olderThan) continue;
+      await rm(file, { force: true });
+      deleted += 1;
+    }
+    return deleted;
   }
 
   /** Proves the root can be written, not merely that it exists. */

@@ -129,6 +129,21 @@ export class MinioFileStorage implements FileStoragePort {
   }
 
   /** Answers only when S3 answers and the bucket is there (it is made if missing). */
+  async deleteStale(prefix: string, olderThan: Date, limit: number): Promise<number> {
+    return this.guard(async () => {
+      await this.ensureBucket();
+      const stale: string[] = [];
+      for await (const item of this.client.listObjectsV2(this.bucket, prefix, true)) {
+        const { name, lastModified } = item as { name?: string; lastModified?: Date };
+        if (name && lastModified && lastModified < olderThan) stale.push(name);
+        if (stale.length >= limit) break;
+      }
+      // One DELETE each: the batch call is not spoken by every S3 server, and sweeps are small.
+      for (const name of stale) await this.client.removeObject(this.bucket, name);
+      return stale.length;
+    });
+  }
+
   async ping(): Promise<void> {
     await this.init();
     this.bucketReady = Promise.resolve();

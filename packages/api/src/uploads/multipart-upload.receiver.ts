@@ -28,6 +28,11 @@ export class MultipartUploadReceiver {
     this.maxBodyBytes = options.maxFiles * MAX_FILE_BYTES + 1024 * 1024;
   }
 
+  /** Where bodies are read to; only this receiver's `*.part` files live there. */
+  get tmpDir(): string {
+    return this.options.tmpDir;
+  }
+
   async receive(ctx: Context): Promise<{ upload: ReceivedUpload; cleanup: () => Promise<void> }> {
     const empty = { upload: { files: [], categoryId: undefined, errors: {} }, cleanup: async () => undefined };
     const declared = Number(ctx.get('Content-Length') || 0);

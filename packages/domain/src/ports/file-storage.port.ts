@@ -13,6 +13,13 @@ export interface FileStoragePort {
   /** Removes the object; a missing object is not an error. */
   delete(key: string): Promise<void>;
   exists(key: string): Promise<boolean>;
+  /**
+   * Deletes objects under `prefix` (e.g. `staging/`) last written before
+   * `olderThan`, at most `limit` of them, with any half-written leftovers of
+   * the storage itself: what a crash between two steps may leave behind.
+   * Resolves with how many were deleted.
+   */
+  deleteStale(prefix: string, olderThan: Date, limit: number): Promise<number>;
   /** Throws when the storage does not answer. */
   ping(): Promise<void>;
 }
