@@ -55,11 +55,13 @@ describe('createKnex', () => {
     expect(Date.now() - started).toBeLessThan(11_000);
   });
 
-  it('when MariaDB answers, then the connection compares text as utf8mb4_unicode_ci', async () => {
+  it('when MariaDB answers, then the connection compares text as utf8mb4_unicode_ci and waits for locks 10 s at most', async () => {
     await ensureMariadb();
     const knex = createKnex({ databaseUrl: MARIADB_ROOT_URL, dataDir: root });
     opened.push(knex);
-    const [rows] = (await knex.raw("SELECT @@collation_connection AS c, 'ŁÓDŹ' = 'łódź' AS eq")) as unknown as [Array<{ c: string; eq: number }>];
-    expect(rows).toEqual([{ c: 'utf8mb4_unicode_ci', eq: 1 }]);
+    const [rows] = (await knex.raw(
+      "SELECT @@collation_connection AS c, 'ŁÓDŹ' = 'łódź' AS eq, @@SESSION.lock_wait_timeout AS mdl, @@SESSION.innodb_lock_wait_timeout AS row_lock",
+    )) as unknown as [Array<{ c: string; eq: number; mdl: number; row_lock: number }>];
+    expect(rows).toEqual([{ c: 'utf8mb4_unicode_ci', eq: 1, mdl: 10, row_lock: 10 }]);
   });
 });

@@ -47,4 +47,17 @@ describe('migrateLatest', () => {
     expect(rows).toHaveLength(TABLES.length);
     for (const row of rows) expect(row).toMatchObject({ engine: 'InnoDB', collation: 'utf8mb4_unicode_ci' });
   });
+
+  it('when a MariaDB lock table was left with two rows by an earlier race, then the next migration repairs it instead of waiting forever', async () => {
+    const repaired = await openTestDatabase('mariadb', 'migrate-repair', { migrate: false });
+    try {
+      await migrateLatest(repaired.knex);
+      await repaired.knex('knex_migrations_lock').insert({ is_locked: 0 });
+      expect(await repaired.knex('knex_migrations_lock').count({ n: '*' })).toEqual([{ n: 2 }]);
+      expect(await migrateLatest(repaired.knex)).toEqual([]);
+      expect(await repaired.knex('knex_migrations_lock').count({ n: '*' })).toEqual([{ n: 1 }]);
+    } finally {
+      await repaired.drop();
+    }
+  });
 });

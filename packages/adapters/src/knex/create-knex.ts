@@ -14,6 +14,12 @@ export interface KnexConfig {
 /** A dead database must fail a request quickly (503), not hang it. */
 const CONNECT_TIMEOUT_MS = 5_000;
 const ACQUIRE_TIMEOUT_MS = 10_000;
+/**
+ * How long a MariaDB statement waits for a row or table (metadata) lock: the
+ * server defaults are 50 s and a day, so a stuck lock would hang a request or
+ * a migration instead of failing it.
+ */
+const MYSQL_LOCK_WAIT_SECONDS = 10;
 /** Several processes may share one SQLite file; a writer waits this long for another's lock. */
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
@@ -43,9 +49,13 @@ function createMysqlKnex(databaseUrl: string): Knex {
     pool: {
       min: 0,
       max: 10,
-      // Literals then compare like the columns (utf8mb4_unicode_ci), whatever the server's default is.
+      // Literals then compare like the columns (utf8mb4_unicode_ci), whatever the server's default is;
+      // lock waits are bounded.
       afterCreate(connection: { query(sql: string, cb: (error: Error | null) => void): void }, done: (error: Error | null, connection: unknown) => void) {
-        connection.query('SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci', (error) => done(error, connection));
+        connection.query(
+          `SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci, SESSION lock_wait_timeout = ${MYSQL_LOCK_WAIT_SECONDS}, SESSION innodb_lock_wait_timeout = ${MYSQL_LOCK_WAIT_SECONDS}`,
+          (error) => done(error, connection),
+        );
       },
     },
     acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,

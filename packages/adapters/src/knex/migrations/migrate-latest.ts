@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isMysql } from '../sql-dialect.js';
 import * as initialSchema from './001-initial-schema.migration.js';
 import * as sqliteFoldedIndexes from './002-sqlite-folded-indexes.migration.js';
 
@@ -37,6 +38,11 @@ const LOCK_POLL_MS = 250;
  * those wait and try again, which then finds nothing left to do.
  */
 export async function migrateLatest(knex: Knex): Promise<string[]> {
+  if (isMysql(knex)) return withMysqlMigrationLock(knex, () => migrateWithRetries(knex));
+  return migrateWithRetries(knex);
+}
+
+async function migrateWithRetries(knex: Knex): Promise<string[]> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
@@ -49,10 +55,43 @@ export async function migrateLatest(knex: Knex): Promise<string[]> {
   }
 }
 
-/** Another process holds the lock, or created knex's own tables a moment before this one. */
+/**
+ * Another process holds the lock, created knex's own tables a moment before
+ * this one, or held a table lock past the bounded wait (MariaDB DDL takes
+ * metadata locks): all of them end well when tried again.
+ */
 function isConcurrentMigration(error: unknown): boolean {
   const { name, message } = error instanceof Error ? error : { name: '', message: String(error) };
-  return name === 'MigrationLocked' || /already locked|already exists/i.test(message);
+  return name === 'MigrationLocked' || /already locked|already exists|lock wait timeout|deadlock found/i.test(message);
+}
+
+/**
+ * On MariaDB/MySQL, processes that migrate a new database at once could each
+ * create knex's lock table and each add its row; with two rows knex then sees
+ * the lock as taken forever. A server-side named lock lets one process at a
+ * time in, and repairs a lock table left with extra rows by such a race.
+ */
+async function withMysqlMigrationLock<T>(knex: Knex, work: () => Promise<T>): Promise<T> {
+  const connection = await knex.client.acquireConnection();
+  const onConnection = (sql: string, bindings: readonly unknown[] = []) => knex.raw(sql, bindings as never).connection(connection);
+  try {
+    const [rows] = (await onConnection('SELECT GET_LOCK(CONCAT(DATABASE(), ?), ?) AS locked', [':migrations', LOCK_WAIT_MS / 1000])) as unknown as [
+      Array<{ locked: number | null }>,
+    ];
+    if (rows[0]?.locked !== 1) throw new Error('Another process kept the migration lock too long; try again.');
+    try {
+      const lockTable = `${MIGRATION_CONFIG.tableName}_lock`;
+      if (await knex.schema.hasTable(lockTable)) {
+        const first = (await knex(lockTable).min({ index: 'index' }).first()) as { index: number | null } | undefined;
+        if (first?.index != null) await knex(lockTable).whereNot('index', first.index).delete();
+      }
+      return await work();
+    } finally {
+      await onConnection('SELECT RELEASE_LOCK(CONCAT(DATABASE(), ?))', [':migrations']);
+    }
+  } finally {
+    await knex.client.releaseConnection(connection);
+  }
 }
 
 /** Drops every table of the schema (tests and `db:reset`-like tooling). */
