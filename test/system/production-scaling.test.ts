@@ -55,3 +55,29 @@ describe('a worker asked to stop during a job', () => {
     expect(worker.logs.some((line) => line.msg === 'job completed')).toBe(true);
   });
 });
+
+describe('a request traced into the worker process', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi({}, { profile: 'production', label: 'trace' });
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  it('when a client sends X-Request-Id, then the worker logs its PDF and upload jobs under that id', async () => {
+    const worker = api.stack!.workers[0]!;
+    const pdf = await api.call('/invoices/9001/pdf', { headers: { 'X-Request-Id': 'trace-pdf-7' } });
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get('x-request-id')).toBe('trace-pdf-7');
+
+    const form = new FormData();
+    form.append('files', new Blob(['delivery note']), 'note.txt');
+    const upload = await api.call('/orders/3001/files', { method: 'POST', body: form, headers: { 'X-Request-Id': 'trace-upload-7' } });
+    expect(upload.status).toBe(201);
+
+    const messagesOf = (id: string) => worker.logs.filter((line) => line.requestId === id).map((line) => `${String(line.job)}: ${String(line.msg)}`);
+    await expect.poll(() => messagesOf('trace-pdf-7')).toEqual(['render-invoice-pdf: job started', 'render-invoice-pdf: job completed']);
+    await expect.poll(() => messagesOf('trace-upload-7')).toEqual(['store-order-file: job started', 'store-order-file: job completed']);
+  });
+});
