@@ -17,6 +17,9 @@ const file = (overrides: Partial<NewOrderFile> = {}): NewOrderFile => ({
   ...overrides,
 });
 
+/** A deadline far enough ahead not to matter. */
+const inTime = () => Date.now() + 60_000;
+
 describe.each(PROFILES)('KnexOrderFileRepository on %s', (profile) => {
   let db: TestDatabase;
   let files: KnexOrderFileRepository;
@@ -32,28 +35,39 @@ describe.each(PROFILES)('KnexOrderFileRepository on %s', (profile) => {
   });
 
   it('when a file is inserted, then the row holds every field and is found by its storage key', async () => {
-    const row = await files.insertOnce(file());
+    const row = await files.insertOnce(file(), inTime());
     expect(row).toEqual({ id: expect.any(Number), ...file() });
     expect(await files.findByStorageKey('orders/north-freight/12/k1')).toEqual(row);
     expect(await files.findByStorageKey('orders/none')).toBeNull();
   });
 
   it('when the same storage key is inserted again, even at once, then there is still one row', async () => {
-    const first = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k2' }));
-    const again = await Promise.all(Array.from({ length: 5 }, () => files.insertOnce(file({ storageKey: 'orders/north-freight/12/k2', name: 'other name' }))));
-    expect(again.map((r) => r.id)).toEqual(Array(5).fill(first.id));
+    const first = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k2' }), inTime());
+    const again = await Promise.all(Array.from({ length: 5 }, () => files.insertOnce(file({ storageKey: 'orders/north-freight/12/k2', name: 'other name' }), inTime())));
+    expect(again.map((r) => r?.id)).toEqual(Array(5).fill(first?.id));
     expect(again[0]?.name).toBe('cmr scan ł.pdf');
     expect(await db.knex('order_files').where({ storage_key: 'orders/north-freight/12/k2' }).count({ n: '*' })).toEqual([{ n: 1 }]);
   });
 
   it('when a file has no category, then category_id is null', async () => {
-    const row = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k3', categoryId: null }));
-    expect(row.categoryId).toBeNull();
+    const row = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k3', categoryId: null }), inTime());
+    expect(row?.categoryId).toBeNull();
   });
 
   it('when the order does not exist, then the insert fails instead of being ignored', async () => {
-    await expect(files.insertOnce(file({ storageKey: 'orders/north-freight/999/k', orderId: 999 }))).rejects.toThrow();
+    await expect(files.insertOnce(file({ storageKey: 'orders/north-freight/999/k', orderId: 999 }), inTime())).rejects.toThrow();
     expect(await files.findByStorageKey('orders/north-freight/999/k')).toBeNull();
+  });
+
+  it('when the deadline has passed by the time the row would be written, then nothing is written and the answer is null', async () => {
+    expect(await files.insertOnce(file({ storageKey: 'orders/north-freight/12/late' }), Date.now() - 1)).toBeNull();
+    expect(await files.findByStorageKey('orders/north-freight/12/late')).toBeNull();
+  });
+
+  it('when the row exists already, then it is the answer even past the deadline', async () => {
+    const first = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k4' }), inTime());
+    expect(await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k4' }), Date.now() - 1)).toEqual(first);
+    await db.knex('order_files').where({ storage_key: 'orders/north-freight/12/k4' }).delete();
   });
 
   it('when files of an order are listed, then only that directory\'s, oldest first', async () => {

@@ -22,7 +22,7 @@ describe('download invoice pdf', () => {
     const { useCase, storage, rendered } = setup();
     const result = await useCase.execute({ directory: 'baltic', invoiceId: 9001, query: new URLSearchParams('lang=pl&duplicate=1'), requestId: 'r1' });
     expect(result).toEqual({ invoiceNr: 'NR-FROM-THE-JOB', pdf: Buffer.from('%PDF-1.7') });
-    expect(rendered).toEqual([{ directory: 'baltic', invoiceId: 9001, lang: 'pl', duplicate: true, pdfKey: 'pdf/abc.pdf', requestId: 'r1', deadline: 6_000 }]);
+    expect(rendered).toEqual([{ directory: 'baltic', invoiceId: 9001, lang: 'pl', duplicate: true, pdfKey: 'pdf/abc.pdf', requestId: 'r1', deadline: 5_900 }]);
     expect(storage.objects.size).toBe(0);
   });
 

@@ -45,9 +45,12 @@ export class FakeCategories implements FileCategoryRepositoryPort {
 
 export class FakeOrderFiles implements OrderFileRepositoryPort {
   readonly rows: OrderFile[] = [];
-  async insertOnce(file: NewOrderFile) {
+  /** The clock the deadline is read on. */
+  clock = () => Date.now();
+  async insertOnce(file: NewOrderFile, deadline: number) {
     const existing = this.rows.find((r) => r.storageKey === file.storageKey);
     if (existing) return existing;
+    if (this.clock() > deadline) return null;
     const row = { ...file, id: this.rows.length + 1 };
     this.rows.push(row);
     return row;

@@ -76,9 +76,25 @@ describe('RenderInvoicePdfUseCase', () => {
   });
 
   it('when the render ends after the caller stopped waiting, then nothing is stored', async () => {
-    const { useCase, storage, renderer } = setup();
-    await useCase.execute(job({ deadline: Date.now() - 1 }));
+    const storage = new FakeStorage();
+    let clock = 1_000;
+    const renderer = new FakeRenderer();
+    const render = renderer.render.bind(renderer);
+    renderer.render = async (document) => {
+      clock = 3_000;
+      return render(document);
+    };
+    const invoices = new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic' })]);
+    const useCase = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage, timeZone: 'UTC', now: () => clock });
+    expect(await useCase.execute(job({ deadline: 2_000 }))).toMatchObject({ bytes: 0 });
     expect(renderer.documents).toHaveLength(1);
+    expect(storage.objects.size).toBe(0);
+  });
+
+  it('when the job starts after the caller stopped waiting (a backlog, a retry), then nothing is rendered or stored', async () => {
+    const { useCase, storage, renderer } = setup();
+    expect(await useCase.execute(job({ deadline: Date.now() - 1 }))).toMatchObject({ bytes: 0 });
+    expect(renderer.documents).toHaveLength(0);
     expect(storage.objects.size).toBe(0);
   });
 

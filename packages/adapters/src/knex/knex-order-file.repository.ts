@@ -6,23 +6,32 @@ import { ORDER_FILE_COLUMNS, toOrderFile, type OrderFileRow } from './mappers/or
 export class KnexOrderFileRepository implements OrderFileRepositoryPort {
   constructor(private readonly knex: Knex) {}
 
-  async insertOnce(file: NewOrderFile): Promise<OrderFile> {
+  async insertOnce(file: NewOrderFile, deadline: number): Promise<OrderFile | null> {
     const existing = await this.findByStorageKey(file.storageKey);
     if (existing) return existing;
     try {
-      // Not INSERT IGNORE: on MariaDB it would also swallow a foreign key error as a warning.
-      await this.knex('order_files').insert({
-        directory: file.directory,
-        order_id: file.orderId,
-        category_id: file.categoryId,
-        name: file.name,
-        size: file.size,
-        content_type: file.contentType,
-        sha256: file.sha256,
-        storage_key: file.storageKey,
-        created_at: file.createdAt,
+      return await this.knex.transaction(async (trx) => {
+        // Not INSERT IGNORE: on MariaDB it would also swallow a foreign key error as a warning.
+        await trx('order_files').insert({
+          directory: file.directory,
+          order_id: file.orderId,
+          category_id: file.categoryId,
+          name: file.name,
+          size: file.size,
+          content_type: file.contentType,
+          sha256: file.sha256,
+          storage_key: file.storageKey,
+          created_at: file.createdAt,
+        });
+        // Checked before the commit: a row that would land after the caller gave up is never written.
+        if (Date.now() > deadline) throw new TooLate();
+        // Read in the transaction: a connection lost here rolls the insert back, so no row is left unreported.
+        const stored = await this.findByStorageKey(file.storageKey, trx);
+        if (!stored) throw new Error(`Order file ${file.storageKey} was not stored`);
+        return stored;
       });
     } catch (error) {
+      if (error instanceof TooLate) return null;
       // Another run of the same job inserted it in between: its row is the answer.
       if (!isUniqueViolation(error)) throw error;
     }
@@ -31,8 +40,8 @@ export class KnexOrderFileRepository implements OrderFileRepositoryPort {
     return stored;
   }
 
-  async findByStorageKey(storageKey: string): Promise<OrderFile | null> {
-    const row = (await this.knex('order_files').select(ORDER_FILE_COLUMNS).where({ storage_key: storageKey }).first()) as OrderFileRow | undefined;
+  async findByStorageKey(storageKey: string, db: Knex = this.knex): Promise<OrderFile | null> {
+    const row = (await db('order_files').select(ORDER_FILE_COLUMNS).where({ storage_key: storageKey }).first()) as OrderFileRow | undefined;
     return row ? toOrderFile(row) : null;
   }
 
@@ -41,3 +50,6 @@ export class KnexOrderFileRepository implements OrderFileRepositoryPort {
     return rows.map(toOrderFile);
   }
 }
+
+/** Rolls the insert back: the deadline passed before the commit. */
+class TooLate extends Error {}

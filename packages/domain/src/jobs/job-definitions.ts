@@ -13,6 +13,15 @@ interface Deadline {
 }
 
 /**
+ * The deadline a caller that waits `waitMs` gives its job: a little before it
+ * stops waiting (a tenth of the wait, a second at most), so that a result
+ * written just in time still has time to travel back to the caller.
+ */
+export function jobDeadline(nowMs: number, waitMs: number): number {
+  return nowMs + waitMs - Math.min(1_000, Math.floor(waitMs / 10));
+}
+
+/**
  * Job payloads carry references, never file or PDF bytes: staged uploads and
  * rendered PDFs live in file storage, the job carries their keys.
  */

@@ -4,9 +4,11 @@ import type { NewOrderFile, OrderFile } from '../orders/order.js';
 export interface OrderFileRepositoryPort {
   /**
    * Inserts the row, or returns the existing one with the same `storageKey`
-   * (so that a job that runs twice adds one row).
+   * (so that a job that runs twice adds one row). The insert commits only
+   * while `deadline` (Unix ms) has not passed; past it nothing is written and
+   * the answer is null, since the caller has stopped waiting for this row.
    */
-  insertOnce(file: NewOrderFile): Promise<OrderFile>;
+  insertOnce(file: NewOrderFile, deadline: number): Promise<OrderFile | null>;
   findByStorageKey(storageKey: string): Promise<OrderFile | null>;
   listByOrder(directory: string, orderId: number): Promise<OrderFile[]>;
 }

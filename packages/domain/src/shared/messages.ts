@@ -8,6 +8,8 @@ export const Messages = {
   INVALID_DATA: 'The given data was invalid.',
   NO_FILES_UPLOADED: 'No files were uploaded',
   FILES_UPLOADED: 'Files uploaded',
+  /** A file of a partly stored upload whose job the queue did not finish in time. */
+  FILE_NOT_STORED_IN_TIME: 'The file could not be stored in time; nothing was kept. Send it again.',
   TOO_MANY_ATTEMPTS: 'Too Many Attempts.',
   NOT_FOUND: 'Not Found',
   METHOD_NOT_ALLOWED: 'Method Not Allowed',

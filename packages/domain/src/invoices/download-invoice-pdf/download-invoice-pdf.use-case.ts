@@ -3,6 +3,7 @@ import { ServiceUnavailableError } from '../../shared/common.errors.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import type { JobQueuePort } from '../../ports/job-queue.port.js';
+import { jobDeadline } from '../../jobs/job-definitions.js';
 import { InvoiceNotFoundError } from '../invoices.errors.js';
 import { parseInvoicePdfQuery } from './invoice-pdf.query.js';
 
@@ -41,7 +42,7 @@ export class DownloadInvoicePdfUseCase {
           duplicate,
           pdfKey,
           requestId: input.requestId,
-          deadline: (this.deps.now ?? Date.now)() + this.deps.jobTimeoutMs,
+          deadline: jobDeadline((this.deps.now ?? Date.now)(), this.deps.jobTimeoutMs),
         },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `pdf-${id}` },
       );

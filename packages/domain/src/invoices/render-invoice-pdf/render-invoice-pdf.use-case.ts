@@ -32,11 +32,17 @@ export class RenderInvoicePdfUseCase {
     // The invoice exists, so its directory must: a missing client is a data fault, not a 404.
     if (!client) throw new Error(`Client directory "${job.directory}" has no company details to print as seller.`);
 
+    // A job that starts after its caller gave up (a backlog, a retry) is not worth a render.
+    if (this.late(job)) return { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr };
     const document = buildInvoiceDocument(invoice, client.company, job.lang, job.duplicate, this.deps.timeZone);
     const pdf = await this.deps.renderer.render(document);
     // Nobody will fetch a PDF that is ready after the caller gave up: storing it would only leave it behind.
-    if ((this.deps.now ?? Date.now)() > job.deadline) return { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr };
+    if (this.late(job)) return { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr };
     await this.deps.storage.putBuffer(job.pdfKey, pdf, 'application/pdf');
     return { pdfKey: job.pdfKey, bytes: pdf.length, invoiceNr: invoice.nr };
+  }
+
+  private late(job: JobPayloads['render-invoice-pdf']): boolean {
+    return (this.deps.now ?? Date.now)() > job.deadline;
   }
 }

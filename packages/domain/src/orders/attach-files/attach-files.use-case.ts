@@ -3,6 +3,7 @@ import { Messages } from '../../shared/messages.js';
 import type { FileCategoryRepositoryPort } from '../../ports/file-category-repository.port.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { JobQueuePort } from '../../ports/job-queue.port.js';
+import { jobDeadline } from '../../jobs/job-definitions.js';
 import type { OrderRepositoryPort } from '../../ports/order-repository.port.js';
 import type { Order } from '../order.js';
 import { OrderNotFoundError } from '../orders.errors.js';
@@ -17,7 +18,11 @@ export interface AttachFilesInput {
   receive: () => Promise<ReceivedUpload>;
 }
 
-type Outcome = { uploaded: UploadedFile } | { failed: FailedUpload };
+/**
+ * What became of one file. `unavailable`: the queue did not answer in time,
+ * and the job writes nothing after its deadline, so the file was not stored.
+ */
+type Outcome = { uploaded: UploadedFile } | { failed: FailedUpload } | { unavailable: ServiceUnavailableError; name: string };
 
 /** POST /orders/{id}/files: check the order, read and validate the files, store each, report. */
 export class AttachFilesUseCase {
@@ -68,7 +73,8 @@ export class AttachFilesUseCase {
   /**
    * Stages the bytes, then lets a job promote them to a row plus an object.
    * A storage failure becomes a `failed` entry; a queue that does not answer
-   * fails the whole request (503), since the client cannot know the outcome.
+   * in time makes the file `unavailable`. Every file gets its outcome before
+   * the request is answered, so an answer never hides a file that was stored.
    */
   private async store(order: Order, file: ReceivedFile, categoryId: number | null, requestId: string): Promise<Outcome> {
     const id = this.deps.newId();
@@ -93,23 +99,30 @@ export class AttachFilesUseCase {
           stagingKey,
           storageKey,
           requestId,
-          deadline: (this.deps.now ?? Date.now)() + this.deps.jobTimeoutMs,
+          deadline: jobDeadline((this.deps.now ?? Date.now)(), this.deps.jobTimeoutMs),
         },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `store-${id}` },
       );
       if ('error' in result) return { failed: { name: file.name, error: result.error } };
       return { uploaded: { id: result.fileId, name: file.name, categoryId } };
     } catch (error) {
-      if (error instanceof ServiceUnavailableError) throw error;
+      if (error instanceof ServiceUnavailableError) return { unavailable: error, name: file.name };
       return { failed: { name: file.name, error: 'The file could not be stored.' } };
     } finally {
       await this.deps.storage.delete(stagingKey).catch(() => undefined);
     }
   }
 
+  /**
+   * 201 when something was stored (files the queue did not take in time are
+   * listed as failed, to be sent again); when nothing was, 503 if a retry
+   * may succeed, else 422 with the payload.
+   */
   private report(order: Order, outcomes: Outcome[]): AttachFilesPayload {
     const uploaded = outcomes.flatMap((o) => ('uploaded' in o ? [o.uploaded] : []));
-    const failed = outcomes.flatMap((o) => ('failed' in o ? [o.failed] : []));
+    const unavailable = outcomes.flatMap((o) => ('unavailable' in o ? [o] : []));
+    if (uploaded.length === 0 && unavailable[0]) throw unavailable[0].unavailable;
+    const failed = outcomes.flatMap((o) => ('failed' in o ? [o.failed] : 'unavailable' in o ? [{ name: o.name, error: Messages.FILE_NOT_STORED_IN_TIME }] : []));
     if (uploaded.length === 0) {
       throw new NoFilesUploadedError({ message: Messages.NO_FILES_UPLOADED, orderId: order.id, uploaded, failed });
     }

@@ -2,10 +2,14 @@ import { LATE_JOB_ERROR, type JobPayloads, type JobResults } from '../../jobs/jo
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.port.js';
 
+type StoreJob = JobPayloads['store-order-file'];
+type StoreResult = JobResults['store-order-file'];
+
 /**
  * Job handler: promotes a staged upload to a stored file, an object plus its
  * row, never one without the other. Safe to run twice: the key is fixed by
- * the payload and the row is inserted once per storage key.
+ * the payload and the row is inserted once per storage key. The object is
+ * written first and removed again only when no row can point at it.
  */
 export class StoreOrderFileUseCase {
   constructor(
@@ -17,43 +21,64 @@ export class StoreOrderFileUseCase {
     },
   ) {}
 
-  async execute(job: JobPayloads['store-order-file']): Promise<JobResults['store-order-file']> {
+  async execute(job: StoreJob): Promise<StoreResult> {
     const existing = await this.deps.files.findByStorageKey(job.storageKey);
     if (existing) return { fileId: existing.id };
-    if (this.late(job)) return { error: LATE_JOB_ERROR };
+    // An earlier run that was killed after its copy may have left the object behind.
+    if (this.late(job)) return this.giveUp(job);
     try {
       await this.deps.storage.copy(job.stagingKey, job.storageKey);
     } catch (error) {
       return { error: error instanceof Error && error.message ? error.message : 'The file could not be stored.' };
     }
-    if (this.late(job)) {
-      await this.deps.storage.delete(job.storageKey).catch(() => undefined);
-      return { error: LATE_JOB_ERROR };
-    }
+    if (this.late(job)) return this.giveUp(job);
+    let row;
     try {
-      const row = await this.deps.files.insertOnce({
-        directory: job.directory,
-        orderId: job.orderId,
-        categoryId: job.categoryId,
-        name: job.name,
-        size: job.size,
-        contentType: job.contentType,
-        sha256: job.sha256,
-        storageKey: job.storageKey,
-        createdAt: Math.floor(this.clock() / 1000),
-      });
-      return { fileId: row.id };
+      row = await this.deps.files.insertOnce(
+        {
+          directory: job.directory,
+          orderId: job.orderId,
+          categoryId: job.categoryId,
+          name: job.name,
+          size: job.size,
+          contentType: job.contentType,
+          sha256: job.sha256,
+          storageKey: job.storageKey,
+          createdAt: Math.floor(this.clock() / 1000),
+        },
+        job.deadline,
+      );
     } catch (error) {
-      await this.deps.storage.delete(job.storageKey).catch(() => undefined);
+      await this.removeUnlessRecorded(job.storageKey);
       throw error;
     }
+    return row ? { fileId: row.id } : this.giveUp(job);
+  }
+
+  /** Past the deadline: the object goes unless a row (another run's, in time) already points at it. */
+  private async giveUp(job: StoreJob): Promise<StoreResult> {
+    const row = await this.deps.files.findByStorageKey(job.storageKey);
+    if (row) return { fileId: row.id };
+    await this.deps.storage.delete(job.storageKey).catch(() => undefined);
+    return { error: LATE_JOB_ERROR };
+  }
+
+  /**
+   * After a failed insert. The insert may have committed before its answer
+   * was lost, so the object goes only when no row is there; when that cannot
+   * be read either, it stays: a spare object harms no one, a row without its
+   * object would.
+   */
+  private async removeUnlessRecorded(storageKey: string): Promise<void> {
+    const row = await this.deps.files.findByStorageKey(storageKey).catch(() => undefined);
+    if (row === null) await this.deps.storage.delete(storageKey).catch(() => undefined);
   }
 
   private clock(): number {
     return (this.deps.now ?? Date.now)();
   }
 
-  private late(job: JobPayloads['store-order-file']): boolean {
+  private late(job: StoreJob): boolean {
     return this.clock() > job.deadline;
   }
 }

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AttachFilesUseCase,
+  LATE_JOB_ERROR,
+  ServiceUnavailableError,
+  StoreOrderFileUseCase,
+  type JobPayloads,
+  type ReceivedFile,
+} from '@logi/domain';
+import { FakeCategories, FakeOrderFiles, FakeOrders, FakeQueue, FakeStorage } from './fakes.js';
+
+/** Rows and objects come in pairs, on every path of the store job and of the upload that waits for it. */
+
+const job = (deadline: number): JobPayloads['store-order-file'] => ({
+  directory: 'd', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf',
+  sha256: 'x', stagingKey: 'staging/a', storageKey: 'orders/d/1/a', requestId: 'r', deadline,
+});
+
+function storeSetup(clock: () => number) {
+  const storage = new FakeStorage();
+  storage.objects.set('staging/a', Buffer.from('x'));
+  const files = new FakeOrderFiles();
+  files.clock = clock;
+  return { storage, files, store: new StoreOrderFileUseCase({ files, storage, now: clock }) };
+}
+
+describe('store order file job: a row never points at a missing object', () => {
+  it('when the insert committed but its answer was lost, then the object stays with its row and a retry answers that row', async () => {
+    const { storage, files, store } = storeSetup(() => 1_000);
+    const insert = files.insertOnce.bind(files);
+    files.insertOnce = async (file, deadline) => {
+      await insert(file, deadline);
+      throw new Error('Connection lost: The server closed the connection.');
+    };
+    await expect(store.execute(job(5_000))).rejects.toThrow('Connection lost');
+    expect(files.rows).toHaveLength(1);
+    expect(storage.objects.has('orders/d/1/a')).toBe(true);
+    expect(await store.execute(job(5_000))).toEqual({ fileId: files.rows[0]!.id });
+  });
+
+  it('when the insert fails and the row cannot even be looked up, then the object is kept rather than risk a row without it', async () => {
+    const { storage, files, store } = storeSetup(() => 1_000);
+    let down = false;
+    files.insertOnce = async () => {
+      down = true;
+      throw new Error('db down');
+    };
+    const find = files.findByStorageKey.bind(files);
+    files.findByStorageKey = async (key) => {
+      if (down) throw new Error('db down');
+      return find(key);
+    };
+    await expect(store.execute(job(5_000))).rejects.toThrow('db down');
+    expect(storage.objects.has('orders/d/1/a')).toBe(true);
+  });
+
+  it('when the deadline passes before the row commits, then no row is written and the copy is removed', async () => {
+    let clock = 1_000;
+    const { storage, files, store } = storeSetup(() => clock);
+    const insert = files.insertOnce.bind(files);
+    files.insertOnce = async (file, deadline) => {
+      clock = 6_000;
+      return insert(file, deadline);
+    };
+    expect(await store.execute(job(5_000))).toEqual({ error: LATE_JOB_ERROR });
+    expect(files.rows).toEqual([]);
+    expect(storage.objects.has('orders/d/1/a')).toBe(false);
+  });
+
+  it('when a late retry finds the copy a killed run left behind and no row, then it removes the copy', async () => {
+    const { storage, files, store } = storeSetup(() => 9_000);
+    storage.objects.set('orders/d/1/a', Buffer.from('x'));
+    expect(await store.execute(job(5_000))).toEqual({ error: LATE_JOB_ERROR });
+    expect(storage.objects.has('orders/d/1/a')).toBe(false);
+  });
+
+  it('when another run wrote the row in time while this one copied past the deadline, then the object stays and that row is the answer', async () => {
+    let clock = 1_000;
+    const { storage, files, store } = storeSetup(() => clock);
+    const copy = storage.copy.bind(storage);
+    storage.copy = async (from, to) => {
+      await copy(from, to);
+      await files.insertOnce({ directory: 'd', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf', sha256: 'x', storageKey: to, createdAt: 1 }, 5_000);
+      clock = 6_000;
+    };
+    expect(await store.execute(job(5_000))).toEqual({ fileId: files.rows[0]!.id });
+    expect(storage.objects.has('orders/d/1/a')).toBe(true);
+  });
+});
+
+describe('an upload whose jobs end differently', () => {
+  const received = (index: number): ReceivedFile => ({
+    index, name: `scan-${index}.pdf`, size: 100, contentType: 'application/pdf', sha256: 'ab'.repeat(32), localPath: `/tmp/part-${index}`,
+  });
+
+  function uploadSetup(unavailableNames: string[]) {
+    const storage = new FakeStorage();
+    const files = new FakeOrderFiles();
+    const store = new StoreOrderFileUseCase({ files, storage });
+    const queue = new FakeQueue(() => ({
+      'store-order-file': async (p) => {
+        if (unavailableNames.includes(p.name)) throw new ServiceUnavailableError('The job did not finish in time.');
+        return store.execute(p);
+      },
+    }));
+    let ids = 0;
+    const useCase = new AttachFilesUseCase({
+      orders: new FakeOrders([{ id: 3001, directory: 'baltic', nr: 'BH/1', ownnr: 'PO' }]),
+      categories: new FakeCategories(),
+      storage,
+      queue,
+      maxFiles: 5,
+      jobTimeoutMs: 30_000,
+      newId: () => `id-${++ids}`,
+    });
+    const run = () => useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => ({ files: [received(0), received(1), received(2)], errors: {} }) });
+    return { run, files, storage };
+  }
+
+  it('when one file is not stored in time but the others are, then 201 lists them and names the late one as failed, to send again', async () => {
+    const { run, files, storage } = uploadSetup(['scan-1.pdf']);
+    const payload = await run();
+    expect(payload.message).toBe('2 of 3 files uploaded');
+    expect(payload.uploaded.map((f) => f.name)).toEqual(['scan-0.pdf', 'scan-2.pdf']);
+    expect(payload.failed).toEqual([{ name: 'scan-1.pdf', error: 'The file could not be stored in time; nothing was kept. Send it again.' }]);
+    expect(files.rows.map((r) => r.name)).toEqual(['scan-0.pdf', 'scan-2.pdf']);
+    expect([...storage.objects.keys()].filter((k) => k.startsWith('staging/'))).toEqual([]);
+  });
+
+  it('when no file is stored and one was not answered in time, then the request is 503, since a retry may succeed', async () => {
+    const { run, files } = uploadSetup(['scan-0.pdf', 'scan-1.pdf', 'scan-2.pdf']);
+    await expect(run()).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect(files.rows).toEqual([]);
+  });
+});
