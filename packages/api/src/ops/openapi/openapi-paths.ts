@@ -29,6 +29,7 @@ export function paths(options: { uploadMaxFiles: number }) {
           `Multipart upload of 1 to ${options.uploadMaxFiles} files (UPLOAD_MAX_FILES), each 1 byte to ${MAX_FILE_BYTES} bytes (10 MiB, exactly 10 MiB is accepted).`,
           'The order is checked first (404 whatever the body), then every file is validated before any is stored: a request that fails validation stores nothing.',
           'A valid file that cannot be stored (storage down) goes into `failed`; the others are stored (201). If none could be stored: 422 `No files were uploaded` with the payload.',
+          'A file whose store job does not finish within `JOB_TIMEOUT_MS` is not stored (the job writes nothing after its deadline): when other files of the request were stored, it is listed in `failed` (send it again); when none was, the answer is 503 with `Retry-After`, and the whole request may be sent again.',
           'The content type of a stored file is sniffed from its bytes; `name` is the client\'s file name reduced to its base name.',
         ].join('\n\n'),
         parameters: [pathId('order_id', 'Order')],
