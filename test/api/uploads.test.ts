@@ -39,6 +39,39 @@ async function storedState() {
   return { rows, objects, temp };
 }
 
+
+/**
+ * Sends `head`, then `fill` bytes for as long as the server reads them, chunked (no Content-Length):
+ * a client that would never stop. Resolves with the answer and how many bytes went out before it.
+ */
+function endlessUpload(head: Buffer, fill: Buffer): Promise<{ status: number; body: string; connection: string | undefined; sentBytes: number }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${api.base}/orders/3001/files`, {
+      method: 'POST',
+      headers: { ...authHeaders('baltic'), 'Content-Type': head.toString('latin1').match(/^--(\S+)/) ? `multipart/form-data; boundary=${head.toString('latin1').match(/^--(\S+)/)![1]}` : 'multipart/form-data; boundary=x' },
+    });
+    let answered = false;
+    let sentBytes = head.length;
+    // The server closes the connection after answering; what happens to our writes after that does not matter.
+    req.on('error', (error) => (answered ? undefined : reject(error)));
+    req.on('response', (res) => {
+      answered = true;
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body, connection: res.headers.connection, sentBytes }));
+      res.on('error', () => resolve({ status: res.statusCode!, body, connection: res.headers.connection, sentBytes }));
+    });
+    const pump = () => {
+      while (!answered && !req.destroyed) {
+        sentBytes += fill.length;
+        if (!req.write(fill)) return void req.once('drain', pump);
+      }
+    };
+    req.write(head);
+    pump();
+  });
+}
+
 describe('POST /orders/{id}/files', () => {
   it('when two files are sent with a category, then 201 lists both and each has a row and an object', async () => {
     const response = await upload(3001, [
@@ -85,7 +118,7 @@ describe('POST /orders/{id}/files', () => {
     expect((await storedState()).rows[0]).toMatchObject({ content_type: 'text/plain', category_id: null });
   });
 
-  it.each(['', 'null'])('when category_id is "%s", then there is no category', async (value) => {
+  it.each(['', 'null', 'NULL', 'Null'])('when category_id is "%s", then there is no category', async (value) => {
     const response = await upload(3001, [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: value }]);
     expect(response.status).toBe(201);
     expect((await envelopeOf(response)).data.uploaded[0].category_id).toBeNull();
@@ -116,6 +149,10 @@ describe('POST /orders/{id}/files', () => {
     ['more files than allowed', [0, 1, 2, 3].map((i) => ({ name: 'files', filename: `f${i}.pdf`, content: PDF_BYTES })), 'The files field must not have more than 3 items.', 'files'],
     ['an unknown category', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '99' }], 'The selected category_id is invalid.', 'category_id'],
     ['a category that is not a number', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '1x' }], 'The category_id field must be an integer.', 'category_id'],
+    ['category_id 0', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '0' }], 'The selected category_id is invalid.', 'category_id'],
+    ['a negative category_id', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '-3' }], 'The selected category_id is invalid.', 'category_id'],
+    ['category_id sent as a file part', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', filename: 'c.txt', content: '1' }], 'The category_id field must be an integer.', 'category_id'],
+    ['a files part that is not a file', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'files', content: 'just text' }], 'The files.1 field must be a file.', 'files.1'],
     ['category_id sent twice', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '1' }, { name: 'category_id', content: '2' }], 'The category_id field must be a single value.', 'category_id'],
   ] as Array<[string, Part[], string, string]>)('when %s, then 422 and nothing is stored', async (_name, parts, message, field) => {
     const response = await upload(3001, parts);
@@ -195,5 +232,89 @@ describe('POST /orders/{id}/files', () => {
     await expect.poll(async () => (await filesUnder(path.join(api.dataDir, 'tmp'))).length, { timeout: 5000 }).toBeGreaterThan(0);
     req.destroy();
     await expect.poll(async () => storedState(), { timeout: 5000 }).toEqual({ rows: [], objects: [], temp: [] });
+  });
+  it.each([
+    ['empty', ''],
+    ['..', '..'],
+    ['.', '.'],
+    ['a directory', 'scans/'],
+    // On the wire `C:\scans\\`: a lone backslash before the closing quote would escape it.
+    ['a Windows directory', 'C:\\scans\\\\'],
+  ])('when a file name is %s, then the part still counts as a file named "file"', async (_name, filename) => {
+    const response = await upload(3001, [
+      { name: 'files', filename, content: PDF_BYTES },
+      { name: 'files', filename: 'b.pdf', content: PDF_BYTES },
+    ]);
+    expect(response.status).toBe(201);
+    expect((await envelopeOf(response)).data.uploaded.map((u: { name: string }) => u.name)).toEqual(['file', 'b.pdf']);
+    expect((await storedState()).rows.map((row) => row.name).sort()).toEqual(['b.pdf', 'file']);
+  });
+
+  it('when a part whose name reduces to nothing is empty, then 422 names it by its place among the file parts', async () => {
+    const response = await upload(3001, [
+      { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+      { name: 'files', filename: '..', content: '' },
+    ]);
+    expect(response.status).toBe(422);
+    expect((await envelopeOf(response)).message).toBe('The files.1 field must not be an empty file.');
+    expect(await storedState()).toEqual({ rows: [], objects: [], temp: [] });
+  });
+
+  it('when the only files part is a plain field without a file name, then 422 files required', async () => {
+    const response = await upload(3001, [{ name: 'files', content: 'not a file' }]);
+    expect(response.status).toBe(422);
+    expect((await envelopeOf(response)).message).toBe('The files field is required.');
+  });
+
+  it('when a file comes in a part other than files, then it is ignored and does not count towards the limit', async () => {
+    const response = await upload(3001, [
+      { name: 'attachment', filename: 'x.pdf', content: PDF_BYTES },
+      ...[0, 1, 2].map((i) => ({ name: 'files', filename: `f${i}.pdf`, content: PDF_BYTES })),
+      { name: 'other', filename: 'y.pdf', content: PDF_BYTES },
+    ]);
+    expect(response.status).toBe(201);
+    expect((await envelopeOf(response)).data.uploaded.map((u: { name: string }) => u.name)).toEqual(['f0.pdf', 'f1.pdf', 'f2.pdf']);
+    const { rows, temp } = await storedState();
+    expect(rows).toHaveLength(3);
+    expect(temp).toEqual([]);
+  });
+
+  it('when a file name holds a control character sent escaped, then it is dropped from the name', async () => {
+    // %0A, %0D and %22 are how browsers escape LF, CR and a quote in a part header (WHATWG); multer turns them back.
+    const response = await upload(3001, [{ name: 'files', filename: 'two%0Alines%0D.pdf', content: PDF_BYTES }]);
+    expect(response.status).toBe(201);
+    expect((await envelopeOf(response)).data.uploaded[0].name).toBe('twolines.pdf');
+  });
+
+  it('when a part header holds a raw control byte, then 400 envelope (the header is malformed) and nothing is left', async () => {
+    const response = await upload(3001, [{ name: 'files', filename: 'ctl\x01name.pdf', content: PDF_BYTES }]);
+    expect(response.status).toBe(400);
+    expect(await envelopeOf(response)).toMatchObject({ status: 400, data: null });
+    expect(await storedState()).toEqual({ rows: [], objects: [], temp: [] });
+  });
+
+  it('when a chunked body grows past the limit, then 413 comes at once, the connection closes and no temp file is left', async () => {
+    const head = Buffer.from('--x\r\nContent-Disposition: form-data; name="files"; filename="a.bin"\r\n\r\n');
+    // Many small parts would hit the part limit first; an unknown file part is read but never kept.
+    const unknownPart = Buffer.from('--x\r\nContent-Disposition: form-data; name="junk"; filename="j.bin"\r\n\r\n');
+    const started = Date.now();
+    const answer = await endlessUpload(Buffer.concat([head, Buffer.from('abc\r\n'), unknownPart]), Buffer.alloc(MiB, 7));
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body)).toEqual({ status: 413, message: 'Payload Too Large', data: null });
+    expect(answer.connection).toBe('close');
+    expect(answer.sentBytes).toBeLessThan(3 * 10 * MiB + 12 * MiB);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(await storedState()).toEqual({ rows: [], objects: [], temp: [] });
+  });
+
+  it('when a chunked file part passes 10 MiB, then 422 comes at once without reading the rest, and no temp file is left', async () => {
+    const head = Buffer.from('--x\r\nContent-Disposition: form-data; name="files"; filename="ok.pdf"\r\n\r\n%PDF-1.4\r\n--x\r\nContent-Disposition: form-data; name="files"; filename="big.bin"\r\n\r\n');
+    const started = Date.now();
+    const answer = await endlessUpload(head, Buffer.alloc(MiB, 7));
+    expect(answer.status).toBe(422);
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 422, message: 'The files.1 field must not be greater than 10240 kilobytes.', data: null });
+    expect(answer.connection).toBe('close');
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(await storedState()).toEqual({ rows: [], objects: [], temp: [] });
   });
 });

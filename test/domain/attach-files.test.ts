@@ -8,6 +8,7 @@ import {
   StoreOrderFileUseCase,
   ValidationError,
   baseFileName,
+  parseCategoryId,
   LATE_JOB_ERROR,
   type ReceivedFile,
   type ReceivedUpload,
@@ -226,8 +227,31 @@ describe('file names', () => {
     ['zażółć gęślą.pdf', 'zażółć gęślą.pdf'],
     ['bad\u0000na\u001fme\u007f.pdf', 'badname.pdf'],
     ['..', 'file'],
+    ['.', 'file'],
+    ['', 'file'],
     ['/', 'file'],
+    ['scans/', 'file'],
+    ['scans\\', 'file'],
+    ['ctl\u0001name.pdf', 'ctlname.pdf'],
   ])('when the client sends %j, then the name is %j', (sent, kept) => {
     expect(baseFileName(sent)).toBe(kept);
+  });
+});
+
+describe('category_id', () => {
+  it.each([undefined, '', ' ', 'null', 'NULL', 'Null', ' nUlL '])('when %j is sent, then there is no category', (raw) => {
+    expect(parseCategoryId(raw)).toEqual({ id: null });
+  });
+
+  it.each(['0', '-1', '-0', '000'])('when %j is sent, then it names no category and is invalid', (raw) => {
+    expect(parseCategoryId(raw)).toEqual({ error: 'The selected category_id is invalid.' });
+  });
+
+  it.each(['1x', '1.5', '+1', 'none', '1e3', '-'])('when %j is sent, then it is not an integer', (raw) => {
+    expect(parseCategoryId(raw)).toEqual({ error: 'The category_id field must be an integer.' });
+  });
+
+  it('when a positive whole number is sent, then it is the id', () => {
+    expect(parseCategoryId(' 7 ')).toEqual({ id: 7 });
   });
 });

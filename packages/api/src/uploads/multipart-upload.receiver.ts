@@ -1,4 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
+import type { EventEmitter } from 'node:events';
+import type { IncomingMessage } from 'node:http';
+import type { Readable, Writable } from 'node:stream';
 import type { Context } from 'koa';
 import multer from '@koa/multer';
 import { baseFileName, MAX_FILE_BYTES, ValidationError, type ReceivedUpload } from '@logi/domain';
@@ -12,14 +15,36 @@ export interface ReceiverOptions {
   maxFiles: number;
 }
 
-/** Body too large: raised from the byte counter into multer, answered 413. */
+/** Body too large: raised by the byte counter, answered 413. */
 class BodyTooLargeError extends Error {}
+
+/** A limit we check ourselves, carrying the code multer would use, so one mapping explains both. */
+const limitError = (code: string, field?: string) => Object.assign(new Error(code), { code, field });
+
+/** busboy as multer hands it to `streamHandler`: a writable that reports parts. */
+type Busboy = Writable & EventEmitter;
+
+/** What one request's read has seen so far. */
+interface ReadState {
+  engine: TempFileEngine;
+  busboy: Busboy | null;
+  /** `files` parts handed to the engine. */
+  accepted: number;
+  /** Numbers of `files` parts that came as plain fields, not files. */
+  notFiles: number[];
+  categoryAsFile: boolean;
+  /** Settles the read as soon as its answer is known, without waiting for the rest of the body. */
+  decide: (reason: unknown) => void;
+  decided: Promise<never>;
+}
 
 /**
  * Reads a multipart upload into temp files. Limits are enforced while
  * reading: a file over 10 MiB or one file too many stops the read (422 naming
  * the field); a body over files x 10 MiB + 1 MiB is cut off (413); a body
- * that does not parse is a 400. Whatever was written is removed on every path.
+ * that does not parse is a 400. Once the answer is known the rest of the body
+ * is not read: the answer goes out with `Connection: close`. Whatever was
+ * written is removed on every path.
  */
 export class MultipartUploadReceiver {
   readonly maxBodyBytes: number;
@@ -37,7 +62,7 @@ export class MultipartUploadReceiver {
     const empty = { upload: { files: [], categoryId: undefined, errors: {} }, cleanup: async () => undefined };
     const declared = Number(ctx.get('Content-Length') || 0);
     if (declared > this.maxBodyBytes) {
-      ctx.set('Connection', 'close');
+      closeAfterAnswer(ctx);
       throw new HttpError(413);
     }
     if (!ctx.is('multipart')) {
@@ -45,21 +70,24 @@ export class MultipartUploadReceiver {
       return empty;
     }
     await mkdir(this.options.tmpDir, { recursive: true });
-    const engine = new TempFileEngine(this.options.tmpDir);
-    const received = this.countBytes(ctx);
+    const state = newReadState(new TempFileEngine(this.options.tmpDir));
+    const parsed = this.parser(state)(ctx, async () => undefined);
+    this.countBytes(ctx.req, state);
     try {
-      await this.parser(engine)(ctx, async () => undefined);
+      await Promise.race([parsed, state.decided]);
     } catch (error) {
-      throw await this.explain(ctx, error, engine, received);
+      // Stop parsing and writing, and let no temp file outlive the answer.
+      state.busboy?.destroy(new Error('multipart read stopped'));
+      await state.engine.discardAll();
+      const answer = this.explain(error, state.engine);
+      // The rest of the body is not worth reading; a 400 body may have lost its framing too.
+      if (!ctx.req.readableEnded || (answer instanceof HttpError && answer.status === 400)) closeAfterAnswer(ctx);
+      throw answer;
     }
     const files = ((ctx.request as { files?: multer.File[] }).files ?? []) as Array<multer.File & TempFileInfo>;
     const cleanup = async () => {
       await Promise.all(files.map((file) => rm(file.path, { force: true })));
     };
-    const body = ((ctx.request as { body?: Record<string, unknown> }).body ?? {}) as Record<string, unknown>;
-    const rawCategory = body.category_id;
-    const errors: Record<string, string[]> = {};
-    if (rawCategory !== undefined && typeof rawCategory !== 'string') errors.category_id = ['The category_id field must be a single value.'];
     return {
       upload: {
         files: files
@@ -72,56 +100,91 @@ export class MultipartUploadReceiver {
             sha256: file.sha256,
             localPath: file.path,
           })),
-        categoryId: typeof rawCategory === 'string' ? rawCategory : undefined,
-        errors,
+        ...this.fieldsOf(ctx, state),
       },
       cleanup,
     };
   }
 
-  private parser(engine: TempFileEngine) {
+  /** `category_id` and the problems found in the form fields. */
+  private fieldsOf(ctx: Context, state: ReadState): Pick<ReceivedUpload, 'categoryId' | 'errors'> {
+    const body = ((ctx.request as { body?: Record<string, unknown> }).body ?? {}) as Record<string, unknown>;
+    const rawCategory = body.category_id;
+    const errors: Record<string, string[]> = {};
+    for (const index of state.notFiles) errors[`files.${index}`] = [`The files.${index} field must be a file.`];
+    if (state.categoryAsFile) errors.category_id = ['The category_id field must be an integer.'];
+    else if (rawCategory !== undefined && typeof rawCategory !== 'string') errors.category_id = ['The category_id field must be a single value.'];
+    return { categoryId: typeof rawCategory === 'string' ? rawCategory : undefined, errors };
+  }
+
+  private parser(state: ReadState) {
+    const maxFiles = this.options.maxFiles;
     const options = {
-      storage: engine,
+      storage: state.engine,
       // File names are UTF-8 as browsers and curl send them (busboy's default is latin1).
       defParamCharset: 'utf8',
-      fileFilter: (_req, file, accept) => accept(null, FILE_FIELDS.has(file.fieldname)),
+      // busboy's own base name turns "..", "." and "dir/" into "", and multer drops a file with an empty name
+      // without a word; we take the whole name and reduce it ourselves (baseFileName falls back to "file").
+      preservePath: true,
+      fileFilter: (_req: IncomingMessage, file: multer.File, accept: (error: Error | null, take?: boolean) => void) => {
+        if (!FILE_FIELDS.has(file.fieldname)) return accept(null, false);
+        if (++state.accepted <= maxFiles) return accept(null, true);
+        const error = limitError('LIMIT_FILE_COUNT');
+        state.decide(error);
+        accept(error);
+      },
+      streamHandler: (req: IncomingMessage, busboy: Busboy) => {
+        state.busboy = busboy;
+        this.watchParts(busboy, state);
+        req.pipe(busboy);
+      },
+      // No `files` limit: busboy would count file parts of every field, ignored ones too; the filter counts `files`.
       limits: {
         fileSize: MAX_FILE_BYTES,
-        files: this.options.maxFiles,
         fields: 20,
         fieldSize: 1024,
         fieldNameSize: 100,
-        parts: this.options.maxFiles + 20,
+        parts: maxFiles + 20,
         headerPairs: 50,
       },
     } as multer.Options;
     return multer(options).any();
   }
 
-  /** Counts body bytes as they arrive; past the limit the read is aborted. */
-  private countBytes(ctx: Context): { bytes: number; ended: Promise<void> } {
-    const state = { bytes: 0, ended: Promise.resolve() };
-    const req = ctx.req;
-    state.ended = new Promise((resolve) => {
-      req.once('end', resolve);
-      req.once('close', resolve);
+  /** Listens to busboy next to multer: to count nameless file parts, and to know an answer as soon as busboy does. */
+  private watchParts(busboy: Busboy, state: ReadState): void {
+    // Before multer's own listener, which skips a file part without a file name: it is still a file part.
+    busboy.prependListener('file', (name: string, stream: Readable, info: { filename?: string }) => {
+      if (name === 'category_id') state.categoryAsFile = true;
+      if (!FILE_FIELDS.has(name)) return;
+      if (!info.filename) info.filename = 'file';
+      stream.once('limit', () => state.decide(limitError('LIMIT_FILE_SIZE')));
     });
-    req.on('data', (chunk: Buffer) => {
-      state.bytes += chunk.length;
-      if (state.bytes > this.maxBodyBytes) req.emit('error', new BodyTooLargeError('body too large'));
+    busboy.on('field', (name: string, _value: string, info: { valueTruncated?: boolean }) => {
+      if (!FILE_FIELDS.has(name)) return;
+      const index = state.engine.reserveIndex();
+      state.notFiles.push(index);
+      if (info.valueTruncated) state.decide(new ValidationError(`The files.${index} field must be a file.`, { [`files.${index}`]: [`The files.${index} field must be a file.`] }));
     });
-    return state;
+    busboy.on('partsLimit', () => state.decide(limitError('LIMIT_PART_COUNT')));
+    busboy.on('fieldsLimit', () => state.decide(limitError('LIMIT_FIELD_COUNT')));
+    busboy.on('error', (error: unknown) => state.decide(error));
   }
 
-  /** Turns a parse failure into the answer for the client, after the body was read to its end. */
-  private async explain(ctx: Context, error: unknown, engine: TempFileEngine, received: { ended: Promise<void> }): Promise<Error> {
+  /** Counts body bytes as they arrive; past the limit the answer is 413. */
+  private countBytes(req: IncomingMessage, state: ReadState): void {
+    let bytes = 0;
+    req.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > this.maxBodyBytes) state.decide(new BodyTooLargeError('body too large'));
+    });
+  }
+
+  /** Turns the reason a read stopped into the answer for the client. */
+  private explain(error: unknown, engine: TempFileEngine): Error {
+    if (error instanceof BodyTooLargeError) return new HttpError(413);
+    if (error instanceof ValidationError || error instanceof HttpError) return error;
     const code = (error as { code?: string }).code;
-    if (error instanceof BodyTooLargeError) {
-      ctx.set('Connection', 'close');
-      return new HttpError(413);
-    }
-    // Let the rest of the body arrive (it is bounded by the byte counter) so the client reads our answer.
-    await Promise.race([received.ended, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
     switch (code) {
       case 'LIMIT_FILE_SIZE': {
         const field = `files.${engine.currentIndex}`;
@@ -143,8 +206,50 @@ export class MultipartUploadReceiver {
         return ValidationError.invalidData({ [field]: ['The request has too many or too large form fields.'] });
       }
       default:
-        ctx.set('Connection', 'close');
         return new HttpError(400, 'Bad Request: the multipart body could not be read.');
     }
   }
+}
+
+function newReadState(engine: TempFileEngine): ReadState {
+  let reject: (reason: unknown) => void = () => undefined;
+  const decided = new Promise<never>((_resolve, rejectDecided) => {
+    reject = rejectDecided;
+  });
+  // The first answer wins; later ones (busboy's error after we stop it, say) change nothing.
+  let done = false;
+  const decide = (reason: unknown) => {
+    if (done) return;
+    done = true;
+    reject(reason);
+  };
+  // Nobody may be waiting any more when a late reason arrives.
+  decided.catch(() => undefined);
+  return { engine, busboy: null, accepted: 0, notFiles: [], categoryAsFile: false, decide, decided };
+}
+
+/** How long a closing connection is held, unread, so that a client still sending gets to read the answer. */
+const LINGER_MS = 1_000;
+
+/**
+ * The answer goes out without the rest of the body being read, so the
+ * connection cannot carry another request: it closes once the answer is out,
+ * rather than reading (maybe endless) bytes nobody needs. Closing a socket
+ * with unread bytes resets it, and a client still sending would then lose
+ * the answer on its next write; so the socket is half-closed and stops
+ * reading (the client's writes stall instead), and is destroyed when the
+ * client goes or after LINGER_MS.
+ */
+function closeAfterAnswer(ctx: Context): void {
+  ctx.set('Connection', 'close');
+  const socket = ctx.req.socket;
+  ctx.res.once('finish', () => {
+    // Node has just ended the socket (Connection: close) and would destroy it as soon as the end is written.
+    socket.removeListener('finish', socket.destroy);
+    ctx.req.pause();
+    socket.pause();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  });
 }

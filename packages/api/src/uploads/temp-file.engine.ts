@@ -24,14 +24,29 @@ export class TempFileEngine implements multer.StorageEngine {
   private nextIndex = 0;
   /** The part being read now; names the field when a size limit cuts it off. */
   currentIndex = -1;
+  /** Every temp file made and every write still running, so a read cut short can remove them all before it answers. */
+  private readonly paths = new Set<string>();
+  private readonly writes = new Set<Promise<void>>();
 
   constructor(private readonly dir: string) {}
+
+  /** Gives its number to a `files` part that holds no file, so the files after it keep their place in part order. */
+  reserveIndex(): number {
+    return this.nextIndex++;
+  }
+
+  /** Waits for the writes in flight (their streams must have ended or been destroyed), then removes every temp file of this request. */
+  async discardAll(): Promise<void> {
+    await Promise.allSettled([...this.writes]);
+    await Promise.all([...this.paths].map((tempPath) => rm(tempPath, { force: true })));
+  }
 
   _handleFile(_req: IncomingMessage, part: multer.File, callback: (error?: unknown, info?: multer.File) => void): void {
     const file = part as multer.File & { stream: Readable };
     const index = this.nextIndex++;
     this.currentIndex = index;
     const tempPath = path.join(this.dir, `${randomUUID()}.part`);
+    this.paths.add(tempPath);
     const hash = createHash('sha256');
     const head: Buffer[] = [];
     let headBytes = 0;
@@ -44,7 +59,7 @@ export class TempFileEngine implements multer.StorageEngine {
         headBytes += chunk.length;
       }
     });
-    pipeline(file.stream, createWriteStream(tempPath, { flags: 'wx' }))
+    const write = pipeline(file.stream, createWriteStream(tempPath, { flags: 'wx' }))
       .then(async () => {
         const contentType = await sniffContentType(Buffer.concat(head).subarray(0, SNIFF_BYTES));
         const info: TempFileInfo = { path: tempPath, size, sha256: hash.digest('hex'), contentType, index };
@@ -54,6 +69,7 @@ export class TempFileEngine implements multer.StorageEngine {
         await rm(tempPath, { force: true });
         callback(error);
       });
+    this.writes.add(write);
   }
 
   _removeFile(_req: IncomingMessage, file: multer.File, callback: (error: Error) => void): void {

@@ -49,10 +49,15 @@ export function validateFiles(files: ReceivedFile[], maxFiles: number): FieldErr
   return errors;
 }
 
-/** `category_id`: absent, empty or `null` means none; otherwise a positive integer. */
+/**
+ * `category_id`: absent, empty or `null` (any case) means none. A whole number
+ * below 1 is well-formed but can never name a category, so it is "invalid"
+ * like an unknown id; anything that is not a whole number is not an integer.
+ */
 export function parseCategoryId(raw: string | undefined): { id: number | null } | { error: string } {
   const value = raw?.trim();
-  if (value === undefined || value === '' || value === 'null') return { id: null };
-  if (!/^\d{1,15}$/.test(value) || Number(value) < 1) return { error: 'The category_id field must be an integer.' };
+  if (value === undefined || value === '' || value.toLowerCase() === 'null') return { id: null };
+  if (!/^-?\d{1,15}$/.test(value)) return { error: 'The category_id field must be an integer.' };
+  if (Number(value) < 1) return { error: 'The selected category_id is invalid.' };
   return { id: Number(value) };
 }
