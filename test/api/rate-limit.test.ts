@@ -64,6 +64,30 @@ describe('rate limiting (memory)', () => {
   });
 });
 
+describe('rate limiting: Retry-After', () => {
+  let short: TestApi;
+  beforeAll(async () => {
+    short = await startTestApi({ RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' }, { label: 'retry-after' });
+  });
+  afterAll(async () => {
+    await short?.stop();
+  });
+
+  it('when a limited client waits Retry-After seconds, then its next request goes through', async () => {
+    expect((await short.call('/orders/file-categories')).status).toBe(200);
+    expect((await short.call('/orders/file-categories')).status).toBe(200);
+    const limited = await short.call('/orders/file-categories');
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(2);
+    // Waiting is the behaviour under test: the header promises that this long is enough.
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+    const after = await short.call('/orders/file-categories');
+    expect(after.status).toBe(200);
+  });
+});
+
 describe('rate limiting behind a proxy', () => {
   let proxied: TestApi;
   beforeAll(async () => {

@@ -62,11 +62,23 @@ export class RateLimiter {
     // The memory store reports the reset time with a fraction; clients expect whole seconds.
     const reset = Number(ctx.response.get('X-RateLimit-Reset'));
     if (Number.isFinite(reset) && reset > 0) ctx.set('X-RateLimit-Reset', String(Math.ceil(reset)));
-    const limited = ctx.state.rateLimit as { after: number } | undefined;
-    if (limited) {
-      const retryAfter = Math.min(this.options.windowSeconds, Math.max(1, Math.ceil(limited.after)));
-      throw new HttpError(429, Messages.TOO_MANY_ATTEMPTS, { 'Retry-After': String(retryAfter), 'X-RateLimit-Remaining': '0' });
+    if (ctx.state.rateLimit) {
+      throw new HttpError(429, Messages.TOO_MANY_ATTEMPTS, { 'Retry-After': String(this.retryAfterSeconds(reset)), 'X-RateLimit-Remaining': '0' });
     }
+  }
+
+  /**
+   * Whole seconds until a request is let through again, rounded up: a client
+   * that waits exactly this long must not be refused again. koa-ratelimit's
+   * own value is truncated towards zero, so it is computed here from the
+   * window's end (Unix seconds), within 1..window.
+   */
+  private retryAfterSeconds(resetSeconds: number): number {
+    const window = this.options.windowSeconds;
+    if (!Number.isFinite(resetSeconds) || resetSeconds <= 0) return window;
+    // The Redis driver rounds the window's end down to a whole second; the real end is up to a second later.
+    const resetMs = (this.options.redis ? resetSeconds + 1 : resetSeconds) * 1000;
+    return Math.min(window, Math.max(1, Math.ceil((resetMs - Date.now()) / 1000)));
   }
 
   close(): void {
