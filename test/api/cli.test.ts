@@ -141,7 +141,7 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', () => {
   it('when the configuration is wrong, then its one line is printed and exit 1', async () => {
     const run = await cli(['db:migrate'], { ...env, PORT: 'abc' });
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('Configuration error: PORT must be a whole number >= 0 (got "abc")\n');
+    expect(run.stderr).toContain('Configuration error: PORT must be a port number from 0 to 65535 (got "abc")\n');
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -93,7 +93,7 @@ describe('worker metrics', () => {
     const { port } = taken.address() as net.AddressInfo;
     try {
       await expect(api.stack!.startWorker(api.dataDir, { METRICS_PORT: String(port) })).rejects.toThrow(
-        new RegExp(`worker exited with 1: worker could not start: METRICS_PORT ${port} on 127.0.0.1 is in use`),
+        new RegExp(`worker exited with 1: Configuration error: METRICS_PORT ${port} on 127\\.0\\.0\\.1 is already in use by another process \\(EADDRINUSE\\)\\n?$`),
       );
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));

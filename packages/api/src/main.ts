@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { pino } from 'pino';
-import { ConfigError, loadConfig } from '@logi/adapters';
+import { ConfigError, listenConfigError, loadConfig } from '@logi/adapters';
 import { buildContainer } from './container.js';
 import { startServer } from './server.js';
 
@@ -18,7 +18,13 @@ async function main(): Promise<void> {
   }
   const logger = pino({ level: config.logLevel, base: { service: 'api' } });
   const container = buildContainer(config, logger);
-  const server = await startServer(container);
+  const server = await startServer(container).catch((error: unknown) => {
+    // A HOST or PORT that cannot be listened on is reported like a wrong value: one line naming it.
+    const problem = listenConfigError(error, config);
+    if (!problem) throw error;
+    console.error(problem.message);
+    process.exit(1);
+  });
 
   let stopping = false;
   const stop = (signal: string) => {

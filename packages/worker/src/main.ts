@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { pino } from 'pino';
-import { ConfigError, loadConfig, type AppConfig } from '@logi/adapters';
+import { ConfigError, listenConfigError, loadConfig, type AppConfig } from '@logi/adapters';
 
 function readConfig(): AppConfig & { redisUrl: string } {
   try {
@@ -30,8 +30,9 @@ process.on('unhandledRejection', (reason) => {
 const { startWorker } = await import('./start-worker.js');
 const running = await startWorker(config, logger).catch((error: unknown) => {
   logger.fatal({ err: error }, 'worker could not start');
-  // One plain line too, as for a bad variable: a taken METRICS_PORT is a set-up mistake an operator must see.
-  process.stderr.write(`worker could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+  // One plain line too, as for a bad variable: a METRICS_HOST or METRICS_PORT that cannot be listened on is a set-up mistake an operator must see.
+  const problem = listenConfigError(error, config, false);
+  process.stderr.write(`${problem ? problem.message : `worker could not start: ${error instanceof Error ? error.message : String(error)}`}\n`);
   process.exit(1);
 });
 

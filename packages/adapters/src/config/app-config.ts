@@ -18,6 +18,16 @@ const positiveInt = (name: string, min = 1) =>
     return Number(value);
   });
 
+/** A TCP port: 0..65535 (0 means "any free port" for PORT, "off" for METRICS_PORT). */
+const portNumber = (name: string) =>
+  z.string().transform((value, ctx) => {
+    if (!/^\d+$/.test(value) || Number(value) > 65_535) {
+      ctx.addIssue({ code: 'custom', message: `must be a port number from 0 to 65535 (got "${value}")`, path: [name] });
+      return z.NEVER;
+    }
+    return Number(value);
+  });
+
 function urlWithScheme(name: string, schemes: string[]) {
   return z.string().transform((value, ctx) => {
     let url: URL;
@@ -47,7 +57,7 @@ function timeZone(value: string, ctx: z.RefinementCtx): string {
 
 const schema = z.object({
   HOST: z.string().default('127.0.0.1'),
-  PORT: positiveInt('PORT', 0).default(3000),
+  PORT: portNumber('PORT').default(3000),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: urlWithScheme('DATABASE_URL', ['mysql', 'mariadb']).optional(),
   REDIS_URL: urlWithScheme('REDIS_URL', ['redis', 'rediss']).optional(),
@@ -64,7 +74,7 @@ const schema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: positiveInt('RATE_LIMIT_WINDOW_SECONDS').default(60),
   UPLOAD_MAX_FILES: positiveInt('UPLOAD_MAX_FILES').default(20),
   METRICS_HOST: z.string().default('127.0.0.1'),
-  METRICS_PORT: positiveInt('METRICS_PORT', 0).default(9464),
+  METRICS_PORT: portNumber('METRICS_PORT').default(9464),
   /** How long the API waits for a job (PDF render, file store) before answering 503. */
   JOB_TIMEOUT_MS: positiveInt('JOB_TIMEOUT_MS').default(30_000),
   /**
@@ -160,4 +170,49 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: c.LOG_LEVEL,
     dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,
   };
+}
+
+const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA']);
+const NOT_HERE = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EINVAL']);
+
+type Listener = { host: string; port: number; hostVar: string; portVar: string };
+
+/**
+ * A listener that cannot start is a set-up mistake like a malformed value, so
+ * it is reported the same way: a ConfigError naming the variable to fix
+ * (HOST or PORT for the API, METRICS_HOST or METRICS_PORT for metrics). Null
+ * when the error is not one of those listeners failing. `api` is false in a
+ * process that serves no API (the worker).
+ */
+export function listenConfigError(error: unknown, config: Pick<AppConfig, 'host' | 'port' | 'metrics'>, api = true): ConfigError | null {
+  const failure = errnoOf(error);
+  if (!failure) return null;
+  const listeners: Listener[] = [
+    ...(api ? [{ host: config.host, port: config.port, hostVar: 'HOST', portVar: 'PORT' }] : []),
+    ...(config.metrics.port !== 0 ? [{ ...config.metrics, hostVar: 'METRICS_HOST', portVar: 'METRICS_PORT' }] : []),
+  ];
+  // The API listens first, so when both would match, it is the one that failed.
+  // Node leaves `port` out of a listen error when it is 0 (any free port).
+  const listener =
+    failure.syscall === 'getaddrinfo'
+      ? listeners.find((l) => l.host === failure.hostname)
+      : failure.syscall === 'listen'
+        ? listeners.find((l) => l.port === (failure.port ?? 0))
+        : undefined;
+  if (!listener) return null;
+  const { host, port, hostVar, portVar } = listener;
+  const code = failure.code!;
+  if (UNRESOLVED.has(code)) return new ConfigError(hostVar, `"${host}" cannot be listened on: the name does not resolve to an address (${code})`);
+  if (NOT_HERE.has(code)) return new ConfigError(hostVar, `"${host}" cannot be listened on: it is not an address of this machine (${code})`);
+  if (code === 'EADDRINUSE') return new ConfigError(portVar, `${port} on ${host} is already in use by another process (${code})`);
+  if (code === 'EACCES') return new ConfigError(portVar, `${port} on ${host} needs privileges this process does not have (${code})`);
+  return null;
+}
+
+/** The system error behind `error`: itself, or the cause a listener wrapped it in. */
+function errnoOf(error: unknown): (NodeJS.ErrnoException & { port?: number; hostname?: string }) | null {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 3; e = e.cause, depth++) {
+    if (typeof (e as NodeJS.ErrnoException).code === 'string') return e as NodeJS.ErrnoException;
+  }
+  return null;
 }

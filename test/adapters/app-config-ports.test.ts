@@ -1,0 +1,55 @@
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, listenConfigError, loadConfig } from '@logi/adapters';
+
+/** The error a real listener gives, so the mapping is checked against what Node actually reports. */
+function listenFailure(port: number, host: string): Promise<Error> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', resolve);
+    server.listen(port, host, () => server.close(() => resolve(new Error('listened after all'))));
+  });
+}
+
+describe('ports and hosts', () => {
+  it.each([
+    ['PORT', '65536'],
+    ['PORT', '-1'],
+    ['METRICS_PORT', '70000'],
+    ['METRICS_PORT', '1.5'],
+  ])('when %s is %j, then the error names it', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(new ConfigError(variable, `must be a port number from 0 to 65535 (got "${value}")`));
+  });
+
+  it('when PORT and METRICS_PORT are 0 or 65535, then they are accepted', () => {
+    expect(loadConfig({ PORT: '0', METRICS_PORT: '0' })).toMatchObject({ port: 0, metrics: { port: 0 } });
+    expect(loadConfig({ PORT: '65535', METRICS_PORT: '65535' })).toMatchObject({ port: 65535, metrics: { port: 65535 } });
+  });
+
+  it('when the API host does not resolve or is not on this machine, then HOST is named', async () => {
+    const config = loadConfig({ HOST: 'no.such.host.invalid', PORT: '0' });
+    expect(listenConfigError(await listenFailure(0, config.host), config)?.message).toMatch(/^Configuration error: HOST "no\.such\.host\.invalid" cannot be listened on/);
+    const far = loadConfig({ HOST: '203.0.113.1', PORT: '0' });
+    expect(listenConfigError(await listenFailure(0, far.host), far)?.message).toMatch(/^Configuration error: HOST "203\.0\.113\.1" cannot be listened on: it is not an address of this machine/);
+  });
+
+  it('when the metrics port is taken, then METRICS_PORT is named, in the API and in the worker', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as net.AddressInfo).port;
+      const config = loadConfig({ PORT: '0', METRICS_PORT: String(port) });
+      const failure = new Error('metrics could not start', { cause: await listenFailure(port, '127.0.0.1') });
+      expect(listenConfigError(failure, config)?.message).toContain(`METRICS_PORT ${port} on 127.0.0.1 is already in use`);
+      expect(listenConfigError(failure, config, false)?.message).toContain('METRICS_PORT');
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+  });
+
+  it('when an error is not about listening, then it is left alone', () => {
+    const config = loadConfig({});
+    expect(listenConfigError(new Error('boom'), config)).toBeNull();
+    expect(listenConfigError(Object.assign(new Error('spawn'), { code: 'EACCES', syscall: 'spawn' }), config, false)).toBeNull();
+  });
+});
