@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 
@@ -58,6 +59,27 @@ describe('HTTP basics', () => {
     const atLimit = await api.call(`/invoices?x=${'a'.repeat(8 * 1024 - 2)}`);
     expect(atLimit.status).toBe(200);
   });
+
+  it('when the query string is so long that Node refuses the request itself, then still 414 with the envelope', async () => {
+    const response = await api.call(`/invoices?search=${'a'.repeat(70 * 1024)}`);
+    expect(response.status).toBe(414);
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await envelopeOf(response)).toEqual({ status: 414, message: 'URI Too Long', data: null });
+  });
+
+  it('when the headers are too large, then 431 with the envelope', async () => {
+    const response = await api.call('/invoices', { headers: { 'X-Padding': 'p'.repeat(70 * 1024) } });
+    expect(response.status).toBe(431);
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await envelopeOf(response)).toEqual({ status: 431, message: 'Request Header Fields Too Large', data: null });
+  });
+
+  it('when the bytes are not HTTP, then 400 with the envelope and the connection closes', async () => {
+    const raw = await rawExchange('HELLO THERE\r\n\r\n');
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(raw).toMatch(/\r\nConnection: close\r\n/i);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ status: 400, message: 'Bad Request', data: null });
+  });
 });
 
 describe('authentication', () => {
@@ -109,3 +131,16 @@ describe('authentication', () => {
     expect((await api.call('/orders/999/files', { method: 'POST', as: null })).status).toBe(401);
   });
 });
+
+/** Sends raw bytes and returns everything the server writes until it closes the connection. */
+function rawExchange(request: string): Promise<string> {
+  const { hostname, port } = new URL(api.root);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(request));
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+  });
+}
