@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BullmqJobQueue, BullmqJobWorker } from '@logi/adapters';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import {
@@ -218,6 +218,56 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
         pdfKey: 'pdf/23.pdf',
         bytes: 23, invoiceNr: 'FV/1',
       });
+    } finally {
+      await proxy.cut();
+    }
+  });
+
+  it('when Redis goes away while a caller waits on a job, then the caller fails fast, long before its deadline, and the queue heals', async () => {
+    const proxy = await TcpProxy.start('127.0.0.1', 6379);
+    try {
+      const q = queue({ redisUrl: `redis://${proxy.address.host}:${proxy.address.port}` });
+      await ready(q);
+      // No worker yet: the job waits in the queue, and so does its caller.
+      const jobId = `pdf-${randomUUID()}`;
+      const waiting = q.runAndWait('render-invoice-pdf', pdfPayload(31), { jobId, timeoutMs: 20_000 }).catch((e: unknown) => e);
+      await vi.waitFor(async () => expect(await admin.exists(`${prefix}:pdf:${jobId}`)).toBe(1), { timeout: 5_000, interval: 20 });
+      const cutAt = Date.now();
+      await proxy.cut();
+      const error = await waiting;
+      expect(error).toBeInstanceOf(ServiceUnavailableError);
+      expect((error as ServiceUnavailableError).reason).toBe('job queue unavailable: Redis connection lost');
+      // About the reconnect grace (1 s), not the 20 s deadline.
+      expect(Date.now() - cutAt).toBeLessThan(5_000);
+
+      await proxy.restore();
+      await ready(q);
+      await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: p.invoiceId, invoiceNr: 'FV/1' })));
+      await expect(q.runAndWait('render-invoice-pdf', pdfPayload(32), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
+        pdfKey: 'pdf/32.pdf',
+        bytes: 32, invoiceNr: 'FV/1',
+      });
+    } finally {
+      await proxy.cut();
+    }
+  });
+
+  it('when the connection drops for a moment and the job finishes meanwhile, then the caller still gets its result', async () => {
+    const started = deferred();
+    const release = deferred();
+    await worker(handlers(async (p) => (started.resolve(), await release.promise, { pdfKey: p.pdfKey, bytes: 33, invoiceNr: 'FV/1' })));
+    const proxy = await TcpProxy.start('127.0.0.1', 6379);
+    try {
+      const q = queue({ redisUrl: `redis://${proxy.address.host}:${proxy.address.port}` });
+      await ready(q);
+      const result = q.runAndWait('render-invoice-pdf', pdfPayload(33), { jobId: `pdf-${randomUUID()}`, timeoutMs: 10_000 });
+      await started.promise;
+      // A blip: the connections drop and come straight back (ioredis reconnects within its backoff).
+      await proxy.cut();
+      await proxy.restore();
+      await ready(q);
+      release.resolve();
+      await expect(result).resolves.toEqual({ pdfKey: 'pdf/33.pdf', bytes: 33, invoiceNr: 'FV/1' });
     } finally {
       await proxy.cut();
     }

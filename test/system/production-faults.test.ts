@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
@@ -139,6 +140,39 @@ describe('when Redis goes away', () => {
     expect(pdf.headers.get('retry-after')).not.toBeNull();
     expect(Date.now() - started).toBeLessThan(5000);
     await proxy.restore();
+    await expect.poll(async () => (await api.call('/invoices/9001/pdf')).status, { timeout: 20_000, interval: 500 }).toBe(200);
+  });
+});
+
+describe('when Redis goes away while a request waits on its job', () => {
+  let api: TestApi;
+  let proxy: TcpProxy;
+  let admin: Redis;
+  beforeAll(async () => {
+    proxy = await TcpProxy.start('127.0.0.1', 6379);
+    const { host, port } = proxy.address;
+    // No worker: the job stays queued, so its caller is surely still waiting when Redis goes.
+    api = await startTestApi({ REDIS_URL: `redis://${host}:${port}`, JOB_TIMEOUT_MS: '20000' }, { profile: 'production', worker: false, label: 'redismidwait' });
+    admin = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    await proxy?.restore();
+    await api?.stop();
+    await proxy?.cut();
+    await admin?.quit();
+  });
+
+  it('then the waiting request answers 503 within seconds, not at JOB_TIMEOUT_MS, and PDFs work again once Redis and a worker are back', async () => {
+    const waiting = api.call('/invoices/9001/pdf');
+    await expect.poll(() => admin.llen(`${api.config.redisPrefix}:pdf:wait`), { timeout: 10_000, interval: 20 }).toBe(1);
+    const cutAt = Date.now();
+    await proxy.cut();
+    const pdf = await waiting;
+    expect(pdf.status).toBe(503);
+    expect(pdf.headers.get('retry-after')).not.toBeNull();
+    expect(Date.now() - cutAt).toBeLessThan(5_000);
+    await proxy.restore();
+    await api.stack!.startWorker(api.dataDir);
     await expect.poll(async () => (await api.call('/invoices/9001/pdf')).status, { timeout: 20_000, interval: 500 }).toBe(200);
   });
 });

@@ -1,4 +1,5 @@
-import { Queue, QueueEvents } from 'bullmq';
+import type { EventEmitter } from 'node:events';
+import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   ServiceUnavailableError,
@@ -14,6 +15,14 @@ import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
 /** How long a caller waits for a connect that is under way before being told Redis is down. */
 const CONNECTING_GRACE_MS = 1_000;
+
+/**
+ * How long a lost connection may take to come back before the callers waiting
+ * on jobs are told Redis is down. A blip heals within it; an outage does not.
+ */
+const RECONNECT_GRACE_MS = 1_000;
+
+const CONNECTION_LOST = 'job queue unavailable: Redis connection lost';
 
 export interface BullmqJobQueueOptions {
   redisUrl: string;
@@ -49,6 +58,9 @@ export class BullmqJobQueue implements JobQueuePort {
   /** Made on first use with Redis up: BullMQ's close hangs on a connection that never became ready. */
   private readonly channels = new Map<JobName, JobChannel>();
   private closing: Promise<void> | null = null;
+  /** Callers waiting on a job, each told when the connection is lost for good. */
+  private readonly waiters = new Set<(error: ServiceUnavailableError) => void>();
+  private lostTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: BullmqJobQueueOptions) {
     this.onError = options.onError ?? (() => undefined);
@@ -56,6 +68,12 @@ export class BullmqJobQueue implements JobQueuePort {
     // Adding jobs goes through a fail-fast connection; the events stream needs a blocking one.
     this.client = createRedis(options.redisUrl, { role: 'client', connectionName: `${this.prefix}:api-queue`, onError: this.onError });
     this.blocking = createRedis(options.redisUrl, { role: 'blocking', connectionName: `${this.prefix}:api-events`, onError: this.onError });
+    // One set of listeners for every caller, however many wait at once.
+    for (const redis of [this.client, this.blocking]) {
+      redis.on('close', this.onConnectionDown);
+      redis.on('end', this.onConnectionDown);
+      redis.on('ready', this.onConnectionUp);
+    }
   }
 
   async runAndWait<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Promise<JobResults[N]> {
@@ -70,10 +88,15 @@ export class BullmqJobQueue implements JobQueuePort {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ServiceUnavailableError('job timed out')), options.timeoutMs - (Date.now() - startedAt));
     });
+    // The events stream holds the answer: with its connection gone, waiting for the deadline is pointless.
+    let onLost!: (error: ServiceUnavailableError) => void;
+    const lost = new Promise<never>((_, reject) => (onLost = reject));
+    this.waiters.add(onLost);
+    if (!this.connected) this.onConnectionDown();
     const run = this.addAndWait(queue, events, name, payload, options);
     run.catch(() => undefined);
     try {
-      return (await Promise.race([run, deadline])) as JobResults[N];
+      return (await Promise.race([run, deadline, lost])) as JobResults[N];
     } catch (error) {
       if (error instanceof ServiceUnavailableError && error.reason === 'job timed out') {
         // Nobody waits for it any more: take it back if no worker has started it.
@@ -82,6 +105,7 @@ export class BullmqJobQueue implements JobQueuePort {
       throw error;
     } finally {
       clearTimeout(timer);
+      this.waiters.delete(onLost);
     }
   }
 
@@ -100,6 +124,30 @@ export class BullmqJobQueue implements JobQueuePort {
     this.closing ??= this.shutdown();
     return this.closing;
   }
+
+  private get connected(): boolean {
+    return this.client.status === 'ready' && this.blocking.status === 'ready';
+  }
+
+  /** A connection dropped (or is not up yet): if it is not back within the grace, the waiting callers are answered. */
+  private readonly onConnectionDown = (): void => {
+    if (this.lostTimer || this.waiters.size === 0) return;
+    this.lostTimer = setTimeout(() => {
+      this.lostTimer = null;
+      if (this.connected) return;
+      const error = new ServiceUnavailableError(CONNECTION_LOST);
+      for (const reject of this.waiters) reject(error);
+      this.waiters.clear();
+    }, RECONNECT_GRACE_MS);
+    this.lostTimer.unref();
+  };
+
+  private readonly onConnectionUp = (): void => {
+    if (this.lostTimer && this.connected) {
+      clearTimeout(this.lostTimer);
+      this.lostTimer = null;
+    }
+  };
 
   private channel(name: JobName): JobChannel {
     let channel = this.channels.get(name);
@@ -140,12 +188,53 @@ export class BullmqJobQueue implements JobQueuePort {
     }
     // A little past the caller's deadline: ours fires first, this one only unhooks the listeners.
     const ttl = Math.max(1, options.timeoutMs - (Date.now() - started)) + 250;
-    try {
-      return (await job.waitUntilFinished(events, ttl)) as JobResults[N];
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw decodeJobFailure(reason);
-    }
+    const outcome = await this.outcomeOf(queue, events, job.id ?? options.jobId, ttl);
+    if (outcome.failedReason !== undefined) throw decodeJobFailure(outcome.failedReason);
+    return outcome.result as JobResults[N];
+  }
+
+  /**
+   * Waits for the job's completed or failed event, and asks once whether it
+   * had finished already (a job sent again with the same id). In place of
+   * BullMQ's Job.waitUntilFinished, whose check runs inside a promise
+   * executor: a Redis cut during that check becomes an unhandled rejection,
+   * which stops a Node process.
+   */
+  private outcomeOf(queue: Queue, events: QueueEvents, jobId: string, ttl: number): Promise<{ result?: unknown; failedReason?: string }> {
+    // BullMQ emits per-job events (`completed:<id>`) that its typings do not list.
+    const emitter = events as unknown as EventEmitter;
+    return new Promise((resolve) => {
+      const completedEvent = `completed:${jobId}`;
+      const failedEvent = `failed:${jobId}`;
+      let settled = false;
+      const settle = (outcome: { result?: unknown; failedReason?: string }) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        emitter.off(completedEvent, onCompleted);
+        emitter.off(failedEvent, onFailed);
+        resolve(outcome);
+      };
+      const onCompleted = (args: { returnvalue: unknown }) => settle({ result: args.returnvalue });
+      const onFailed = (args: { failedReason: string }) => settle({ failedReason: args.failedReason });
+      const timer = setTimeout(() => settle({ failedReason: `no answer within ${ttl} ms` }), ttl);
+      emitter.on(completedEvent, onCompleted);
+      emitter.on(failedEvent, onFailed);
+      this.finishedAlready(queue, jobId).then(
+        (outcome) => outcome && settle(outcome),
+        // Redis trouble: the caller's deadline or the lost-connection watch answers.
+        () => undefined,
+      );
+    });
+  }
+
+  private async finishedAlready(queue: Queue, jobId: string): Promise<{ result?: unknown; failedReason?: string } | null> {
+    // The state first: once it reads finished, the job's hash already holds the outcome.
+    const state = await queue.getJobState(jobId);
+    if (state !== 'completed' && state !== 'failed') return null;
+    const job = await Job.fromId(queue, jobId);
+    if (!job) return null;
+    return state === 'completed' ? { result: job.returnvalue } : { failedReason: job.failedReason };
   }
 
   private async withdraw(queue: Queue, jobId: string): Promise<void> {
