@@ -1,7 +1,10 @@
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ChromiumPdfRenderer, RenderTimeoutError, type InvoiceHtmlTemplate } from '@logi/adapters';
+import { ChromiumPdfRenderer, createPdfRenderer, loadConfig, RenderTimeoutError, type InvoiceHtmlTemplate } from '@logi/adapters';
 import { buildInvoiceDocument, type CompanyDetails, type DocumentLanguage, type InvoiceDetail, type InvoiceDocument } from '@logi/domain';
 import { sampleInvoice } from '../domain/fakes.js';
 import { childChromiumPids, collapse, pdfText } from './pdf-tools.helper.js';
@@ -156,6 +159,69 @@ describe('ChromiumPdfRenderer', () => {
       expect(text).toContain('FV/AFTER/1');
     } finally {
       await limited.close();
+    }
+  });
+
+  it('when renders queue for the only page longer than the render limit, then the waiting one gives up at the limit and the page is not lost', async () => {
+    const single = new ChromiumPdfRenderer({ rendersPerBrowser: 100, renderTimeoutMs: 1_500, poolSize: 1 });
+    try {
+      await single.render(documentFor('en'));
+      const items = Array.from({ length: 10_000 }, (_, i) => ({
+        name: `Pallet ${i}`, quantity: 1, unit: 'pcs', unitPriceNet: 1, taxRate: '23', amountNet: 1, amountTax: 0.23, amountGross: 1.23,
+      }));
+      const started = Date.now();
+      const slow = single.render(documentFor('en', { items })).catch((e: unknown) => e);
+      const waiting = await single.render(documentFor('en', { nr: 'FV/WAITING/1' })).catch((e: unknown) => e);
+      expect(waiting).toBeInstanceOf(RenderTimeoutError);
+      expect((waiting as Error).message).toBe('PDF render waited longer than 1500 ms for a free page and was given up');
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(await slow).toBeInstanceOf(RenderTimeoutError);
+      // The one who gave up left the line: the page goes to the next caller, not to nobody.
+      expect(await pdfText(await single.render(documentFor('en', { nr: 'FV/AFTER/2' })))).toContain('FV/AFTER/2');
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('when the browser hangs at start, then the render fails at the render limit, not the launch default', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hung-chromium-'));
+    const hung = path.join(dir, 'chromium');
+    // Starts and never speaks the DevTools protocol, like a browser stuck on a broken GPU or disk.
+    await writeFile(hung, `#!/bin/sh\necho $$ > '${dir}/pid'\nexec sleep 60\n`);
+    await chmod(hung, 0o755);
+    const stuck = new ChromiumPdfRenderer({ chromiumPath: hung, rendersPerBrowser: 100, renderTimeoutMs: 1_000 });
+    try {
+      const started = Date.now();
+      const error = await stuck.render(documentFor('en')).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RenderTimeoutError);
+      expect((error as Error).message).toBe('PDF render took longer than 1000 ms and was stopped');
+      expect(Date.now() - started).toBeLessThan(3_000);
+      // The launch has the same bound, so close() does not wait on it for long either.
+      const closing = Date.now();
+      await stuck.close();
+      expect(Date.now() - closing).toBeLessThan(2_000);
+    } finally {
+      await stuck.close();
+      // Playwright kills a browser that never came up only after its own 30 s close grace.
+      const pid = Number(await readFile(path.join(dir, 'pid'), 'utf8').catch(() => ''));
+      if (pid > 0) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('when WORKER_CONCURRENCY is set, then the renderer built from the configuration has that many pages', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'pool-config-'));
+    try {
+      expect(createPdfRenderer(loadConfig({ DATA_DIR: dataDir, WORKER_CONCURRENCY: '5' })).poolSize).toBe(5);
+      expect(createPdfRenderer(loadConfig({ DATA_DIR: dataDir })).poolSize).toBe(2);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 

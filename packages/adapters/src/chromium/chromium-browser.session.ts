@@ -34,12 +34,13 @@ export class ChromiumBrowserSession {
     private readonly onBlockedRequest: (url: string) => void,
   ) {}
 
-  static async launch(executablePath: string, onBlockedRequest: (url: string) => void): Promise<ChromiumBrowserSession> {
+  /** `timeoutMs` bounds the start; a browser that is not up by then is killed. */
+  static async launch(executablePath: string, onBlockedRequest: (url: string) => void, timeoutMs: number): Promise<ChromiumBrowserSession> {
     const browser = await chromium.launch({
       executablePath,
       headless: true,
       args: CHROMIUM_ARGS,
-      timeout: 30_000,
+      timeout: timeoutMs,
       // The process owner decides when to shut down and closes the renderer itself.
       handleSIGINT: false,
       handleSIGTERM: false,

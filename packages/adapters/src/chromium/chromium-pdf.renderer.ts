@@ -18,7 +18,7 @@ export interface ChromiumPdfRendererOptions {
   rendersPerBrowser: number;
   /** A render that takes longer is stopped and fails. */
   renderTimeoutMs: number;
-  /** Pages rendering at once (default 2); further renders wait their turn. */
+  /** Pages rendering at once (default 2); further renders wait their turn, up to `renderTimeoutMs`. */
   poolSize?: number;
   /** Lays the document out; tests swap in hostile HTML to prove the network block. */
   template?: InvoiceHtmlTemplate;
@@ -34,11 +34,14 @@ export interface ChromiumPdfRendererStats {
  * Prints invoice documents with the system Chromium: one warm browser,
  * launched on first use, and a small pool of reused pages. The browser is
  * replaced after `rendersPerBrowser` documents or when it crashed; a render
- * over `renderTimeoutMs` has its page (or, if that hangs, the browser) killed.
+ * over `renderTimeoutMs` (launch included) has its page (or, if that hangs,
+ * the browser) killed, and one that waits that long for a free page gives up.
  */
 export class ChromiumPdfRenderer implements PdfRendererPort {
   private readonly template: InvoiceHtmlTemplate;
   private readonly permits: RenderPermits;
+  /** Pages that render at once. */
+  readonly poolSize: number;
   private session: ChromiumBrowserSession | null = null;
   private launching: Promise<ChromiumBrowserSession> | null = null;
   /** Every browser not yet closed, current and retiring, so close() reaches them all. */
@@ -50,7 +53,8 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     if (!(options.rendersPerBrowser >= 1)) throw new Error('rendersPerBrowser must be at least 1');
     if (!(options.renderTimeoutMs >= 1)) throw new Error('renderTimeoutMs must be at least 1');
     this.template = options.template ?? new HandlebarsInvoiceTemplate();
-    this.permits = new RenderPermits(Math.max(1, options.poolSize ?? 2));
+    this.poolSize = Math.max(1, options.poolSize ?? 2);
+    this.permits = new RenderPermits(this.poolSize);
   }
 
   get stats(): ChromiumPdfRendererStats {
@@ -60,15 +64,17 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
   async render(document: InvoiceDocument): Promise<Buffer> {
     const html = this.template.html(document);
     const footer = this.template.footer(document);
-    await this.permits.acquire();
+    const limitMs = this.options.renderTimeoutMs;
+    // A backlog waits at most one render's time for its turn, then answers like a slow render.
+    if (!(await this.permits.acquire(limitMs))) throw new RenderTimeoutError(limitMs, 'queue');
     try {
       try {
-        return await this.renderOn(await this.sessionForRender(), html, footer);
+        return await this.renderOnce(html, footer);
       } catch (error) {
         // A render that failed fast (crashed or disconnected browser) gets one more
         // go on a fresh browser; one that ran out of time does not get its time twice.
         if (error instanceof RenderTimeoutError || this.closed) throw error;
-        return await this.renderOn(await this.sessionForRender(), html, footer);
+        return await this.renderOnce(html, footer);
       }
     } finally {
       this.permits.release();
@@ -88,10 +94,14 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     this.sessions.clear();
   }
 
-  /** The browser to render on, counting this render against its budget. */
-  private async sessionForRender(): Promise<ChromiumBrowserSession> {
+  /**
+   * The browser to render on, counting this render against its budget, unless
+   * the render was abandoned (timed out) while the browser was launching.
+   */
+  private async sessionForRender(abandoned: () => boolean): Promise<ChromiumBrowserSession> {
     for (;;) {
       const session = await this.currentSession();
+      if (abandoned()) throw new Error('render abandoned while the browser was starting');
       if (session.renders < this.options.rendersPerBrowser) {
         session.renders += 1;
         return session;
@@ -121,9 +131,14 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     const executablePath = this.executablePath();
     let session: ChromiumBrowserSession;
     try {
-      session = await ChromiumBrowserSession.launch(executablePath, () => {
-        this.counters.blockedRequests += 1;
-      });
+      // A browser that is not up within a render's time is killed: the renders waiting on it have given up.
+      session = await ChromiumBrowserSession.launch(
+        executablePath,
+        () => {
+          this.counters.blockedRequests += 1;
+        },
+        this.options.renderTimeoutMs,
+      );
     } catch (error) {
       throw new Error(`Chromium could not be started from ${executablePath}: ${errorMessage(error)}`);
     }
@@ -149,15 +164,31 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     return found;
   }
 
-  private async renderOn(session: ChromiumBrowserSession, html: string, footer: string): Promise<Buffer> {
+  /**
+   * One try: the browser (launched if need be), a page, the document. The
+   * render timeout covers all of it, a cold start included, so a hung launch
+   * cannot stretch a render past its limit.
+   */
+  private async renderOnce(html: string, footer: string): Promise<Buffer> {
     const limitMs = this.options.renderTimeoutMs;
-    // Set once the page is open, so that a failure at any point knows what to clean up.
-    const opened: { slot: PageSlot | null } = { slot: null };
+    // Filled in as the try goes, so that a failure at any point knows what to clean up.
+    const attempt: { session: ChromiumBrowserSession | null; slot: PageSlot | null; abandoned: boolean } = {
+      session: null,
+      slot: null,
+      abandoned: false,
+    };
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
 
     const work = (async () => {
-      const slot = (opened.slot = await session.acquirePage());
+      const session = (attempt.session = await this.sessionForRender(() => attempt.abandoned));
+      const slot = await session.acquirePage();
+      if (attempt.abandoned) {
+        // The caller gave up while the page opened: nobody else will hand it back.
+        void session.discardPage(slot, CLOSE_GRACE_MS);
+        throw new RenderTimeoutError(limitMs);
+      }
+      attempt.slot = slot;
       await slot.page.setContent(html, { waitUntil: 'load', timeout: 0 });
       return slot.page.pdf({
         format: 'A4',
@@ -177,12 +208,17 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
 
     try {
       const pdf = await Promise.race([work, deadline]);
-      session.releasePage(opened.slot!);
+      attempt.session!.releasePage(attempt.slot!);
       return pdf;
     } catch (error) {
+      attempt.abandoned = true;
       // The losing promise must not surface later as an unhandled rejection.
       work.catch(() => undefined);
-      await this.cleanUpAfterFailure(session, opened.slot, timedOut);
+      const session = attempt.session;
+      // No browser yet: the launch failed (its own error says why) or is still under way
+      // (bounded by the same limit; a browser that comes up late serves the next render).
+      if (!session) throw error;
+      await this.cleanUpAfterFailure(session, attempt.slot, timedOut);
       if (timedOut) throw error;
       throw new Error(`PDF render failed (Chromium ${session.browser.isConnected() ? 'error' : 'stopped'}): ${errorMessage(error)}`);
     } finally {

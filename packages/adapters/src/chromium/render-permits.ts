@@ -7,12 +7,28 @@ export class RenderPermits {
     this.available = size;
   }
 
-  async acquire(): Promise<void> {
+  /**
+   * Resolves true with a permit held, or false after `timeoutMs` without one:
+   * a backlog must answer its callers, not hold them past their own deadlines.
+   */
+  acquire(timeoutMs: number): Promise<boolean> {
     if (this.available > 0) {
       this.available -= 1;
-      return;
+      return Promise.resolve(true);
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return new Promise<boolean>((resolve) => {
+      const granted = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        // Leave the line, so that a later release does not hand a permit to nobody.
+        const at = this.waiting.indexOf(granted);
+        if (at >= 0) this.waiting.splice(at, 1);
+        resolve(false);
+      }, timeoutMs);
+      this.waiting.push(granted);
+    });
   }
 
   release(): void {

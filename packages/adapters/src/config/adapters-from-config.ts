@@ -8,7 +8,7 @@ import type { AppConfig } from './app-config.js';
 /**
  * The choices every process makes alike from the configuration, in one place:
  * MinIO when S3 is configured, else files under DATA_DIR; the system Chromium
- * with the configured limits.
+ * with the configured limits and one page per job a process runs at once.
  */
 export function createFileStorage(config: AppConfig): FileStoragePort {
   return config.s3 ? new MinioFileStorage(config.s3) : new LocalFileStorage(path.join(config.dataDir, 'files'));
@@ -19,5 +19,7 @@ export function createPdfRenderer(config: AppConfig): ChromiumPdfRenderer {
     chromiumPath: config.chromiumPath,
     rendersPerBrowser: config.pdf.rendersPerBrowser,
     renderTimeoutMs: config.pdf.renderTimeoutMs,
+    // As many pages as PDF jobs run at once (WORKER_CONCURRENCY), so no job waits for a page.
+    poolSize: config.workerConcurrency,
   });
 }
