@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from 'minio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MinioFileStorage } from '@logi/adapters';
 import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY, TestS3Server } from '../support/s3rver.js';
@@ -98,6 +99,36 @@ describe('MinioFileStorage against s3rver', () => {
     await storage.ping();
     expect((await storage.getBuffer('staging/keep')).toString()).toBe('kept');
     await storage.delete('staging/keep');
+  });
+
+  it('when the bucket is deleted behind the storage\'s back, then the next operations make it again and succeed', async () => {
+    const bucket = 'vanishing-bucket';
+    const vanishing = storageFor(s3.endPoint, bucket);
+    const url = new URL(s3.endPoint);
+    const admin = new Client({ endPoint: url.hostname, port: Number(url.port), useSSL: false, pathStyle: true, accessKey: S3RVER_ACCESS_KEY, secretKey: S3RVER_SECRET_KEY });
+    const dropBucket = async () => {
+      // S3 deletes only empty buckets.
+      for await (const item of admin.listObjectsV2(bucket, '', true)) await admin.removeObject(bucket, (item as { name: string }).name);
+      await admin.removeBucket(bucket);
+      expect(await admin.bucketExists(bucket)).toBe(false);
+    };
+
+    await vanishing.putBuffer('pdf/before.pdf', Buffer.from('before'), 'application/pdf');
+    await dropBucket();
+    await vanishing.putBuffer('pdf/after.pdf', Buffer.from('after'), 'application/pdf');
+    expect((await vanishing.getBuffer('pdf/after.pdf')).toString()).toBe('after');
+    expect(await admin.bucketExists(bucket)).toBe(true);
+
+    // A read in a vanished bucket is an ordinary missing file, not "Storage unavailable".
+    await dropBucket();
+    await expect(vanishing.getBuffer('pdf/after.pdf')).rejects.toThrow('File not found in storage: pdf/after.pdf');
+
+    // Callers that find the bucket gone at the same time all succeed.
+    await dropBucket();
+    const keys = ['staging/a', 'staging/b', 'staging/c'];
+    await Promise.all(keys.map((key) => vanishing.putBuffer(key, Buffer.from(key), 'text/plain')));
+    for (const key of keys) expect((await vanishing.getBuffer(key)).toString()).toBe(key);
+    expect(await vanishing.deleteStale('staging/', new Date(Date.now() + 60_000), 100)).toBe(3);
   });
 
   it('when the endpoint accepts connections but never answers, then the request times out within the bound', async () => {

@@ -19,6 +19,9 @@ export interface MinioFileStorageOptions {
   requestTimeoutMs?: number;
 }
 
+/** The bucket itself is gone. */
+const NO_SUCH_BUCKET = 'NoSuchBucket';
+
 /** S3 error codes that mean "no such object" (HEAD answers carry no body, hence NotFound). */
 const MISSING = new Set(['NoSuchKey', 'NotFound', 'NoSuchObject']);
 
@@ -70,20 +73,18 @@ export class MinioFileStorage implements FileStoragePort {
 
   async putFile(key: string, localPath: string, size: number, contentType: string): Promise<void> {
     assertValidStorageKey(key);
-    await this.ensureBucket();
-    await this.guard(() => this.client.putObject(this.bucket, key, createReadStream(localPath), size, { 'Content-Type': contentType }));
+    // The stream is made inside, so a retry after a lost bucket reads the file from the start.
+    await this.inBucket(() => this.client.putObject(this.bucket, key, createReadStream(localPath), size, { 'Content-Type': contentType }));
   }
 
   async putBuffer(key: string, data: Buffer, contentType: string): Promise<void> {
     assertValidStorageKey(key);
-    await this.ensureBucket();
-    await this.guard(() => this.client.putObject(this.bucket, key, data, data.length, { 'Content-Type': contentType }));
+    await this.inBucket(() => this.client.putObject(this.bucket, key, data, data.length, { 'Content-Type': contentType }));
   }
 
   async getBuffer(key: string): Promise<Buffer> {
     assertValidStorageKey(key);
-    await this.ensureBucket();
-    return this.guard(async () => {
+    return this.inBucket(async () => {
       const stream = await this.client.getObject(this.bucket, key);
       const chunks: Buffer[] = [];
       for await (const chunk of stream) chunks.push(chunk as Buffer);
@@ -95,8 +96,7 @@ export class MinioFileStorage implements FileStoragePort {
   async copy(fromKey: string, toKey: string): Promise<void> {
     assertValidStorageKey(fromKey);
     assertValidStorageKey(toKey);
-    await this.ensureBucket();
-    await this.guard(
+    await this.inBucket(
       () =>
         this.client.copyObject(
           new CopySourceOptions({ Bucket: this.bucket, Object: fromKey }),
@@ -108,9 +108,8 @@ export class MinioFileStorage implements FileStoragePort {
 
   async delete(key: string): Promise<void> {
     assertValidStorageKey(key);
-    await this.ensureBucket();
     try {
-      await this.guard(() => this.client.removeObject(this.bucket, key), key);
+      await this.inBucket(() => this.client.removeObject(this.bucket, key), key);
     } catch (error) {
       if (!isMissing(error)) throw error;
     }
@@ -118,9 +117,8 @@ export class MinioFileStorage implements FileStoragePort {
 
   async exists(key: string): Promise<boolean> {
     assertValidStorageKey(key);
-    await this.ensureBucket();
     try {
-      await this.guard(() => this.client.statObject(this.bucket, key), key);
+      await this.inBucket(() => this.client.statObject(this.bucket, key), key);
       return true;
     } catch (error) {
       if (isMissing(error)) return false;
@@ -130,8 +128,7 @@ export class MinioFileStorage implements FileStoragePort {
 
   /** Answers only when S3 answers and the bucket is there (it is made if missing). */
   async deleteStale(prefix: string, olderThan: Date, limit: number): Promise<number> {
-    return this.guard(async () => {
-      await this.ensureBucket();
+    return this.inBucket(async () => {
       const stale: string[] = [];
       for await (const item of this.client.listObjectsV2(this.bucket, prefix, true)) {
         const { name, lastModified } = item as { name?: string; lastModified?: Date };
@@ -158,6 +155,28 @@ export class MinioFileStorage implements FileStoragePort {
       });
     }
     return this.bucketReady;
+  }
+
+  /**
+   * Runs `operation` in the bucket, made first if need be. A bucket that went
+   * away after it was checked (deleted by hand, a wiped MinIO) answers
+   * NoSuchBucket: the check is forgotten, the bucket made again and the
+   * operation tried once more, instead of failing until a readiness probe runs.
+   */
+  private async inBucket<T>(operation: () => Promise<T>, key?: string): Promise<T> {
+    const ready = this.ensureBucket();
+    await ready;
+    return this.guard(async () => {
+      try {
+        return await operation();
+      } catch (error) {
+        if (codeOf(error) !== NO_SUCH_BUCKET) throw error;
+        // Callers failing together share one re-creation: only the first resets the check.
+        if (this.bucketReady === ready) this.bucketReady = null;
+        await this.ensureBucket();
+        return operation();
+      }
+    }, key);
   }
 
   /** Turns the client's errors into messages fit for a client: no host, no keys, no stack. */
