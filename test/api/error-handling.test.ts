@@ -67,6 +67,44 @@ describe('unexpected errors', () => {
     expect(response.status).toBe(503);
     expect(await response.text()).not.toContain('10.0.0.1');
   });
+
+  const coded = (code: string, message = `${code}: temporary`) => Object.assign(new Error(message), { code });
+
+  it.each([
+    ['MariaDB going down', coded('ER_SERVER_SHUTDOWN', 'Server shutdown in progress')],
+    ['a lock wait timeout', coded('ER_LOCK_WAIT_TIMEOUT', 'Lock wait timeout exceeded; try restarting transaction')],
+    ['a deadlock', coded('ER_LOCK_DEADLOCK', 'Deadlock found when trying to get lock; try restarting transaction')],
+    ['a DNS lookup that failed for now', coded('EAI_AGAIN', 'getaddrinfo EAI_AGAIN mariadb')],
+    ['an unreachable network', coded('ENETUNREACH', 'connect ENETUNREACH 10.0.0.1:3306')],
+    ['an unreachable host', coded('EHOSTUNREACH', 'connect EHOSTUNREACH 10.0.0.1:3306')],
+    ['an aborted connection', coded('ECONNABORTED')],
+    ['SQLite busy', coded('SQLITE_BUSY', 'SQLITE_BUSY: database is locked')],
+    ['SQLite busy (extended code)', coded('SQLITE_BUSY_SNAPSHOT')],
+    ['SQLite busy on recovery (extended code)', coded('SQLITE_BUSY_RECOVERY')],
+    ['SQLite locked', coded('SQLITE_LOCKED')],
+    ['SQLite locked (extended code)', coded('SQLITE_LOCKED_SHAREDCACHE')],
+    ['a mysql2 connection already closed (fatal, no code)', Object.assign(new Error("Can't add new command when connection is in closed state"), { fatal: true })],
+    ['a fatal mysql2 protocol error', Object.assign(coded('PROTOCOL_SEQUENCE_TIMEOUT', 'Query inactivity timeout'), { fatal: true })],
+  ])('when the database fails with %s, then 503 with Retry-After rather than 500', async (_what, error) => {
+    failure = error;
+    const response = await fetch(`${base}/invoices`);
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(await envelopeOf(response)).toEqual({ status: 503, message: 'Service Unavailable', data: null });
+  });
+
+  it.each([
+    ['a constraint violation', coded('SQLITE_CONSTRAINT_UNIQUE')],
+    ['a code that only starts like a busy one', coded('SQLITE_BUSYNESS')],
+    ['a syntax error', coded('ER_PARSE_ERROR')],
+    ['an error marked fatal: false', Object.assign(coded('ER_BAD_FIELD_ERROR'), { fatal: false })],
+    ['an error whose fatal mark is not a boolean', Object.assign(new Error('odd'), { fatal: 'yes' })],
+  ])('when the database fails with %s, then 500, not 503', async (_what, error) => {
+    failure = error;
+    const response = await fetch(`${base}/invoices`);
+    expect(response.status).toBe(500);
+    expect(response.headers.get('retry-after')).toBeNull();
+  });
 });
 
 describe('PDF download names', () => {

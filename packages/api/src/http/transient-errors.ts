@@ -1,22 +1,36 @@
-/** Error codes that mean a dependency (database, Redis, storage) is gone or slow, not a bug. */
+/** Error codes that mean a dependency (database, Redis, storage) is gone, slow or busy, not a bug. */
 const TRANSIENT_CODES = new Set([
+  // The network: refused, reset, timed out, unroutable, or a name that does not resolve right now.
   'ECONNREFUSED',
   'ECONNRESET',
+  'ECONNABORTED',
   'ETIMEDOUT',
   'EHOSTUNREACH',
+  'ENETUNREACH',
   'ENOTFOUND',
+  'EAI_AGAIN',
   'EPIPE',
+  // MariaDB/MySQL: the connection dropped, the server is full or going down, or a lock was lost.
   'PROTOCOL_CONNECTION_LOST',
   'ER_CON_COUNT_ERROR',
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
+  'ER_SERVER_SHUTDOWN',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_LOCK_DEADLOCK',
 ]);
+
+/** SQLite's busy and locked codes come in extended forms (SQLITE_BUSY_SNAPSHOT, SQLITE_LOCKED_SHAREDCACHE, ...). */
+const TRANSIENT_CODE_FAMILIES = ['SQLITE_BUSY', 'SQLITE_LOCKED'];
 
 /** True when the answer should be 503 + Retry-After rather than 500. */
 export function isTransientInfrastructureError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && TRANSIENT_CODES.has(code)) return true;
+  if (typeof code === 'string' && (TRANSIENT_CODES.has(code) || TRANSIENT_CODE_FAMILIES.some((family) => code === family || code.startsWith(`${family}_`)))) {
+    return true;
+  }
+  // mysql2 marks errors that killed the connection as fatal, some with no code at all
+  // ("Can't add new command when connection is in closed state"); the pool replaces it.
+  if ((error as { fatal?: unknown }).fatal === true) return true;
   // knex's pool gives up with this name when no connection can be had in time.
   return error.name === 'KnexTimeoutError';
 }
