@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,12 +48,33 @@ describe('the API process', () => {
     ['REDIS_URL', 'not a url'],
     ['APP_TIMEZONE', 'Mars/Olympus'],
     ['UPLOAD_MAX_FILES', '2.5'],
+    ['PORT', '70000'],
+    ['METRICS_PORT', '65536'],
+    ['HOST', 'no.such.host.invalid'],
+    // TEST-NET-3: a valid address that is on no machine here.
+    ['HOST', '203.0.113.1'],
   ])('when %s is set to %j, then it stops at start with one line naming it', async (variable, value) => {
     const { code, stderr } = await exitOf(runApi({ DATA_DIR: dataDir, [variable]: value }));
     expect(code).toBe(1);
     const lines = stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(variable);
+  });
+
+  it('when PORT is taken by another process, then it stops at start with one line naming PORT', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((taken.address() as net.AddressInfo).port);
+      const { code, stderr } = await exitOf(runApi({ DATA_DIR: dataDir, PORT: port }));
+      expect(code).toBe(1);
+      const lines = stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('PORT');
+      expect(lines[0]).toContain('in use');
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
   });
 
   it('when a variable is empty, then it counts as unset', async () => {
@@ -79,6 +101,28 @@ describe('the API process', () => {
     expect((await exited).code).toBe(0);
     await expect(fetch(`${url}/health/live`)).rejects.toThrow();
   });
+
+  it('when SIGTERM arrives while a request waits on its job longer than 10 s, then the grace covers the job timeout and the request gets its answer', async () => {
+    // The render job takes over 11 s (a browser slow to start), within JOB_TIMEOUT_MS (30 s) and the render limit.
+    const slowerBrowser = path.join(dataDir, 'slower-chromium');
+    await writeFile(slowerBrowser, '#!/bin/sh\nsleep 11\nexec /usr/bin/chromium "$@"\n', { mode: 0o755 });
+    const child = runApi({ DATA_DIR: dataDir, PORT: '0', CHROMIUM_PATH: slowerBrowser, PDF_RENDER_TIMEOUT_MS: '25000' });
+    const exited = exitOf(child);
+    const url = await listeningUrl(child);
+    const started = Date.now();
+    const inFlight = fetch(`${url}/v1/invoices/9002/pdf`, { headers: authHeaders('baltic') });
+    await expect.poll(() => hasChildProcess(child.pid!), { timeout: 20_000 }).toBe(true);
+    child.kill('SIGTERM');
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    // Past the old fixed 10 s grace, which would have cut this client off.
+    expect(Date.now() - started).toBeGreaterThan(10_000);
+    const answered = Date.now();
+    expect((await exited).code).toBe(0);
+    // The client's kept-alive connection does not hold the exit once its answer is out.
+    expect(Date.now() - answered).toBeLessThan(4_000);
+  }, 45_000);
 });
 
 async function hasChildProcess(pid: number): Promise<boolean> {

@@ -8,6 +8,7 @@ import type Router from '@koa/router';
 import { startMetricsServer, type AppConfig, type BullmqQueueInspector } from '@logi/adapters';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { createApp } from './app.js';
+import { answerClientError } from './middleware/query-limit.middleware.js';
 import { Tokens } from './tokens.js';
 import { startHousekeeping } from './maintenance/housekeeping.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
@@ -26,7 +27,19 @@ export interface RunningServer {
 
 /** Query strings up to 8 KiB must reach the app (to be answered 414 past that), so headers may be larger than Node's default. */
 const MAX_HEADER_BYTES = 64 * 1024;
+/** In-flight requests get at least this long to finish on stop... */
 const SHUTDOWN_GRACE_MS = 10_000;
+/** ...and a request waiting on a job its whole JOB_TIMEOUT_MS gets this much on top, to send its answer. */
+const SHUTDOWN_ANSWER_MS = 5_000;
+/** Closing the listeners and dependencies takes at most about this long; one that hangs (a dead Redis, a stuck browser) is left behind. */
+const CLOSE_DEPENDENCIES_MS = 5_000;
+/** Even past the budget, each dependency still gets this long, so the database is not skipped because a browser hung. */
+const CLOSE_STEP_MIN_MS = 250;
+
+/** How long stop() lets in-flight requests run: a request may wait on a job for the whole job timeout. */
+export function shutdownGraceMs(jobTimeoutMs: number): number {
+  return Math.max(SHUTDOWN_GRACE_MS, jobTimeoutMs + SHUTDOWN_ANSWER_MS);
+}
 
 export async function startServer(container: Container, options: { publicRouters?: Router[] } = {}): Promise<RunningServer> {
   const config = container.get<AppConfig>(Tokens.Config);
@@ -47,6 +60,8 @@ export async function startServer(container: Container, options: { publicRouters
     proxy: config.trustProxy,
   });
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
+  // Requests Node refuses before the app sees them still get the envelope (414 for a query that is too long).
+  server.on('clientError', answerClientError);
   // Uploads of 20 x 10 MiB over slow links take a while; idle sockets still close.
   server.requestTimeout = 10 * 60_000;
   server.keepAliveTimeout = 5_000;
@@ -72,26 +87,65 @@ export async function startServer(container: Container, options: { publicRouters
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      // A kept-alive connection whose request just finished would otherwise hold the stop for keepAliveTimeout.
+      const idleSweep = setInterval(() => server.closeIdleConnections(), 200);
+      const graceMs = shutdownGraceMs(config.jobTimeoutMs);
+      const forced = setTimeout(() => {
+        logger.warn({ graceMs }, 'requests still running at the end of the shutdown grace; closing their connections');
+        server.closeAllConnections();
+      }, graceMs);
       await closed;
       clearTimeout(forced);
-      await metricsListener?.stop();
-      await housekeeping.stop();
-      await closeDependencies(container);
+      clearInterval(idleSweep);
+      // Everything after the requests shares one budget, so stop() ends within the grace plus about that.
+      const deadline = Date.now() + CLOSE_DEPENDENCIES_MS;
+      const left = () => Math.max(CLOSE_STEP_MIN_MS, deadline - Date.now());
+      await withinMs(left(), async () => metricsListener?.stop()).catch((error: unknown) => logger.warn({ err: error }, 'closing the metrics listener failed'));
+      // A sweep under way is waited for (it leaves nothing half done), but not past the budget.
+      await withinMs(left(), () => housekeeping.stop()).catch((error: unknown) => logger.warn({ err: error }, 'stopping housekeeping failed'));
+      await closeDependencies(container, left());
       logger.info('API stopped');
     },
   };
 }
 
 /**
- * Closes every dependency. Each is built lazily and cheaply (the browser
- * launches on first render), so asking for one only to close it costs nothing.
+ * Closes every dependency, in order, within about `timeoutMs` in all: one
+ * that fails or hangs is logged and left behind, so stop() always returns
+ * and the ones after it still close. Each is built lazily and cheaply (the
+ * browser launches on first render), so asking for one only to close it costs nothing.
  */
-export async function closeDependencies(container: Container): Promise<void> {
-  await container.get<JobQueuePort>(Tokens.JobQueue).close();
-  await container.get<PdfRendererPort>(Tokens.PdfRenderer).close();
-  container.get<RateLimiter>(Tokens.RateLimiter).close();
-  await container.get<BullmqQueueInspector | null>(Tokens.QueueInspector)?.close();
-  await container.get<Redis | null>(Tokens.Redis)?.quit().catch(() => undefined);
-  await container.get<Knex>(Tokens.Knex).destroy();
+export async function closeDependencies(container: Container, timeoutMs = CLOSE_DEPENDENCIES_MS): Promise<void> {
+  const logger = container.get<Logger>(Tokens.Logger);
+  const deadline = Date.now() + timeoutMs;
+  const steps: Array<[string, () => Promise<unknown> | unknown]> = [
+    ['job queue', () => container.get<JobQueuePort>(Tokens.JobQueue).close()],
+    ['PDF renderer', () => container.get<PdfRendererPort>(Tokens.PdfRenderer).close()],
+    ['rate limiter', () => container.get<RateLimiter>(Tokens.RateLimiter).close()],
+    ['queue inspector', () => container.get<BullmqQueueInspector | null>(Tokens.QueueInspector)?.close()],
+    ['Redis connection', () => container.get<Redis | null>(Tokens.Redis)?.quit()],
+    ['database', () => container.get<Knex>(Tokens.Knex).destroy()],
+  ];
+  for (const [what, close] of steps) {
+    try {
+      await withinMs(Math.max(CLOSE_STEP_MIN_MS, deadline - Date.now()), async () => close());
+    } catch (error) {
+      logger.warn({ err: error }, `closing the ${what} failed`);
+    }
+  }
+}
+
+/** Runs `work`, rejecting if it takes longer than `ms` (the work itself goes on, unawaited). */
+async function withinMs<T>(ms: number, work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not finish within ${ms} ms`)), ms);
+  });
+  const running = work();
+  running.catch(() => undefined);
+  try {
+    return await Promise.race([running, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
