@@ -158,3 +158,34 @@ describe('GET /invoices', () => {
     expect(await ids('?page=&types=&foo=bar&sort_by=')).toEqual([9009, 9002, 9001, 9006, 9005, 9003, 9004, 9007, 9008]);
   });
 });
+
+describe('GET /invoices periods in APP_TIMEZONE', () => {
+  // 02:00 UTC on 1 November is still 31 October, 22:00, in New York (EDT, UTC-4).
+  // Issue dates are stored as instants at UTC midnight: 9004's 2026-10-01T00:00Z is
+  // 30 September, 20:00, in New York, so the zone moves it across the month edge.
+  let zoned: TestApi;
+  beforeAll(async () => {
+    zoned = await startTestApi({ APP_TIMEZONE: 'America/New_York' }, { now: new Date('2026-11-01T02:00:00Z'), label: 'invoices-tz', worker: false });
+  });
+  afterAll(async () => {
+    await zoned?.stop();
+  });
+
+  const zonedIds = async (query: string) => {
+    const response = await zoned.call(`/invoices${query}`);
+    expect(response.status).toBe(200);
+    return ((await envelopeOf(response)).data as { invoices: Array<{ id: number }> }).invoices.map((i) => i.id);
+  };
+
+  it.each([
+    // In UTC it is already November: [9009, 9002, 9001, 9006, 9005].
+    ['?period=cur_month', [9003]],
+    // In UTC the previous month is October: [9003, 9004].
+    ['?period=prev_month', [9004, 9007]],
+    // In UTC 1 October holds 9004.
+    ['?period=custom&date_from=2026-10-01&date_to=2026-10-01', []],
+    ['?period=custom&date_from=2026-09-30&date_to=2026-09-30', [9004]],
+  ])('when APP_TIMEZONE is America/New_York and the period is %s, then days and months are read in New York time: %j', async (query, expected) => {
+    expect(await zonedIds(query)).toEqual(expected);
+  });
+});
