@@ -113,7 +113,7 @@ describe('an upload whose jobs end differently', () => {
       jobTimeoutMs: 30_000,
       newId: () => `id-${++ids}`,
     });
-    const run = () => useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => ({ files: [received(0), received(1), received(2)], errors: {} }) });
+    const run = () => useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => ({ files: [received(0), received(1), received(2)], categoryId: undefined, errors: {} }) });
     return { run, files, storage };
   }
 
