@@ -30,7 +30,8 @@ export function paths(options: { uploadMaxFiles: number }) {
           'The order is checked first (404 whatever the body), then every file is validated before any is stored: a request that fails validation stores nothing.',
           'A valid file that cannot be stored (storage down) goes into `failed`; the others are stored (201). If none could be stored: 422 `No files were uploaded` with the payload.',
           'A file whose store job does not finish within `JOB_TIMEOUT_MS` is not stored (the job writes nothing after its deadline): when other files of the request were stored, it is listed in `failed` (send it again); when none was, the answer is 503 with `Retry-After`, and the whole request may be sent again.',
-          'The content type of a stored file is sniffed from its bytes; `name` is the client\'s file name reduced to its base name.',
+          'The content type of a stored file is sniffed from its bytes; `name` is the client\'s file name reduced to its base name (`file` when nothing is left, as for `..` or `dir/`).',
+          'File parts of other fields are ignored (not stored, not counted). A `files` part sent as a plain field is 422 `The files.N field must be a file.`; `category_id` `null` (any letter case) or empty means none, and a `category_id` sent as a file is 422.',
         ].join('\n\n'),
         parameters: [pathId('order_id', 'Order')],
         requestBody: {
