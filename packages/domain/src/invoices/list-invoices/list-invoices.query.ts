@@ -28,14 +28,14 @@ export const listInvoicesQuerySchema = z.object({
   statuses: listField('statuses', enumField('statuses', INVOICE_STATUSES)).optional().meta({ description: 'Comma-separated statuses: issued, paid, semipaid, overdue.' }),
   branch_ids: listField('branch_ids', integerField('branch_ids', 0)).optional().meta({ description: 'Comma-separated branch ids.' }),
   customer_vats: listField('customer_vats', textField('customer_vats', 64)).optional().meta({ description: 'Comma-separated VAT numbers; exact, case-insensitive.' }),
-  customer_name: textField('customer_name').optional().meta({ description: 'Case-insensitive substring of the customer name, taken literally.' }),
+  customer_name: textField('customer_name').optional().meta({ description: 'Case-insensitive substring of the customer name, taken literally (spaces around it trimmed, like nr).' }),
   customer_country: z
     .string()
     .regex(/^[A-Za-z]{2}$/, { error: 'The customer_country field must be two letters.' })
     .transform((value) => value.toLowerCase())
     .optional()
     .meta({ description: 'Two-letter country code, case-insensitive.' }),
-  search: textField('search').optional().meta({ description: 'Case-insensitive substring of the invoice nr, a related order nr or an item text, taken literally.' }),
+  search: textField('search').optional().meta({ description: 'Case-insensitive substring of the invoice nr, a related order nr or an item text, taken literally (spaces around it trimmed, like nr).' }),
   sort_by: enumField('sort_by', INVOICE_SORT_FIELDS).optional().meta({ description: 'Sort field; ties are broken by id.', default: 'issue_date' }),
   sort_dir: enumField('sort_dir', ['asc', 'desc']).optional().meta({ description: 'Sort direction.', default: 'desc' }),
 });
