@@ -24,6 +24,13 @@ const RECONNECT_GRACE_MS = 1_000;
 
 const CONNECTION_LOST = 'job queue unavailable: Redis connection lost';
 
+/**
+ * After a reconnect, how often a waiting caller asks Redis for its job's
+ * outcome: BullMQ's events reader pauses 5 s after a connection error, and a
+ * reader that had seen no event yet resumes at '$', missing what came meanwhile.
+ */
+const RECHECK_AFTER_RECONNECT_MS = 500;
+
 export interface BullmqJobQueueOptions {
   redisUrl: string;
   /** Key prefix of every queue; tests pass a unique one. */
@@ -61,6 +68,8 @@ export class BullmqJobQueue implements JobQueuePort {
   /** Callers waiting on a job, each told when the connection is lost for good. */
   private readonly waiters = new Set<(error: ServiceUnavailableError) => void>();
   private lostTimer: NodeJS.Timeout | null = null;
+  /** Waits to switch to asking Redis themselves once a connection has come back. */
+  private readonly reconnectWatchers = new Set<() => void>();
 
   constructor(private readonly options: BullmqJobQueueOptions) {
     this.onError = options.onError ?? (() => undefined);
@@ -73,6 +82,8 @@ export class BullmqJobQueue implements JobQueuePort {
       redis.on('close', this.onConnectionDown);
       redis.on('end', this.onConnectionDown);
       redis.on('ready', this.onConnectionUp);
+      // Every 'ready' after the first is a reconnect.
+      redis.once('ready', () => redis.on('ready', this.onReconnected));
     }
   }
 
@@ -142,6 +153,10 @@ export class BullmqJobQueue implements JobQueuePort {
     this.lostTimer.unref();
   };
 
+  private readonly onReconnected = (): void => {
+    for (const watcher of this.reconnectWatchers) watcher();
+  };
+
   private readonly onConnectionUp = (): void => {
     if (this.lostTimer && this.connected) {
       clearTimeout(this.lostTimer);
@@ -195,7 +210,8 @@ export class BullmqJobQueue implements JobQueuePort {
 
   /**
    * Waits for the job's completed or failed event, and asks once whether it
-   * had finished already (a job sent again with the same id). In place of
+   * had finished already (a job sent again with the same id); after a
+   * reconnect it keeps asking, since events may then come late or never. In place of
    * BullMQ's Job.waitUntilFinished, whose check runs inside a promise
    * executor: a Redis cut during that check becomes an unhandled rejection,
    * which stops a Node process.
@@ -207,24 +223,37 @@ export class BullmqJobQueue implements JobQueuePort {
       const completedEvent = `completed:${jobId}`;
       const failedEvent = `failed:${jobId}`;
       let settled = false;
+      let recheck: NodeJS.Timeout | null = null;
       const settle = (outcome: { result?: unknown; failedReason?: string }) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        if (recheck) clearInterval(recheck);
+        this.reconnectWatchers.delete(onReconnect);
         emitter.off(completedEvent, onCompleted);
         emitter.off(failedEvent, onFailed);
         resolve(outcome);
       };
       const onCompleted = (args: { returnvalue: unknown }) => settle({ result: args.returnvalue });
       const onFailed = (args: { failedReason: string }) => settle({ failedReason: args.failedReason });
+      const check = () =>
+        this.finishedAlready(queue, jobId).then(
+          (outcome) => outcome && settle(outcome),
+          // Redis trouble: the caller's deadline or the lost-connection watch answers.
+          () => undefined,
+        );
+      // Events sent around a reconnect may come late or never: from then on, this wait asks Redis itself.
+      const onReconnect = () => {
+        if (recheck || settled) return;
+        void check();
+        recheck = setInterval(() => void check(), RECHECK_AFTER_RECONNECT_MS);
+        recheck.unref();
+      };
       const timer = setTimeout(() => settle({ failedReason: `no answer within ${ttl} ms` }), ttl);
       emitter.on(completedEvent, onCompleted);
       emitter.on(failedEvent, onFailed);
-      this.finishedAlready(queue, jobId).then(
-        (outcome) => outcome && settle(outcome),
-        // Redis trouble: the caller's deadline or the lost-connection watch answers.
-        () => undefined,
-      );
+      this.reconnectWatchers.add(onReconnect);
+      void check();
     });
   }
 
