@@ -173,6 +173,16 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     expect((error as Error).message).toBe('Job failed: browser crashed');
   });
 
+  it('when every try meets an outage (the database refuses connections), then the caller gets ServiceUnavailableError after the last try', async () => {
+    let runs = 0;
+    await worker(handlers(async () => (runs++, Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED' })))));
+    const q = queue({ attempts: 2, backoffMs: 10 });
+    await ready(q);
+    const error = await q.runAndWait('render-invoice-pdf', pdfPayload(9), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(runs).toBe(2);
+  });
+
   it('when no worker runs, then the caller gets ServiceUnavailableError at its deadline and the job is withdrawn', async () => {
     const q = queue();
     await ready(q);

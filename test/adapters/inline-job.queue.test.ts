@@ -53,6 +53,17 @@ describe('InlineJobQueue', () => {
     await queue.close();
   });
 
+  it('when the handler meets an outage (SQLite busy, a refused connection), then the caller gets ServiceUnavailableError; any other error stays as it was', async () => {
+    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    const bug = new TypeError('x is undefined');
+    let next: Error = busy;
+    const queue = new InlineJobQueue(() => handlersWith(async () => Promise.reject(next)), { concurrency: 1 });
+    expect(await queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'busy', timeoutMs: 1000 }).catch((e: unknown) => e)).toBeInstanceOf(ServiceUnavailableError);
+    next = bug;
+    expect(await queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'bug', timeoutMs: 1000 }).catch((e: unknown) => e)).toBe(bug);
+    await queue.close();
+  });
+
   it('when the job takes longer than the timeout, then the caller gets ServiceUnavailableError in time and the job still finishes', async () => {
     const release = deferred();
     const finished = deferred();

@@ -30,3 +30,4 @@ export * from './metrics/queue-depth.gauge.js';
 export * from './config/adapters-from-config.js';
 export * from './maintenance/periodic-task.js';
 export * from './maintenance/sweep-temp-files.js';
+export * from './shared/transient-errors.js';

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { DomainError, JOB_NAMES, ServiceUnavailableError, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
 import { createRedis } from '../redis/create-redis.js';
+import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 import { encodeDomainError } from './job-failure.codec.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
@@ -22,7 +23,8 @@ export interface BullmqJobWorkerOptions {
 /**
  * Takes jobs from every queue and runs the shared job handlers. The processor
  * is a thin adapter; what it adds is the retry rule: a domain error will fail
- * the same way again, so it ends the job at once, carrying its code back.
+ * the same way again, so it ends the job at once, carrying its code back; an
+ * outage is tried again, and reported as one when the tries run out.
  */
 export class BullmqJobWorker {
   private readonly connection: Redis;
@@ -89,6 +91,12 @@ export class BullmqJobWorker {
         throw new UnrecoverableError(encodeDomainError(error));
       }
       log.error({ durationMs, err: error }, 'job failed');
+      // The last try of a job that met an outage: the caller hears "unavailable" (503, try again), not "failed".
+      const lastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (lastTry && (error instanceof ServiceUnavailableError || isTransientInfrastructureError(error))) {
+        const reason = error instanceof ServiceUnavailableError ? error.reason : 'a dependency of the worker is unavailable';
+        throw new UnrecoverableError(encodeDomainError(new ServiceUnavailableError(reason)));
+      }
       throw error;
     }
   }

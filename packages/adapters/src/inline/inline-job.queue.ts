@@ -8,6 +8,7 @@ import {
   type JobResults,
   type RunJobOptions,
 } from '@logi/domain';
+import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 
 export interface InlineJobQueueOptions {
   /** Jobs that run at once; the rest wait their turn (PDF renders are heavy). */
@@ -25,7 +26,8 @@ interface Execution {
 /**
  * Runs jobs in this process (REDIS_URL unset). Behaves like the queue seen
  * from the caller: bounded wait, one execution per jobId at a time, domain
- * errors of the handler rethrown unchanged.
+ * errors of the handler rethrown unchanged, an outage (database busy or gone)
+ * as unavailable.
  */
 export class InlineJobQueue implements JobQueuePort {
   private readonly running = new Map<string, Execution>();
@@ -82,7 +84,13 @@ export class InlineJobQueue implements JobQueuePort {
           if (this.closed) throw new ServiceUnavailableError('job queue is closed');
           if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
           const handler = this.handlers()[name] as JobHandler<N>;
-          return await handler(payload);
+          try {
+            return await handler(payload);
+          } catch (error) {
+            // As the worker reports it: an outage is "unavailable" (503, try again), not a failure of the job.
+            if (isTransientInfrastructureError(error)) throw new ServiceUnavailableError('a dependency of the job is unavailable');
+            throw error;
+          }
         } finally {
           this.releaseSlot();
         }

@@ -5,7 +5,7 @@ import { HttpError } from '../http/http-error.js';
 import { respond } from '../http/respond.js';
 import { toAttachFilesDto } from '../mappers/attach-files.mapper.js';
 import type { AppState } from '../http/app-state.js';
-import { isTransientInfrastructureError } from '../http/transient-errors.js';
+import { isTransientInfrastructureError } from '@logi/adapters';
 
 interface ErrorResponse {
   status: number;

@@ -21,7 +21,7 @@ const TRANSIENT_CODES = new Set([
 /** SQLite's busy and locked codes come in extended forms (SQLITE_BUSY_SNAPSHOT, SQLITE_LOCKED_SHAREDCACHE, ...). */
 const TRANSIENT_CODE_FAMILIES = ['SQLITE_BUSY', 'SQLITE_LOCKED'];
 
-/** True when the answer should be 503 + Retry-After rather than 500. */
+/** True when the failure should pass by itself: an API answers 503 + Retry-After rather than 500, a job fails as unavailable. */
 export function isTransientInfrastructureError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
