@@ -23,7 +23,7 @@ function setup() {
   const store = new StoreOrderFileUseCase({ files, storage, now: () => 1_800_000_000_000 });
   const queue = new FakeQueue(() => ({ 'store-order-file': (p) => store.execute(p) }));
   let ids = 0;
-  const useCase = new AttachFilesUseCase({ orders, categories, storage, queue, maxFiles: 3, jobTimeoutMs: 1000, newId: () => `id-${++ids}`, now: () => 1_800_000_000_000 });
+  const useCase = new AttachFilesUseCase({ orders, categories, files, storage, queue, maxFiles: 3, jobTimeoutMs: 1000, newId: () => `id-${++ids}`, now: () => 1_800_000_000_000 });
   return { useCase, storage, files, queue };
 }
 
@@ -208,6 +208,7 @@ describe('store order file job past its deadline', () => {
     const useCase = new AttachFilesUseCase({
       orders: new FakeOrders([{ id: 1, directory: 'd', nr: 'N', ownnr: 'O' }]),
       categories: new FakeCategories(),
+      files: new FakeOrderFiles(),
       storage,
       queue,
       maxFiles: 3,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   AttachFilesUseCase,
+  JobOutcomeUnknownError,
   LATE_JOB_ERROR,
   ServiceUnavailableError,
   StoreOrderFileUseCase,
@@ -25,17 +26,25 @@ function storeSetup(clock: () => number) {
 }
 
 describe('store order file job: a row never points at a missing object', () => {
-  it('when the insert committed but its answer was lost, then the object stays with its row and a retry answers that row', async () => {
+  it('when the insert committed but its answer was lost, then the file is stored: its row is the answer and the object stays', async () => {
     const { storage, files, store } = storeSetup(() => 1_000);
     const insert = files.insertOnce.bind(files);
     files.insertOnce = async (file, deadline) => {
       await insert(file, deadline);
       throw new Error('Connection lost: The server closed the connection.');
     };
-    await expect(store.execute(job(5_000))).rejects.toThrow('Connection lost');
+    expect(await store.execute(job(5_000))).toEqual({ fileId: files.rows[0]!.id });
     expect(files.rows).toHaveLength(1);
     expect(storage.objects.has('orders/d/1/a')).toBe(true);
-    expect(await store.execute(job(5_000))).toEqual({ fileId: files.rows[0]!.id });
+  });
+
+  it('when the insert fails and no row was written, then the object is removed and the error reaches the queue (to try again)', async () => {
+    const { storage, files, store } = storeSetup(() => 1_000);
+    files.insertOnce = async () => {
+      throw new Error('db down');
+    };
+    await expect(store.execute(job(5_000))).rejects.toThrow('db down');
+    expect(storage.objects.has('orders/d/1/a')).toBe(false);
   });
 
   it('when the insert fails and the row cannot even be looked up, then the object is kept rather than risk a row without it', async () => {
@@ -93,13 +102,18 @@ describe('an upload whose jobs end differently', () => {
     index, name: `scan-${index}.pdf`, size: 100, contentType: 'application/pdf', sha256: 'ab'.repeat(32), localPath: `/tmp/part-${index}`,
   });
 
-  function uploadSetup(unavailableNames: string[]) {
+  function uploadSetup(unavailableNames: string[], options: { lost?: 'stored' | 'not stored'; jobTimeoutMs?: number } = {}) {
     const storage = new FakeStorage();
     const files = new FakeOrderFiles();
     const store = new StoreOrderFileUseCase({ files, storage });
     const queue = new FakeQueue(() => ({
       'store-order-file': async (p) => {
-        if (unavailableNames.includes(p.name)) throw new ServiceUnavailableError('The job did not finish in time.');
+        if (unavailableNames.includes(p.name)) {
+          if (!options.lost) throw new ServiceUnavailableError('job timed out');
+          // The queue loses the job; it runs on, and stores the file (or not) after the caller was told.
+          if (options.lost === 'stored') setTimeout(() => void store.execute(p), 50);
+          throw new JobOutcomeUnknownError('job queue unavailable: Redis connection lost');
+        }
         return store.execute(p);
       },
     }));
@@ -107,10 +121,11 @@ describe('an upload whose jobs end differently', () => {
     const useCase = new AttachFilesUseCase({
       orders: new FakeOrders([{ id: 3001, directory: 'baltic', nr: 'BH/1', ownnr: 'PO' }]),
       categories: new FakeCategories(),
+      files,
       storage,
       queue,
       maxFiles: 5,
-      jobTimeoutMs: 30_000,
+      jobTimeoutMs: options.jobTimeoutMs ?? 30_000,
       newId: () => `id-${++ids}`,
     });
     const run = () => useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => ({ files: [received(0), received(1), received(2)], categoryId: undefined, errors: {} }) });
@@ -129,6 +144,20 @@ describe('an upload whose jobs end differently', () => {
 
   it('when no file is stored and one was not answered in time, then the request is 503, since a retry may succeed', async () => {
     const { run, files } = uploadSetup(['scan-0.pdf', 'scan-1.pdf', 'scan-2.pdf']);
+    await expect(run()).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect(files.rows).toEqual([]);
+  });
+
+  it('when the queue loses a job that then stores its file, then the upload waits for the job\'s deadline and reports the file as uploaded', async () => {
+    const { run, files } = uploadSetup(['scan-1.pdf'], { lost: 'stored', jobTimeoutMs: 300 });
+    const payload = await run();
+    expect(payload.uploaded.map((f) => f.name)).toEqual(['scan-0.pdf', 'scan-1.pdf', 'scan-2.pdf']);
+    expect(payload.failed).toEqual([]);
+    expect(files.rows).toHaveLength(3);
+  });
+
+  it('when the queue loses every job and none stores its file, then, past the deadline, the answer is 503 and nothing was stored', async () => {
+    const { run, files } = uploadSetup(['scan-0.pdf', 'scan-1.pdf', 'scan-2.pdf'], { lost: 'not stored', jobTimeoutMs: 300 });
     await expect(run()).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(files.rows).toEqual([]);
   });

@@ -121,6 +121,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       new AttachFilesUseCase({
         orders: get<OrderRepositoryPort>(Tokens.OrderRepository),
         categories: get<FileCategoryRepositoryPort>(Tokens.FileCategoryRepository),
+        files: get<OrderFileRepositoryPort>(Tokens.OrderFileRepository),
         storage: get<FileStoragePort>(Tokens.FileStorage),
         queue: get<JobQueuePort>(Tokens.JobQueue),
         maxFiles: config.uploadMaxFiles,

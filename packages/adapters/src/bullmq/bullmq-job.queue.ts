@@ -2,6 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
+  JobOutcomeUnknownError,
   ServiceUnavailableError,
   type JobName,
   type JobPayloads,
@@ -127,7 +128,8 @@ export class BullmqJobQueue implements JobQueuePort {
       await whenRedisReady(this.client, CONNECTING_GRACE_MS);
       await this.client.ping();
     } catch (error) {
-      throw new ServiceUnavailableError(`job queue unavailable: ${reasonOf(error)}`);
+      // A command that timed out may still have added the job.
+      throw new JobOutcomeUnknownError(`job queue unavailable: ${reasonOf(error)}`);
     }
   }
 
@@ -146,7 +148,8 @@ export class BullmqJobQueue implements JobQueuePort {
     this.lostTimer = setTimeout(() => {
       this.lostTimer = null;
       if (this.connected) return;
-      const error = new ServiceUnavailableError(CONNECTION_LOST);
+      // The job may still run (a worker needs no events stream to finish it): its outcome is unknown here.
+      const error = new JobOutcomeUnknownError(CONNECTION_LOST);
       for (const reject of this.waiters) reject(error);
       this.waiters.clear();
     }, RECONNECT_GRACE_MS);
@@ -199,7 +202,8 @@ export class BullmqJobQueue implements JobQueuePort {
         removeOnFail: { age: this.options.keepFailedSeconds ?? 24 * 3600 },
       });
     } catch (error) {
-      throw new ServiceUnavailableError(`job queue unavailable: ${reasonOf(error)}`);
+      // A command that timed out may still have added the job.
+      throw new JobOutcomeUnknownError(`job queue unavailable: ${reasonOf(error)}`);
     }
     // A little past the caller's deadline: ours fires first, this one only unhooks the listeners.
     const ttl = Math.max(1, options.timeoutMs - (Date.now() - started)) + 250;

@@ -39,3 +39,10 @@ export class ServiceUnavailableError extends DomainError {
     super(Messages.SERVICE_UNAVAILABLE);
   }
 }
+
+/**
+ * The queue lost track of a job it had (perhaps) taken: the job may still
+ * run, and write, until its deadline. A caller that must know what was
+ * written waits for that deadline and looks; to anyone else it is a 503.
+ */
+export class JobOutcomeUnknownError extends ServiceUnavailableError {}

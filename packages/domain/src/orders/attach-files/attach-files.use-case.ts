@@ -1,8 +1,10 @@
-import { ServiceUnavailableError, ValidationError, type FieldErrors } from '../../shared/common.errors.js';
+import { JobOutcomeUnknownError, ServiceUnavailableError, ValidationError, type FieldErrors } from '../../shared/common.errors.js';
 import { Messages } from '../../shared/messages.js';
 import type { FileCategoryRepositoryPort } from '../../ports/file-category-repository.port.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { JobQueuePort } from '../../ports/job-queue.port.js';
+import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.port.js';
+import { COMMIT_WINDOW_MS } from '../store-order-file/store-order-file.use-case.js';
 import { jobDeadline } from '../../jobs/job-definitions.js';
 import type { OrderRepositoryPort } from '../../ports/order-repository.port.js';
 import type { Order } from '../order.js';
@@ -30,6 +32,8 @@ export class AttachFilesUseCase {
     private readonly deps: {
       orders: OrderRepositoryPort;
       categories: FileCategoryRepositoryPort;
+      /** Where a job whose outcome the queue lost is looked up once its deadline has passed. */
+      files: OrderFileRepositoryPort;
       storage: FileStoragePort;
       queue: JobQueuePort;
       maxFiles: number;
@@ -85,6 +89,7 @@ export class AttachFilesUseCase {
     } catch (error) {
       return { failed: { name: file.name, error: readable(error) } };
     }
+    const deadline = jobDeadline(this.clock(), this.deps.jobTimeoutMs);
     try {
       const result = await this.deps.queue.runAndWait(
         'store-order-file',
@@ -99,18 +104,37 @@ export class AttachFilesUseCase {
           stagingKey,
           storageKey,
           requestId,
-          deadline: jobDeadline((this.deps.now ?? Date.now)(), this.deps.jobTimeoutMs),
+          deadline,
         },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `store-${id}` },
       );
       if ('error' in result) return { failed: { name: file.name, error: result.error } };
       return { uploaded: { id: result.fileId, name: file.name, categoryId } };
     } catch (error) {
+      if (error instanceof JobOutcomeUnknownError) return await this.lookUpAfter(deadline, storageKey, file.name, categoryId, error);
       if (error instanceof ServiceUnavailableError) return { unavailable: error, name: file.name };
       return { failed: { name: file.name, error: 'The file could not be stored.' } };
     } finally {
+      // Not before the job's deadline when its outcome is unknown: it may still need the staged bytes.
       await this.deps.storage.delete(stagingKey).catch(() => undefined);
     }
+  }
+
+  /**
+   * The queue lost the job, which may still run until its deadline: past that
+   * (and a commit's time) nothing more is written, so the row tells the truth.
+   * Answering sooner could call a file lost that is then stored, and its
+   * resending would store it twice.
+   */
+  private async lookUpAfter(deadline: number, storageKey: string, name: string, categoryId: number | null, error: JobOutcomeUnknownError): Promise<Outcome> {
+    const wait = deadline + COMMIT_WINDOW_MS - this.clock();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const row = await this.deps.files.findByStorageKey(storageKey).catch(() => null);
+    return row ? { uploaded: { id: row.id, name, categoryId } } : { unavailable: error, name };
+  }
+
+  private clock(): number {
+    return (this.deps.now ?? Date.now)();
   }
 
   /**

@@ -3,6 +3,9 @@ import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.port.js';
 
 type StoreJob = JobPayloads['store-order-file'];
+
+/** Longer than a row insert takes to commit once its deadline check has passed. */
+export const COMMIT_WINDOW_MS = 1_000;
 type StoreResult = JobResults['store-order-file'];
 
 /**
@@ -49,29 +52,30 @@ export class StoreOrderFileUseCase {
         job.deadline,
       );
     } catch (error) {
-      await this.removeUnlessRecorded(job.storageKey);
+      // The insert may have committed before its answer was lost: then the file is stored.
+      const recorded = await this.deps.files.findByStorageKey(job.storageKey).catch(() => undefined);
+      if (recorded) return { fileId: recorded.id };
+      // The object goes only when surely no row points at it; when that cannot be read, it stays:
+      // a spare object harms no one, a row without its object would.
+      if (recorded === null) await this.deps.storage.delete(job.storageKey).catch(() => undefined);
       throw error;
     }
     return row ? { fileId: row.id } : this.giveUp(job);
   }
 
-  /** Past the deadline: the object goes unless a row (another run's, in time) already points at it. */
+  /**
+   * Past the deadline: the object goes unless a row (another run's, in time)
+   * points at it. That run may have passed its own deadline check a moment
+   * ago and be committing, so the last look comes a commit's time after the
+   * deadline.
+   */
   private async giveUp(job: StoreJob): Promise<StoreResult> {
+    const wait = job.deadline + COMMIT_WINDOW_MS - this.clock();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     const row = await this.deps.files.findByStorageKey(job.storageKey);
     if (row) return { fileId: row.id };
     await this.deps.storage.delete(job.storageKey).catch(() => undefined);
     return { error: LATE_JOB_ERROR };
-  }
-
-  /**
-   * After a failed insert. The insert may have committed before its answer
-   * was lost, so the object goes only when no row is there; when that cannot
-   * be read either, it stays: a spare object harms no one, a row without its
-   * object would.
-   */
-  private async removeUnlessRecorded(storageKey: string): Promise<void> {
-    const row = await this.deps.files.findByStorageKey(storageKey).catch(() => undefined);
-    if (row === null) await this.deps.storage.delete(storageKey).catch(() => undefined);
   }
 
   private clock(): number {
