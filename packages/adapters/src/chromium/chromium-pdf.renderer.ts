@@ -65,16 +65,18 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     const html = this.template.html(document);
     const footer = this.template.footer(document);
     const limitMs = this.options.renderTimeoutMs;
-    // A backlog waits at most one render's time for its turn, then answers like a slow render.
+    // One budget for the whole render: the wait for a page, a browser launch and a second try included.
+    const deadline = Date.now() + limitMs;
+    const left = () => deadline - Date.now();
     if (!(await this.permits.acquire(limitMs))) throw new RenderTimeoutError(limitMs, 'queue');
     try {
       try {
-        return await this.renderOnce(html, footer);
+        return await this.renderOnce(html, footer, left(), limitMs);
       } catch (error) {
         // A render that failed fast (crashed or disconnected browser) gets one more
-        // go on a fresh browser; one that ran out of time does not get its time twice.
-        if (error instanceof RenderTimeoutError || this.closed) throw error;
-        return await this.renderOnce(html, footer);
+        // go on a fresh browser, in the time that is left.
+        if (error instanceof RenderTimeoutError || this.closed || left() <= 0) throw error;
+        return await this.renderOnce(html, footer, left(), limitMs);
       }
     } finally {
       this.permits.release();
@@ -169,8 +171,8 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
    * render timeout covers all of it, a cold start included, so a hung launch
    * cannot stretch a render past its limit.
    */
-  private async renderOnce(html: string, footer: string): Promise<Buffer> {
-    const limitMs = this.options.renderTimeoutMs;
+  /** One try in `timeLeftMs`; a timeout names `limitMs`, the whole render's budget. */
+  private async renderOnce(html: string, footer: string, timeLeftMs: number, limitMs: number): Promise<Buffer> {
     // Filled in as the try goes, so that a failure at any point knows what to clean up.
     const attempt: { session: ChromiumBrowserSession | null; slot: PageSlot | null; abandoned: boolean } = {
       session: null,
@@ -203,7 +205,7 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
       timer = setTimeout(() => {
         timedOut = true;
         reject(new RenderTimeoutError(limitMs));
-      }, limitMs);
+      }, Math.max(0, timeLeftMs));
     });
 
     try {
