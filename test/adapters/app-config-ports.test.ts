@@ -47,6 +47,21 @@ describe('ports and hosts', () => {
     }
   });
 
+  it('when PORT and METRICS_PORT are the same number, then the listener that failed is named: the API tags its metrics listener\'s error', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as net.AddressInfo).port;
+      const config = loadConfig({ PORT: String(port), METRICS_PORT: String(port) });
+      const cause = await listenFailure(port, '127.0.0.1');
+      const metricsFailure = Object.assign(new Error('metrics listener could not start', { cause }), { listener: 'metrics' });
+      expect(listenConfigError(metricsFailure, config)?.message).toMatch(/^Configuration error: METRICS_PORT /);
+      expect(listenConfigError(cause, config)?.message).toMatch(/^Configuration error: PORT /);
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+  });
+
   it('when an error is not about listening, then it is left alone', () => {
     const config = loadConfig({});
     expect(listenConfigError(new Error('boom'), config)).toBeNull();

@@ -73,9 +73,12 @@ export async function startServer(container: Container, options: { publicRouters
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info({ url }, 'API listening');
   const metricsListener = await startMetricsServer(metrics, config.metrics, logger).catch(async (error: unknown) => {
-    // Without its metrics listener the API does not start half-way: close what is open, then fail.
+    // Without its metrics listener the API does not start half-way: close what is open, then fail,
+    // saying which listener it was (PORT and METRICS_PORT may be the same number).
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    throw error;
+    throw Object.assign(new Error(`metrics listener could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error }), {
+      listener: 'metrics',
+    });
   });
 
   const housekeeping = startHousekeeping(container);

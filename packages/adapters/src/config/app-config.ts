@@ -187,8 +187,10 @@ type Listener = { host: string; port: number; hostVar: string; portVar: string }
 export function listenConfigError(error: unknown, config: Pick<AppConfig, 'host' | 'port' | 'metrics'>, api = true): ConfigError | null {
   const failure = errnoOf(error);
   if (!failure) return null;
+  // An error the API tagged as its metrics listener's is that listener's, whatever the numbers say.
+  const metricsOnly = (error as { listener?: unknown } | null)?.listener === 'metrics';
   const listeners: Listener[] = [
-    ...(api ? [{ host: config.host, port: config.port, hostVar: 'HOST', portVar: 'PORT' }] : []),
+    ...(api && !metricsOnly ? [{ host: config.host, port: config.port, hostVar: 'HOST', portVar: 'PORT' }] : []),
     ...(config.metrics.port !== 0 ? [{ ...config.metrics, hostVar: 'METRICS_HOST', portVar: 'METRICS_PORT' }] : []),
   ];
   // The API listens first, so when both would match, it is the one that failed.
