@@ -167,11 +167,11 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
   }
 
   /**
-   * One try: the browser (launched if need be), a page, the document. The
-   * render timeout covers all of it, a cold start included, so a hung launch
-   * cannot stretch a render past its limit.
+   * One try: the browser (launched if need be), a page, the document, all
+   * within `timeLeftMs` (what is left of the render's budget, so a hung launch
+   * cannot stretch a render past its limit); a timeout names `limitMs`, the
+   * whole budget.
    */
-  /** One try in `timeLeftMs`; a timeout names `limitMs`, the whole render's budget. */
   private async renderOnce(html: string, footer: string, timeLeftMs: number, limitMs: number): Promise<Buffer> {
     // Filled in as the try goes, so that a failure at any point knows what to clean up.
     const attempt: { session: ChromiumBrowserSession | null; slot: PageSlot | null; abandoned: boolean } = {

@@ -21,6 +21,18 @@ export function jobDeadline(nowMs: number, waitMs: number): number {
   return nowMs + waitMs - Math.min(1_000, Math.floor(waitMs / 10));
 }
 
+/** Longer than a row insert takes to commit once its deadline check has passed. */
+const COMMIT_WINDOW_MS = 1_000;
+
+/**
+ * Resolves once a job with this deadline can write nothing more: its
+ * deadline plus a commit's time, read on `now`. What is stored then is final.
+ */
+export async function whenJobSettled(deadline: number, now: () => number): Promise<void> {
+  const wait = deadline + COMMIT_WINDOW_MS - now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
 /**
  * Job payloads carry references, never file or PDF bytes: staged uploads and
  * rendered PDFs live in file storage, the job carries their keys.

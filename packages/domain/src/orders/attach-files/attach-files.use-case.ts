@@ -4,8 +4,7 @@ import type { FileCategoryRepositoryPort } from '../../ports/file-category-repos
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { JobQueuePort } from '../../ports/job-queue.port.js';
 import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.port.js';
-import { COMMIT_WINDOW_MS } from '../store-order-file/store-order-file.use-case.js';
-import { jobDeadline } from '../../jobs/job-definitions.js';
+import { jobDeadline, whenJobSettled } from '../../jobs/job-definitions.js';
 import type { OrderRepositoryPort } from '../../ports/order-repository.port.js';
 import type { Order } from '../order.js';
 import { OrderNotFoundError } from '../orders.errors.js';
@@ -127,8 +126,7 @@ export class AttachFilesUseCase {
    * resending would store it twice.
    */
   private async lookUpAfter(deadline: number, storageKey: string, name: string, categoryId: number | null, error: JobOutcomeUnknownError): Promise<Outcome> {
-    const wait = deadline + COMMIT_WINDOW_MS - this.clock();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await whenJobSettled(deadline, () => this.clock());
     const row = await this.deps.files.findByStorageKey(storageKey).catch(() => null);
     return row ? { uploaded: { id: row.id, name, categoryId } } : { unavailable: error, name };
   }

@@ -1,11 +1,8 @@
-import { LATE_JOB_ERROR, type JobPayloads, type JobResults } from '../../jobs/job-definitions.js';
+import { LATE_JOB_ERROR, whenJobSettled, type JobPayloads, type JobResults } from '../../jobs/job-definitions.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.port.js';
 
 type StoreJob = JobPayloads['store-order-file'];
-
-/** Longer than a row insert takes to commit once its deadline check has passed. */
-export const COMMIT_WINDOW_MS = 1_000;
 type StoreResult = JobResults['store-order-file'];
 
 /**
@@ -70,8 +67,7 @@ export class StoreOrderFileUseCase {
    * deadline.
    */
   private async giveUp(job: StoreJob): Promise<StoreResult> {
-    const wait = job.deadline + COMMIT_WINDOW_MS - this.clock();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await whenJobSettled(job.deadline, () => this.clock());
     const row = await this.deps.files.findByStorageKey(job.storageKey);
     if (row) return { fileId: row.id };
     await this.deps.storage.delete(job.storageKey).catch(() => undefined);
