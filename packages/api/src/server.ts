@@ -8,7 +8,7 @@ import type Router from '@koa/router';
 import { startMetricsServer, type AppConfig, type BullmqQueueInspector } from '@logi/adapters';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { createApp } from './app.js';
-import { answerClientError } from './middleware/query-limit.middleware.js';
+import { answerClientError } from './http/client-error.js';
 import { Tokens } from './tokens.js';
 import { startHousekeeping } from './maintenance/housekeeping.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
