@@ -56,12 +56,32 @@ describe('invoice list query plans on MariaDB', () => {
     },
   );
 
-  it('when the total is counted, then it is read from an index of the tenant', async () => {
-    const statements = await plans({ ...defaultInvoiceCriteria(DIRECTORY), statuses: ['overdue'] });
+  it('when only type, status and branch filters apply, then the total is summed from the kept counts, not counted over invoices', async () => {
+    const { queries } = await countQueriesWithBindings(db.knex, () => repository.list({ ...defaultInvoiceCriteria(DIRECTORY), statuses: ['overdue'], types: ['s', 'c'] }));
+    expect(queries.filter((q) => /count\(/i.test(q.sql))).toEqual([]);
+    expect(queries.filter((q) => /from `invoice_counts`/i.test(q.sql))).toHaveLength(1);
+  });
+
+  it('when the total needs the invoices (a date range), then it is counted from an index of the tenant', async () => {
+    const range = { from: Date.UTC(2026, 3, 1) / 1000, toExclusive: Date.UTC(2026, 6, 1) / 1000 };
+    const statements = await plans({ ...defaultInvoiceCriteria(DIRECTORY), dateFilter: { field: 'issue_date', range } });
     const count = statements.find((s) => /count\(/i.test(s.sql))!;
     const row = invoiceRow(count.rows);
     expect(row.key ?? '').toMatch(/^invoices_directory_/);
     expect(row.type).not.toBe('ALL');
+  });
+
+  it('when a page far from the start is asked for, then its ids are read from the index alone and the other end when nearer', async () => {
+    const total = 3600; // nine in ten of the generated invoices are in the directory
+    const criteria = { ...defaultInvoiceCriteria(DIRECTORY), sortBy: 'amount_gross' as const, sortDir: 'asc' as const, perPage: 50 };
+    const last = await plans({ ...criteria, page: total / 50 });
+    const ids = last.find((s) => /order by/i.test(s.sql))!;
+    // The last page of an ascending sort is the first of the descending one.
+    expect(ids.sql).toMatch(/order by `?i`?\.`?amount_gross`? desc/i);
+    expect(ids.sql).toMatch(/^select `i`\.`id` from/i);
+    const row = invoiceRow(ids.rows);
+    expect(row.key).toBe('invoices_directory_amount_gross_index');
+    expect(row.Extra ?? '').toMatch(/using index/i);
   });
 });
 

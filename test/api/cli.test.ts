@@ -55,7 +55,7 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', () => {
 
   it('when db:migrate runs twice, then the schema is created once and then reported up to date', async () => {
     const first = await cli(['db:migrate'], env);
-    expect(first).toMatchObject({ code: 0, stdout: 'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes\n' });
+    expect(first).toMatchObject({ code: 0, stdout: 'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data\n' });
     expect(await cli(['db:migrate'], env)).toMatchObject({ code: 0, stdout: 'Schema is up to date.\n' });
     expect(await db().schema.hasTable('invoices')).toBe(true);
   });
@@ -70,6 +70,23 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', () => {
     expect(before.invoices).toHaveLength(28);
     expect((await cli(['fixtures:load', file], env)).code).toBe(0);
     expect(await snapshot(db())).toEqual(before);
+  });
+
+  it('when rows were written straight into the tables, then search:reindex indexes them with progress and empties the pending list', async () => {
+    const template = (await db()('invoices').first()) as Record<string, unknown>;
+    await db()('invoices').insert({ ...template, id: 70_001, nr: 'ERP/DIRECT/70001' });
+    expect(await db()('search_pending').where({ entity_id: 70_001 }).count({ n: '*' })).toEqual([{ n: 2 }]);
+    const run = await cli(['search:reindex'], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Reindexed 29 invoices and 7 orders \(\d+ index entries\) and rebuilt the counts in \d+\.\d s\.\n$/);
+    // Not a terminal: the progress bar prints a line per tenth of each stage, ending at 100%.
+    const progress = run.stderr.split('\n').filter((line) => line.startsWith('['));
+    expect(progress.filter((line) => / 100% invoices 29\/29$/.test(line))).toHaveLength(1);
+    expect(progress.filter((line) => / 100% orders 7\/7$/.test(line))).toHaveLength(1);
+    expect(await db()('search_pending').count({ n: '*' })).toEqual([{ n: 0 }]);
+    const postings = (await db()('search_trigrams').count({ n: '*' }).first()) as { n: number };
+    expect(postings.n).toBeGreaterThan(29);
+    await db()('invoices').where({ id: 70_001 }).delete();
   });
 
   it('when the fixture file is invalid, then one line names the bad path, exit 1, nothing written', async () => {

@@ -29,8 +29,10 @@ const SORT_COLUMNS: Record<InvoiceSortField, { column: string; text: boolean }> 
  * directory. The search looks into related rows with EXISTS, so an invoice
  * with several matching orders or items still appears once.
  */
-export function applyInvoiceFilters(query: Knex.QueryBuilder, criteria: InvoiceCriteria, dialect: SqlDialect): Knex.QueryBuilder {
+export function applyInvoiceFilters(query: Knex.QueryBuilder, criteria: InvoiceCriteria, dialect: SqlDialect, candidates: number[] | null = null): Knex.QueryBuilder {
   query.where('i.directory', criteria.directory);
+  // The trigram index's candidates narrow the rows; the predicates below still decide.
+  if (candidates !== null) query.whereRaw(idsIn('i.id', candidates));
   if (criteria.types?.length) query.whereIn('i.type', criteria.types);
   if (criteria.statuses?.length) query.whereIn('i.status', criteria.statuses);
   if (criteria.branchIds?.length) query.whereIn('i.branch_id', criteria.branchIds);
@@ -71,9 +73,24 @@ function applySearch(query: Knex.QueryBuilder, search: string, dialect: SqlDiale
  * ORDER BY for the criteria: the field, then id in the same direction so that
  * pages never overlap. NULL is the smallest value in both databases already.
  */
-export function invoiceOrderBy(criteria: InvoiceCriteria, dialect: SqlDialect): string {
+export function invoiceOrderBy(criteria: InvoiceCriteria, dialect: SqlDialect, reversed = false): string {
   const sort = SORT_COLUMNS[criteria.sortBy];
-  const direction = criteria.sortDir === 'asc' ? 'ASC' : 'DESC';
+  const direction = (criteria.sortDir === 'asc') !== reversed ? 'ASC' : 'DESC';
   const expression = sort.text ? dialect.textOrder(sort.column) : sort.column;
   return `${expression} ${direction}, i.id ${direction}`;
+}
+
+/**
+ * `column IN (...)` over ids the code itself read from the database, written
+ * inline (a list can be longer than a statement's placeholder limit).
+ */
+export function idsIn(column: string, ids: number[]): string {
+  if (ids.length === 0) return '1 = 0';
+  for (const id of ids) if (!Number.isSafeInteger(id)) throw new Error(`not an id: ${id}`);
+  return `${column} IN (${ids.join(', ')})`;
+}
+
+/** Criteria whose total the kept counts answer: only type, status and branch filters. */
+export function countsServe(criteria: InvoiceCriteria): boolean {
+  return !criteria.dateFilter && !criteria.customerVats?.length && !criteria.customerName && !criteria.customerCountry && !criteria.search;
 }

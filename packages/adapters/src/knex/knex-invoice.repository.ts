@@ -1,6 +1,9 @@
 import type { Knex } from 'knex';
 import type { Invoice, InvoiceCriteria, InvoiceDetail, InvoiceOrder, InvoicePage, InvoiceRepositoryPort } from '@logi/domain';
-import { applyInvoiceFilters, invoiceOrderBy } from './invoice-list.query.js';
+import { applyInvoiceFilters, countsServe, idsIn, invoiceOrderBy } from './invoice-list.query.js';
+import { BoundedCache } from './bounded-cache.js';
+import { SEARCH_KINDS } from './search/search-text.js';
+import { trigramCandidates } from './search/trigram-index.js';
 import {
   INVOICE_COLUMNS,
   INVOICE_ITEM_COLUMNS,
@@ -14,26 +17,96 @@ import {
 } from './mappers/invoice-row.mapper.js';
 import { dialectOf, type SqlDialect } from './sql-dialect.js';
 
+/** How many totals one process remembers (a few hundred bytes each). */
+const TOTALS_CACHED = 2_000;
+
 export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   private readonly dialect: SqlDialect;
+  /** Totals by directory data version and filters; a write bumps the version, so an entry is never stale. */
+  private readonly totals = new BoundedCache<string, number>(TOTALS_CACHED);
 
   constructor(private readonly knex: Knex) {
     this.dialect = dialectOf(knex);
   }
 
   async list(criteria: InvoiceCriteria): Promise<InvoicePage> {
-    const filtered = () => applyInvoiceFilters(this.knex('invoices as i'), criteria, this.dialect);
-    const counted = (await filtered().count({ total: '*' }).first()) as { total: unknown } | undefined;
-    const total = Number(counted?.total ?? 0);
+    const candidates = await this.candidatesOf(criteria);
+    const total = await this.total(criteria, candidates);
     const offset = (criteria.page - 1) * criteria.perPage;
     if (offset >= total) return { invoices: [], total };
 
-    const rows = (await this.withCorrectOf(filtered())
-      .orderByRaw(invoiceOrderBy(criteria, this.dialect))
-      .limit(criteria.perPage)
-      .offset(offset)) as InvoiceRow[];
-    const orders = await this.ordersOf(rows.map((row) => Number(row.id)));
-    return { invoices: rows.map((row) => toInvoice(row, orders.get(Number(row.id)) ?? [])), total };
+    // Deferred join: the page's ids come from the sort index alone, then only those rows are read.
+    // A page past the middle is read from the other end of the same index (fewer entries to skip).
+    const size = Math.min(criteria.perPage, total - offset);
+    const reversed = offset + size / 2 > total / 2;
+    const idRows = (await applyInvoiceFilters(this.knex('invoices as i'), criteria, this.dialect, candidates)
+      .select('i.id')
+      .orderByRaw(invoiceOrderBy(criteria, this.dialect, reversed))
+      .limit(size)
+      .offset(reversed ? total - offset - size : offset)) as Array<{ id: unknown }>;
+    const ids = idRows.map((row) => Number(row.id));
+    if (reversed) ids.reverse();
+    if (ids.length === 0) return { invoices: [], total };
+
+    const [rows, orders] = await Promise.all([
+      this.withCorrectOf(this.knex('invoices as i').whereRaw(idsIn('i.id', ids))) as Promise<InvoiceRow[]>,
+      this.ordersOf(ids),
+    ]);
+    const byId = new Map(rows.map((row) => [Number(row.id), row]));
+    const invoices = ids.flatMap((id) => {
+      const row = byId.get(id);
+      return row ? [toInvoice(row, orders.get(id) ?? [])] : [];
+    });
+    return { invoices, total };
+  }
+
+  /**
+   * The ids the trigram index allows for the text filters (`search`,
+   * `customer_name`), intersected; null when no text filter can be narrowed
+   * that way (none given, or a fragment the index cannot serve).
+   */
+  private async candidatesOf(criteria: InvoiceCriteria): Promise<number[] | null> {
+    const lists: number[][] = [];
+    for (const [kind, text] of [
+      [SEARCH_KINDS.invoiceText, criteria.search],
+      [SEARCH_KINDS.customerName, criteria.customerName],
+    ] as const) {
+      if (!text) continue;
+      const found = await trigramCandidates(this.knex, kind, criteria.directory, text);
+      if (found) lists.push(found.ids);
+    }
+    if (lists.length === 0) return null;
+    return lists.reduce((kept, next) => {
+      const allowed = new Set(next);
+      return kept.filter((id) => allowed.has(id));
+    });
+  }
+
+  /**
+   * The exact number of matches. Type, status and branch filters alone are
+   * summed from the kept counts; anything else is counted once per directory
+   * data version (which every write bumps, through triggers) and remembered.
+   */
+  private async total(criteria: InvoiceCriteria, candidates: number[] | null): Promise<number> {
+    if (candidates === null && countsServe(criteria)) {
+      const query = this.knex('invoice_counts').sum({ total: 'n' }).where('directory', criteria.directory);
+      if (criteria.types?.length) query.whereIn('type', criteria.types);
+      if (criteria.statuses?.length) query.whereIn('status', criteria.statuses);
+      if (criteria.branchIds?.length) query.whereIn('branch_id', criteria.branchIds);
+      const row = (await query.first()) as { total: unknown } | undefined;
+      return Number(row?.total ?? 0);
+    }
+    const versionRow = (await this.knex('directory_versions').select('version').where('directory', criteria.directory).first()) as { version: unknown } | undefined;
+    const { page: _page, perPage: _perPage, sortBy: _sortBy, sortDir: _sortDir, ...filters } = criteria;
+    const key = `${String(versionRow?.version ?? 0)}\u0000${JSON.stringify(filters)}`;
+    const cached = this.totals.get(key);
+    if (cached !== undefined) return cached;
+    const counted = (await applyInvoiceFilters(this.knex('invoices as i'), criteria, this.dialect, candidates).count({ total: '*' }).first()) as
+      | { total: unknown }
+      | undefined;
+    const total = Number(counted?.total ?? 0);
+    this.totals.set(key, total);
+    return total;
   }
 
   async exists(directory: string, id: number): Promise<boolean> {

@@ -2,6 +2,9 @@ import type { Knex } from 'knex';
 import type { Order, OrderRepositoryPort } from '@logi/domain';
 import { ORDER_COLUMNS, toOrder, type OrderRow } from './mappers/order-row.mapper.js';
 import { dialectOf, type SqlDialect } from './sql-dialect.js';
+import { idsIn } from './invoice-list.query.js';
+import { SEARCH_KINDS } from './search/search-text.js';
+import { trigramCandidates } from './search/trigram-index.js';
 
 export class KnexOrderRepository implements OrderRepositoryPort {
   private readonly dialect: SqlDialect;
@@ -16,15 +19,21 @@ export class KnexOrderRepository implements OrderRepositoryPort {
   }
 
   async findFirstByNr(directory: string, fragment: string): Promise<Order | null> {
-    const contains = this.dialect.contains('nr', fragment);
+    // An exact (case-insensitive) match wins over a mere substring, then the oldest order.
     const exact = this.dialect.equals('nr', fragment);
-    const row = (await this.knex('orders')
+    const contains = this.dialect.contains('nr', fragment);
+    const exactRow = (await this.knex('orders')
       .select(ORDER_COLUMNS)
       .where({ directory })
+      .whereRaw(exact.sql, exact.bindings)
       .whereRaw(contains.sql, contains.bindings)
-      // An exact (case-insensitive) match wins over a mere substring, then the oldest order.
-      .orderByRaw(`CASE WHEN ${exact.sql} THEN 0 ELSE 1 END, id ASC`, exact.bindings)
+      .orderBy('id')
       .first()) as OrderRow | undefined;
+    if (exactRow) return toOrder(exactRow);
+    const candidates = await trigramCandidates(this.knex, SEARCH_KINDS.orderNr, directory, fragment);
+    const query = this.knex('orders').select(ORDER_COLUMNS).where({ directory }).whereRaw(contains.sql, contains.bindings);
+    if (candidates) query.whereRaw(idsIn('id', candidates.ids));
+    const row = (await query.orderBy('id').first()) as OrderRow | undefined;
     return row ? toOrder(row) : null;
   }
 }

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
 import type { ApiKeyHasherPort } from '@logi/domain';
-import { KnexClientRepository, loadFixtures, migrateLatest } from '@logi/adapters';
-import { CommandError, UsageError, type CliIo } from './cli-io.js';
+import { KnexClientRepository, loadFixtures, migrateLatest, rebuildDerivedData } from '@logi/adapters';
+import { CommandError, progressBar, UsageError, type CliIo } from './cli-io.js';
 
 export interface CommandContext {
   io: CliIo;
@@ -42,6 +42,19 @@ export async function fixturesLoad(ctx: CommandContext, file: string): Promise<v
   ctx.io.out(
     `Loaded ${file}: ${counts.clients} clients, ${counts.fileCategories} file categories, ${counts.orders} orders, ` +
       `${counts.invoices} invoices (${counts.invoiceOrders} invoice orders, ${counts.invoiceItems} items).`,
+  );
+}
+
+/** Rebuilds the trigram index, the kept counts and the data versions from the base tables. */
+export async function searchReindex(ctx: CommandContext): Promise<void> {
+  await migrateLatest(ctx.knex());
+  const bar = progressBar(ctx.io);
+  const started = Date.now();
+  const result = await rebuildDerivedData(ctx.knex(), { onProgress: (p) => bar.update(p.stage, p.done, p.total) });
+  bar.end();
+  ctx.io.out(
+    `Reindexed ${result.invoices} invoices and ${result.orders} orders (${result.postings} index entries) and rebuilt the counts in ` +
+      `${((Date.now() - started) / 1000).toFixed(1)} s.`,
   );
 }
 

@@ -2,6 +2,39 @@
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;
+  /** A progress line that replaces the previous one on a terminal; absent, progress goes to `err` now and then. */
+  progress?(line: string): void;
+}
+
+/**
+ * A progress bar for long commands: `[#####.....] 52% invoices 520000/1000000`.
+ * On a terminal it redraws one line; elsewhere it prints a line per tenth.
+ */
+export function progressBar(io: CliIo): { update(label: string, done: number, total: number): void; end(): void } {
+  let lastTenth = new Map<string, number>();
+  let drawn = false;
+  return {
+    update(label, done, total) {
+      const ratio = total > 0 ? Math.min(1, done / total) : 1;
+      const filled = Math.round(ratio * 30);
+      const line = `[${'#'.repeat(filled)}${'.'.repeat(30 - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${label} ${done}/${total}`;
+      if (io.progress) {
+        io.progress(line);
+        drawn = true;
+        return;
+      }
+      const tenth = Math.floor(ratio * 10);
+      if (lastTenth.get(label) !== tenth) {
+        lastTenth.set(label, tenth);
+        io.err(line);
+      }
+    },
+    end() {
+      if (drawn) io.progress?.('');
+      drawn = false;
+      lastTenth = new Map();
+    },
+  };
 }
 
 /** A wrong command line: the runner prints the message and the usage, and exits 2. */
@@ -29,5 +62,7 @@ Commands:
                                                create a client and print its new API key once
   clients:list                                 list client directories
   clients:rotate-key --directory <id>          issue a new API key (the old one stops working)
+  search:reindex                               rebuild the search index and kept counts from the tables
+                                               (after rows were written straight into the database)
 
 The database comes from DATABASE_URL, else the SQLite file in DATA_DIR (default ./data).`;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import { ConfigError, createKnex, FixtureValidationError, loadConfig, Sha256ApiKeyHasher } from '@logi/adapters';
-import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, type CommandContext } from './cli-commands.js';
+import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, searchReindex, type CommandContext } from './cli-commands.js';
 import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
@@ -21,6 +21,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     run: (ctx, values) => clientsCreate(ctx, { directory: values.directory as string | undefined, name: values.name as string | undefined }),
   },
   'clients:list': { options: {}, positionals: 0, run: (ctx) => clientsList(ctx) },
+  'search:reindex': { options: {}, positionals: 0, run: (ctx) => searchReindex(ctx) },
   'clients:rotate-key': {
     options: { directory: { type: 'string' } },
     positionals: 0,

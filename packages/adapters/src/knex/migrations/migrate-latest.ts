@@ -2,15 +2,20 @@ import type { Knex } from 'knex';
 import { isMysql } from '../sql-dialect.js';
 import * as initialSchema from './001-initial-schema.migration.js';
 import * as sqliteFoldedIndexes from './002-sqlite-folded-indexes.migration.js';
+import * as derivedSearchData from './003-derived-search-data.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
+  /** knex reads `config.transaction: false` to run a migration outside a transaction. */
+  config?: { transaction?: boolean };
 }
 
 /** Migrations live in code (not files found at run time), so tsx, bundles and Docker all see the same list. */
 const MIGRATIONS: NamedMigration[] = [
   { name: '001-initial-schema', up: initialSchema.up, down: initialSchema.down },
   { name: '002-sqlite-folded-indexes', up: sqliteFoldedIndexes.up, down: sqliteFoldedIndexes.down },
+  // DDL and transactions of its own (the rebuild): MariaDB would commit an outer transaction midway anyway.
+  { name: '003-derived-search-data', up: derivedSearchData.up, down: derivedSearchData.down, config: { transaction: false } },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

@@ -1,0 +1,182 @@
+import type { Knex } from 'knex';
+import { isMysql } from '../sql-dialect.js';
+import { documentCodes, indexFold, SEARCH_KINDS, trigramCode, TRIGRAM_LENGTH, type SearchKind } from './search-text.js';
+
+/**
+ * The trigram index (tables `search_trigrams` and `search_pending`, migration
+ * 003). A posting is (code, doc): the document `doc` (an invoice id or an order
+ * id, by kind) has a trigram whose code is `code`. Documents written behind
+ * the service's back are listed in `search_pending` by triggers and are
+ * always candidates until indexed, so a search never misses them.
+ */
+
+/** A posting list longer than this is not worth reading: the fragment is too common to narrow anything. */
+export const POSTINGS_CAP = 20_000;
+/** How many of a fragment's rarest trigrams are intersected; the predicate checks the rest. */
+const INTERSECTED_TRIGRAMS = 3;
+/** Rows per INSERT: well below both databases' placeholder limits. */
+const INSERT_CHUNK = 400;
+
+export type Candidates = { ids: number[] } | null;
+
+/**
+ * The documents of `kind` in `directory` that may contain `fragment`: a
+ * superset of the matches, or null when the index cannot narrow it (a
+ * fragment shorter than a trigram, or only trigrams too common to read), in
+ * which case the caller scans.
+ */
+export async function trigramCandidates(knex: Knex, kind: SearchKind, directory: string, fragment: string): Promise<Candidates> {
+  const chars = indexFold(fragment);
+  if (chars.length < TRIGRAM_LENGTH) return null;
+  const codes = new Set<number>();
+  for (let start = 0; start + TRIGRAM_LENGTH <= chars.length; start += 1) {
+    codes.add(trigramCode(kind, directory, chars.slice(start, start + TRIGRAM_LENGTH).join('')));
+  }
+  const pending = await pendingIds(knex, kind);
+  if (pending === null) return null;
+
+  // How long each posting list is, read no further than the cap, in one statement.
+  const probes = [...codes].map(
+    () => `SELECT ? AS code, (SELECT COUNT(*) FROM (SELECT 1 FROM search_trigrams WHERE code = ? LIMIT ${POSTINGS_CAP + 1}) p) AS n`,
+  );
+  const sizes = await rowsOf<{ code: unknown; n: unknown }>(knex.raw(probes.join(' UNION ALL '), [...codes].flatMap((code) => [code, code])));
+  const usable = sizes
+    .map((row) => ({ code: Number(row.code), n: Number(row.n) }))
+    .filter((row) => row.n <= POSTINGS_CAP)
+    .sort((a, b) => a.n - b.n)
+    .slice(0, INTERSECTED_TRIGRAMS);
+  // Some trigram of the fragment is in no document: only pending documents can match.
+  if (sizes.some((row) => Number(row.n) === 0)) return { ids: pending };
+  if (usable.length === 0) return null;
+
+  const placeholders = usable.map(() => '?').join(', ');
+  const matched = await rowsOf<{ doc: unknown }>(
+    knex.raw(`SELECT doc FROM search_trigrams WHERE code IN (${placeholders}) GROUP BY doc HAVING COUNT(*) = ?`, [
+      ...usable.map((row) => row.code),
+      usable.length,
+    ]),
+  );
+  const ids = new Set(matched.map((row) => Number(row.doc)));
+  for (const id of pending) ids.add(id);
+  return { ids: [...ids] };
+}
+
+/** Documents of a kind written behind the service's back and not indexed yet; null when too many to list. */
+async function pendingIds(knex: Knex, kind: SearchKind): Promise<number[] | null> {
+  const rows = (await knex('search_pending').select('entity_id').where({ kind }).limit(POSTINGS_CAP + 1)) as Array<{ entity_id: unknown }>;
+  return rows.length > POSTINGS_CAP ? null : rows.map((row) => Number(row.entity_id));
+}
+
+async function rowsOf<T>(raw: Knex.Raw): Promise<T[]> {
+  const result = (await raw) as unknown;
+  // mysql2 answers [rows, fields]; better-sqlite3 answers rows.
+  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
+}
+
+/** The texts of each document, read as they are in the database now. */
+export interface IndexedDocument {
+  id: number;
+  directory: string;
+  texts: string[];
+}
+
+/** The invoices' documents of both invoice kinds, for the given ids. */
+export async function readInvoiceDocuments(knex: Knex, ids: number[]): Promise<Map<SearchKind, IndexedDocument[]>> {
+  const byKind = new Map<SearchKind, IndexedDocument[]>([
+    [SEARCH_KINDS.invoiceText, []],
+    [SEARCH_KINDS.customerName, []],
+  ]);
+  if (ids.length === 0) return byKind;
+  const [invoices, orders, items] = (await Promise.all([
+    knex('invoices').select('id', 'directory', 'nr', 'customer_name').whereIn('id', ids),
+    knex('invoice_orders').select('invoice_id', 'nr').whereIn('invoice_id', ids),
+    knex('invoice_items').select('invoice_id', 'name').whereIn('invoice_id', ids),
+  ])) as [Array<{ id: unknown; directory: string; nr: string; customer_name: string }>, Array<{ invoice_id: unknown; nr: string }>, Array<{ invoice_id: unknown; name: string }>];
+  const related = new Map<number, string[]>();
+  for (const row of orders) pushTo(related, Number(row.invoice_id), row.nr);
+  for (const row of items) pushTo(related, Number(row.invoice_id), row.name);
+  for (const invoice of invoices) {
+    const id = Number(invoice.id);
+    byKind.get(SEARCH_KINDS.invoiceText)!.push({ id, directory: invoice.directory, texts: [invoice.nr, ...(related.get(id) ?? [])] });
+    byKind.get(SEARCH_KINDS.customerName)!.push({ id, directory: invoice.directory, texts: [invoice.customer_name] });
+  }
+  return byKind;
+}
+
+/** The orders' documents (their nr), for the given ids. */
+export async function readOrderDocuments(knex: Knex, ids: number[]): Promise<Map<SearchKind, IndexedDocument[]>> {
+  if (ids.length === 0) return new Map([[SEARCH_KINDS.orderNr, []]]);
+  const rows = (await knex('orders').select('id', 'directory', 'nr').whereIn('id', ids)) as Array<{ id: unknown; directory: string; nr: string }>;
+  return new Map([[SEARCH_KINDS.orderNr, rows.map((row) => ({ id: Number(row.id), directory: row.directory, texts: [row.nr] }))]]);
+}
+
+function pushTo(map: Map<number, string[]>, key: number, value: string): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+type Postings = Map<SearchKind, Map<number, Set<number>>>;
+
+function postingsOf(documents: Map<SearchKind, IndexedDocument[]>): Postings {
+  const postings: Postings = new Map();
+  for (const [kind, docs] of documents) {
+    const byDoc = new Map<number, Set<number>>();
+    for (const doc of docs) byDoc.set(doc.id, documentCodes(kind, doc.directory, doc.texts));
+    postings.set(kind, byDoc);
+  }
+  return postings;
+}
+
+/**
+ * Runs a write of some invoices or orders and keeps the index in step with
+ * it, in the writer's transaction: every writer of these tables goes through
+ * here (the fixtures loader today), so no import path can forget the index.
+ * The postings of the texts as they were are removed, those of the texts as
+ * they are now added, and the documents leave the pending list.
+ */
+export async function writeIndexed<T>(
+  trx: Knex.Transaction,
+  read: (knex: Knex, ids: number[]) => Promise<Map<SearchKind, IndexedDocument[]>>,
+  ids: number[],
+  write: () => Promise<T>,
+): Promise<T> {
+  const before = postingsOf(await read(trx, ids));
+  const result = await write();
+  const after = postingsOf(await read(trx, ids));
+  const removed: Array<[number, number]> = [];
+  const added: Array<[number, number]> = [];
+  for (const [kind, docs] of after) {
+    const old = before.get(kind) ?? new Map<number, Set<number>>();
+    for (const [id, codes] of docs) {
+      const oldCodes = old.get(id) ?? new Set<number>();
+      for (const code of codes) if (!oldCodes.has(code)) added.push([code, id]);
+      for (const code of oldCodes) if (!codes.has(code)) removed.push([code, id]);
+    }
+    for (const [id, oldCodes] of old) if (!docs.has(id)) for (const code of oldCodes) removed.push([code, id]);
+  }
+  await deletePostings(trx, removed);
+  await insertPostings(trx, added);
+  for (const kind of after.keys()) {
+    for (let start = 0; start < ids.length; start += INSERT_CHUNK) {
+      await trx('search_pending').where({ kind }).whereIn('entity_id', ids.slice(start, start + INSERT_CHUNK)).delete();
+    }
+  }
+  return result;
+}
+
+async function deletePostings(knex: Knex, postings: Array<[number, number]>): Promise<void> {
+  for (let start = 0; start < postings.length; start += INSERT_CHUNK) {
+    const chunk = postings.slice(start, start + INSERT_CHUNK);
+    await knex.raw(`DELETE FROM search_trigrams WHERE (code, doc) IN (${chunk.map(() => '(?, ?)').join(', ')})`, chunk.flat());
+  }
+}
+
+/** Inserts postings, skipping any already there (a document indexed twice, or a stale posting). */
+export async function insertPostings(knex: Knex, postings: Array<[number, number]>): Promise<void> {
+  const verb = isMysql(knex) ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
+  for (let start = 0; start < postings.length; start += INSERT_CHUNK) {
+    const chunk = postings.slice(start, start + INSERT_CHUNK);
+    await knex.raw(`${verb} search_trigrams (code, doc) VALUES ${chunk.map(() => '(?, ?)').join(', ')}`, chunk.flat());
+  }
+}
