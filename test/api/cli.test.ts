@@ -55,7 +55,7 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', () => {
 
   it('when db:migrate runs twice, then the schema is created once and then reported up to date', async () => {
     const first = await cli(['db:migrate'], env);
-    expect(first).toMatchObject({ code: 0, stdout: 'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data\n' });
+    expect(first).toMatchObject({ code: 0, stdout: 'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data, 004-covering-sort-indexes\n' });
     expect(await cli(['db:migrate'], env)).toMatchObject({ code: 0, stdout: 'Schema is up to date.\n' });
     expect(await db().schema.hasTable('invoices')).toBe(true);
   });

@@ -90,7 +90,7 @@ export function idsIn(column: string, ids: number[]): string {
   return `${column} IN (${ids.join(', ')})`;
 }
 
-/** Criteria whose total the kept counts answer: only type, status and branch filters. */
+/** Criteria whose total the kept counts answer: only type, status, branch and country filters. */
 export function countsServe(criteria: InvoiceCriteria): boolean {
-  return !criteria.dateFilter && !criteria.customerVats?.length && !criteria.customerName && !criteria.customerCountry && !criteria.search;
+  return !criteria.dateFilter && !criteria.customerVats?.length && !criteria.customerName && !criteria.search;
 }

@@ -83,7 +83,7 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   }
 
   /**
-   * The exact number of matches. Type, status and branch filters alone are
+   * The exact number of matches. Type, status, branch and country filters alone are
    * summed from the kept counts; anything else is counted once per directory
    * data version (which every write bumps, through triggers) and remembered.
    */
@@ -93,6 +93,7 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
       if (criteria.types?.length) query.whereIn('type', criteria.types);
       if (criteria.statuses?.length) query.whereIn('status', criteria.statuses);
       if (criteria.branchIds?.length) query.whereIn('branch_id', criteria.branchIds);
+      if (criteria.customerCountry) query.where('customer_country', criteria.customerCountry.toLowerCase());
       const row = (await query.first()) as { total: unknown } | undefined;
       return Number(row?.total ?? 0);
     }

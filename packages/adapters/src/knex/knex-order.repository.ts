@@ -6,6 +6,9 @@ import { idsIn } from './invoice-list.query.js';
 import { SEARCH_KINDS } from './search/search-text.js';
 import { trigramCandidates } from './search/trigram-index.js';
 
+/** Candidate ids per query when looking for the first order that matches. */
+const CANDIDATES_PER_TRY = 500;
+
 export class KnexOrderRepository implements OrderRepositoryPort {
   private readonly dialect: SqlDialect;
 
@@ -30,10 +33,22 @@ export class KnexOrderRepository implements OrderRepositoryPort {
       .orderBy('id')
       .first()) as OrderRow | undefined;
     if (exactRow) return toOrder(exactRow);
+    const firstMatch = async (ids: number[] | null) => {
+      const query = this.knex('orders').select(ORDER_COLUMNS).where({ directory }).whereRaw(contains.sql, contains.bindings);
+      if (ids) query.whereRaw(idsIn('id', ids));
+      return (await query.orderBy('id').first()) as OrderRow | undefined;
+    };
     const candidates = await trigramCandidates(this.knex, SEARCH_KINDS.orderNr, directory, fragment);
-    const query = this.knex('orders').select(ORDER_COLUMNS).where({ directory }).whereRaw(contains.sql, contains.bindings);
-    if (candidates) query.whereRaw(idsIn('id', candidates.ids));
-    const row = (await query.orderBy('id').first()) as OrderRow | undefined;
-    return row ? toOrder(row) : null;
+    if (!candidates) {
+      const row = await firstMatch(null);
+      return row ? toOrder(row) : null;
+    }
+    // Only the lowest matching id is wanted: candidates are tried in id order, a slice at a time.
+    const ids = [...candidates.ids].sort((a, b) => a - b);
+    for (let start = 0; start < ids.length; start += CANDIDATES_PER_TRY) {
+      const row = await firstMatch(ids.slice(start, start + CANDIDATES_PER_TRY));
+      if (row) return toOrder(row);
+    }
+    return null;
   }
 }

@@ -9,7 +9,7 @@ import { rebuildDerivedData } from '../search/derived-data.js';
  *   `/orders/by-nr` (see search/trigram-index.ts), kept by the writers;
  * - `search_pending`: documents written behind the service's back, listed by
  *   triggers, always candidates until indexed;
- * - `invoice_counts`: invoices per directory, type, status and branch, kept
+ * - `invoice_counts`: invoices per directory, type, status, branch and country, kept
  *   by triggers, so totals of those filters read a few rows;
  * - `directory_versions`: bumped by triggers on every write of a directory's
  *   invoices or their rows, the key of the cached totals.
@@ -19,14 +19,15 @@ import { rebuildDerivedData } from '../search/derived-data.js';
  */
 const MYSQL_TRIGGERS: Record<string, string> = {
   invoices_derived_ai: `AFTER INSERT ON invoices FOR EACH ROW BEGIN
-    INSERT INTO invoice_counts (directory, type, status, branch_id, n) VALUES (NEW.directory, NEW.type, NEW.status, NEW.branch_id, 1) ON DUPLICATE KEY UPDATE n = n + 1;
+    INSERT INTO invoice_counts (directory, type, status, branch_id, customer_country, n) VALUES (NEW.directory, NEW.type, NEW.status, NEW.branch_id, NEW.customer_country, 1) ON DUPLICATE KEY UPDATE n = n + 1;
     INSERT INTO directory_versions (directory, version) VALUES (NEW.directory, 1) ON DUPLICATE KEY UPDATE version = version + 1;
     INSERT IGNORE INTO search_pending (kind, entity_id) VALUES (1, NEW.id), (2, NEW.id);
   END`,
   invoices_derived_au: `AFTER UPDATE ON invoices FOR EACH ROW BEGIN
-    IF NOT (BINARY OLD.directory <=> BINARY NEW.directory AND BINARY OLD.type <=> BINARY NEW.type AND BINARY OLD.status <=> BINARY NEW.status AND OLD.branch_id <=> NEW.branch_id) THEN
-      UPDATE invoice_counts SET n = n - 1 WHERE directory = OLD.directory AND type = OLD.type AND status = OLD.status AND branch_id = OLD.branch_id;
-      INSERT INTO invoice_counts (directory, type, status, branch_id, n) VALUES (NEW.directory, NEW.type, NEW.status, NEW.branch_id, 1) ON DUPLICATE KEY UPDATE n = n + 1;
+    IF NOT (BINARY OLD.directory <=> BINARY NEW.directory AND BINARY OLD.type <=> BINARY NEW.type AND BINARY OLD.status <=> BINARY NEW.status AND OLD.branch_id <=> NEW.branch_id
+        AND BINARY OLD.customer_country <=> BINARY NEW.customer_country) THEN
+      UPDATE invoice_counts SET n = n - 1 WHERE directory = OLD.directory AND type = OLD.type AND status = OLD.status AND branch_id = OLD.branch_id AND customer_country = OLD.customer_country;
+      INSERT INTO invoice_counts (directory, type, status, branch_id, customer_country, n) VALUES (NEW.directory, NEW.type, NEW.status, NEW.branch_id, NEW.customer_country, 1) ON DUPLICATE KEY UPDATE n = n + 1;
     END IF;
     INSERT INTO directory_versions (directory, version) VALUES (NEW.directory, 1) ON DUPLICATE KEY UPDATE version = version + 1;
     IF NOT (BINARY OLD.directory <=> BINARY NEW.directory) THEN
@@ -37,7 +38,7 @@ const MYSQL_TRIGGERS: Record<string, string> = {
     END IF;
   END`,
   invoices_derived_ad: `AFTER DELETE ON invoices FOR EACH ROW BEGIN
-    UPDATE invoice_counts SET n = n - 1 WHERE directory = OLD.directory AND type = OLD.type AND status = OLD.status AND branch_id = OLD.branch_id;
+    UPDATE invoice_counts SET n = n - 1 WHERE directory = OLD.directory AND type = OLD.type AND status = OLD.status AND branch_id = OLD.branch_id AND customer_country = OLD.customer_country;
     UPDATE directory_versions SET version = version + 1 WHERE directory = OLD.directory;
   END`,
   orders_derived_ai: `AFTER INSERT ON orders FOR EACH ROW INSERT IGNORE INTO search_pending (kind, entity_id) VALUES (3, NEW.id)`,
@@ -59,9 +60,11 @@ for (const table of ['invoice_orders', 'invoice_items']) {
 }
 
 const SQLITE_COUNT_UP = (row: string) =>
-  `INSERT INTO invoice_counts (directory, type, status, branch_id, n) VALUES (${row}.directory, ${row}.type, ${row}.status, ${row}.branch_id, 1) ON CONFLICT (directory, type, status, branch_id) DO UPDATE SET n = n + 1;`;
+  `INSERT INTO invoice_counts (directory, type, status, branch_id, customer_country, n) VALUES (${row}.directory, ${row}.type, ${row}.status, ${row}.branch_id, ${row}.customer_country, 1) ` +
+  `ON CONFLICT (directory, type, status, branch_id, customer_country) DO UPDATE SET n = n + 1;`;
 const SQLITE_COUNT_DOWN = (row: string) =>
-  `UPDATE invoice_counts SET n = n - 1 WHERE directory = ${row}.directory AND type = ${row}.type AND status = ${row}.status AND branch_id = ${row}.branch_id;`;
+  `UPDATE invoice_counts SET n = n - 1 WHERE directory = ${row}.directory AND type = ${row}.type AND status = ${row}.status AND branch_id = ${row}.branch_id ` +
+  `AND customer_country = ${row}.customer_country;`;
 const SQLITE_BUMP = (row: string) =>
   `INSERT INTO directory_versions (directory, version) VALUES (${row}.directory, 1) ON CONFLICT (directory) DO UPDATE SET version = version + 1;`;
 
@@ -72,7 +75,8 @@ const SQLITE_TRIGGERS: Record<string, string> = {
     INSERT OR IGNORE INTO search_pending (kind, entity_id) VALUES (1, NEW.id), (2, NEW.id);
   END`,
   invoices_counts_au: `AFTER UPDATE ON invoices
-    WHEN OLD.directory IS NOT NEW.directory OR OLD.type IS NOT NEW.type OR OLD.status IS NOT NEW.status OR OLD.branch_id IS NOT NEW.branch_id BEGIN
+    WHEN OLD.directory IS NOT NEW.directory OR OLD.type IS NOT NEW.type OR OLD.status IS NOT NEW.status OR OLD.branch_id IS NOT NEW.branch_id
+      OR OLD.customer_country IS NOT NEW.customer_country BEGIN
     ${SQLITE_COUNT_DOWN('OLD')}
     ${SQLITE_COUNT_UP('NEW')}
     ${SQLITE_BUMP('OLD')}
@@ -123,7 +127,7 @@ export async function up(knex: Knex): Promise<void> {
   );
   await knex.raw(
     `CREATE TABLE invoice_counts (directory ${directory}, type VARCHAR(1) NOT NULL, status VARCHAR(16) NOT NULL, branch_id INTEGER NOT NULL, ` +
-      `n BIGINT NOT NULL, PRIMARY KEY (directory, type, status, branch_id)) ${table}`,
+      `customer_country VARCHAR(2) NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (directory, type, status, branch_id, customer_country)) ${table}`,
   );
   await knex.raw(`CREATE TABLE directory_versions (directory ${directory}, version BIGINT NOT NULL, PRIMARY KEY (directory)) ${table}`);
   for (const [name, body] of Object.entries(mysql ? MYSQL_TRIGGERS : SQLITE_TRIGGERS)) await knex.raw(`CREATE TRIGGER ${name} ${body}`);

@@ -3,6 +3,7 @@ import { isMysql } from '../sql-dialect.js';
 import * as initialSchema from './001-initial-schema.migration.js';
 import * as sqliteFoldedIndexes from './002-sqlite-folded-indexes.migration.js';
 import * as derivedSearchData from './003-derived-search-data.migration.js';
+import * as coveringSortIndexes from './004-covering-sort-indexes.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -16,6 +17,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '002-sqlite-folded-indexes', up: sqliteFoldedIndexes.up, down: sqliteFoldedIndexes.down },
   // DDL and transactions of its own (the rebuild): MariaDB would commit an outer transaction midway anyway.
   { name: '003-derived-search-data', up: derivedSearchData.up, down: derivedSearchData.down, config: { transaction: false } },
+  { name: '004-covering-sort-indexes', up: coveringSortIndexes.up, down: coveringSortIndexes.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

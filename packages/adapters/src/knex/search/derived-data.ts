@@ -59,7 +59,10 @@ export async function rebuildDerivedData(knex: Knex, options: { onProgress?: (pr
         ? 'CREATE TABLE search_trigrams_next LIKE search_trigrams'
         : 'CREATE TABLE search_trigrams_next (code INTEGER NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (code, doc)) WITHOUT ROWID',
     );
-    await knex.raw('INSERT INTO search_trigrams_next (code, doc) SELECT DISTINCT code, doc FROM search_trigrams_staging ORDER BY code, doc');
+    // A sort, then appends in key order; a repeated pair (a hash shared by two kinds of one id) is skipped.
+    await knex.raw(
+      `${mysql ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO'} search_trigrams_next (code, doc) SELECT code, doc FROM search_trigrams_staging ORDER BY code, doc`,
+    );
     if (mysql) {
       await knex.raw('RENAME TABLE search_trigrams TO search_trigrams_old, search_trigrams_next TO search_trigrams');
       await knex.raw('DROP TABLE search_trigrams_old');
@@ -88,7 +91,8 @@ export async function rebuildCounts(knex: Knex): Promise<void> {
   await knex.transaction(async (trx) => {
     await trx('invoice_counts').delete();
     await trx.raw(
-      'INSERT INTO invoice_counts (directory, type, status, branch_id, n) SELECT directory, type, status, branch_id, COUNT(*) FROM invoices GROUP BY directory, type, status, branch_id',
+      'INSERT INTO invoice_counts (directory, type, status, branch_id, customer_country, n) ' +
+        'SELECT directory, type, status, branch_id, customer_country, COUNT(*) FROM invoices GROUP BY directory, type, status, branch_id, customer_country',
     );
     await trx('directory_versions').update({ version: trx.raw('version + 1') });
     await trx.raw(

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { BoundedCache } from '../bounded-cache.js';
 import { isMysql } from '../sql-dialect.js';
 import { documentCodes, indexFold, SEARCH_KINDS, trigramCode, TRIGRAM_LENGTH, type SearchKind } from './search-text.js';
 
@@ -12,6 +13,9 @@ import { documentCodes, indexFold, SEARCH_KINDS, trigramCode, TRIGRAM_LENGTH, ty
 
 /** A posting list longer than this is not worth reading: the fragment is too common to narrow anything. */
 export const POSTINGS_CAP = 20_000;
+/** Codes found too common, until when (ms): a common trigram stays common, and probing it reads POSTINGS_CAP entries. */
+const COMMON_CODES = new BoundedCache<number, number>(50_000);
+const COMMON_FOR_MS = 10 * 60_000;
 /** How many of a fragment's rarest trigrams are intersected; the predicate checks the rest. */
 const INTERSECTED_TRIGRAMS = 3;
 /** Rows per INSERT: well below both databases' placeholder limits. */
@@ -32,21 +36,28 @@ export async function trigramCandidates(knex: Knex, kind: SearchKind, directory:
   for (let start = 0; start + TRIGRAM_LENGTH <= chars.length; start += 1) {
     codes.add(trigramCode(kind, directory, chars.slice(start, start + TRIGRAM_LENGTH).join('')));
   }
-  const pending = await pendingIds(knex, kind);
-  if (pending === null) return null;
+  // Codes seen too common a moment ago are not probed again: skipping one only means fewer
+  // candidates are ruled out (or a scan), never a missed row.
+  const now = Date.now();
+  const toProbe = [...codes].filter((code) => !((COMMON_CODES.get(code) ?? 0) > now));
+  if (toProbe.length === 0) return null;
 
   // How long each posting list is, read no further than the cap, in one statement.
-  const probes = [...codes].map(
+  const probes = toProbe.map(
     () => `SELECT ? AS code, (SELECT COUNT(*) FROM (SELECT 1 FROM search_trigrams WHERE code = ? LIMIT ${POSTINGS_CAP + 1}) p) AS n`,
   );
-  const sizes = await rowsOf<{ code: unknown; n: unknown }>(knex.raw(probes.join(' UNION ALL '), [...codes].flatMap((code) => [code, code])));
+  const sizes = (await rowsOf<{ code: unknown; n: unknown }>(knex.raw(probes.join(' UNION ALL '), toProbe.flatMap((code) => [code, code])))).map(
+    (row) => ({ code: Number(row.code), n: Number(row.n) }),
+  );
+  for (const { code, n } of sizes) if (n > POSTINGS_CAP) COMMON_CODES.set(code, now + COMMON_FOR_MS);
+  const pending = await pendingIds(knex, kind);
+  if (pending === null) return null;
+  // Some trigram of the fragment is in no document: only pending documents can match.
+  if (sizes.some((row) => row.n === 0)) return { ids: pending };
   const usable = sizes
-    .map((row) => ({ code: Number(row.code), n: Number(row.n) }))
     .filter((row) => row.n <= POSTINGS_CAP)
     .sort((a, b) => a.n - b.n)
     .slice(0, INTERSECTED_TRIGRAMS);
-  // Some trigram of the fragment is in no document: only pending documents can match.
-  if (sizes.some((row) => Number(row.n) === 0)) return { ids: pending };
   if (usable.length === 0) return null;
 
   const placeholders = usable.map(() => '?').join(', ');
