@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { defaultInvoiceCriteria, type InvoiceCriteria } from '@logi/domain';
-import { KnexInvoiceRepository, KnexOrderRepository, loadFixtures, rebuildDerivedData, Sha256ApiKeyHasher } from '@logi/adapters';
+import { indexPendingDocuments, KnexInvoiceRepository, KnexOrderRepository, loadFixtures, rebuildDerivedData, Sha256ApiKeyHasher } from '@logi/adapters';
 import { applyInvoiceFilters, invoiceOrderBy } from '../../packages/adapters/src/knex/invoice-list.query.js';
 import { dialectOf } from '../../packages/adapters/src/knex/sql-dialect.js';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
@@ -197,6 +197,21 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
     await expectSameAsScan();
     expect((await invoices.list({ ...defaultInvoiceCriteria(DIRECTORY), search: 'ERP/IMPORTED' })).invoices.map((i) => i.id)).toEqual([5000]);
     expect((await orders.findFirstByNr(DIRECTORY, 'ERP/ORDER'))?.id).toBe(9000);
+
+    // The API's housekeeping indexes pending documents a batch at a time; answers stay the same.
+    const pendingCount = Number(((await db.knex('search_pending').count({ n: '*' }).first()) as { n: unknown }).n);
+    expect(await indexPendingDocuments(db.knex, 3)).toBe(3);
+    let handled = 3;
+    for (let batch = await indexPendingDocuments(db.knex, 4); batch > 0; batch = await indexPendingDocuments(db.knex, 4)) handled += batch;
+    expect(handled).toBe(pendingCount);
+    expect(await db.knex('search_pending').count({ n: '*' })).toEqual([{ n: 0 }]);
+    await expectSameAsScan();
+    expect((await orders.findFirstByNr(DIRECTORY, 'RENAMED-ORDER'))?.id).toBe(10);
+
+    // A document changed again after it was indexed is listed again.
+    await db.knex('invoices').where({ id: 5000 }).update({ nr: 'ERP/IMPORTED/778' });
+    expect(await db.knex('search_pending').count({ n: '*' })).toEqual([{ n: 2 }]);
+    await expectSameAsScan();
 
     // The rebuild indexes them and empties the pending list; answers stay the same.
     const rebuilt = await rebuildDerivedData(db.knex);

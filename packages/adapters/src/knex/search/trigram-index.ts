@@ -191,3 +191,35 @@ export async function insertPostings(knex: Knex, postings: Array<[number, number
     await knex.raw(`${verb} search_trigrams (code, doc) VALUES ${chunk.map(() => '(?, ?)').join(', ')}`, chunk.flat());
   }
 }
+
+/**
+ * Indexes up to `limit` documents of the pending list (rows written behind
+ * the service's back) and takes them off it, in one transaction. The pending
+ * rows are deleted first, which locks them: a writer changing one of those
+ * documents meanwhile lists it again once this commits, so nothing is left
+ * unindexed. Postings of the documents' old texts may stay; they only add
+ * candidates. Returns how many pending entries were handled.
+ */
+export async function indexPendingDocuments(knex: Knex, limit = 2_000): Promise<number> {
+  const count = Math.max(1, Math.floor(limit));
+  return knex.transaction(async (trx) => {
+    const taken = await rowsOf<{ kind: unknown; entity_id: unknown }>(
+      isMysql(trx)
+        ? trx.raw(`DELETE FROM search_pending ORDER BY kind, entity_id LIMIT ${count} RETURNING kind, entity_id`)
+        : trx.raw(
+            `DELETE FROM search_pending WHERE (kind, entity_id) IN (SELECT kind, entity_id FROM search_pending ORDER BY kind, entity_id LIMIT ${count}) ` +
+              'RETURNING kind, entity_id',
+          ),
+    );
+    if (taken.length === 0) return 0;
+    const invoiceIds = new Set<number>();
+    const orderIds = new Set<number>();
+    for (const row of taken) (Number(row.kind) === SEARCH_KINDS.orderNr ? orderIds : invoiceIds).add(Number(row.entity_id));
+    const postings: Array<[number, number]> = [];
+    for (const documents of [await readInvoiceDocuments(trx, [...invoiceIds]), await readOrderDocuments(trx, [...orderIds])]) {
+      for (const [id, codes] of [...postingsOf(documents).values()].flatMap((byDoc) => [...byDoc])) for (const code of codes) postings.push([code, id]);
+    }
+    await insertPostings(trx, postings);
+    return taken.length;
+  });
+}
