@@ -13,9 +13,14 @@ import { documentCodes, indexFold, SEARCH_KINDS, trigramCode, TRIGRAM_LENGTH, ty
 
 /** A posting list longer than this is not worth reading: the fragment is too common to narrow anything. */
 export const POSTINGS_CAP = 20_000;
-/** Codes found too common, until when (ms): a common trigram stays common, and probing it reads POSTINGS_CAP entries. */
-const COMMON_CODES = new BoundedCache<number, number>(50_000);
+/**
+ * Posting list sizes by code, and until when (ms) they are trusted: a common
+ * trigram stays common (probing it reads POSTINGS_CAP entries), and a rare
+ * one changes slowly.
+ */
+const CODE_SIZES = new BoundedCache<number, { n: number; until: number }>(100_000);
 const COMMON_FOR_MS = 10 * 60_000;
+const SIZE_FOR_MS = 60_000;
 /** How many of a fragment's rarest trigrams are intersected; the predicate checks the rest. */
 const INTERSECTED_TRIGRAMS = 3;
 /** Rows per INSERT: well below both databases' placeholder limits. */
@@ -36,20 +41,31 @@ export async function trigramCandidates(knex: Knex, kind: SearchKind, directory:
   for (let start = 0; start + TRIGRAM_LENGTH <= chars.length; start += 1) {
     codes.add(trigramCode(kind, directory, chars.slice(start, start + TRIGRAM_LENGTH).join('')));
   }
-  // Codes seen too common a moment ago are not probed again: skipping one only means fewer
-  // candidates are ruled out (or a scan), never a missed row.
+  // Posting list sizes seen a moment ago are not probed again. A size only decides which lists are
+  // intersected (a stale one costs time, never a row); an empty list is never remembered, since it
+  // alone may rule everything out.
   const now = Date.now();
-  const toProbe = [...codes].filter((code) => !((COMMON_CODES.get(code) ?? 0) > now));
-  if (toProbe.length === 0) return null;
-
-  // How long each posting list is, read no further than the cap, in one statement.
-  const probes = toProbe.map(
-    () => `SELECT ? AS code, (SELECT COUNT(*) FROM (SELECT 1 FROM search_trigrams WHERE code = ? LIMIT ${POSTINGS_CAP + 1}) p) AS n`,
-  );
-  const sizes = (await rowsOf<{ code: unknown; n: unknown }>(knex.raw(probes.join(' UNION ALL '), toProbe.flatMap((code) => [code, code])))).map(
-    (row) => ({ code: Number(row.code), n: Number(row.n) }),
-  );
-  for (const { code, n } of sizes) if (n > POSTINGS_CAP) COMMON_CODES.set(code, now + COMMON_FOR_MS);
+  const sizes: Array<{ code: number; n: number }> = [];
+  const toProbe: number[] = [];
+  for (const code of codes) {
+    const known = CODE_SIZES.get(code);
+    if (known && known.until > now) sizes.push({ code, n: known.n });
+    else toProbe.push(code);
+  }
+  if (toProbe.length > 0) {
+    // How long each posting list is, read no further than the cap, in one statement.
+    const probes = toProbe.map(
+      () => `SELECT ? AS code, (SELECT COUNT(*) FROM (SELECT 1 FROM search_trigrams WHERE code = ? LIMIT ${POSTINGS_CAP + 1}) p) AS n`,
+    );
+    const probed = await rowsOf<{ code: unknown; n: unknown }>(knex.raw(probes.join(' UNION ALL '), toProbe.flatMap((code) => [code, code])));
+    for (const row of probed) {
+      const size = { code: Number(row.code), n: Number(row.n) };
+      sizes.push(size);
+      if (size.n > POSTINGS_CAP) CODE_SIZES.set(size.code, { n: size.n, until: now + COMMON_FOR_MS });
+      else if (size.n > 0) CODE_SIZES.set(size.code, { n: size.n, until: now + SIZE_FOR_MS });
+    }
+  }
+  if (sizes.every((row) => row.n > POSTINGS_CAP)) return null;
   const pending = await pendingIds(knex, kind);
   if (pending === null) return null;
   // Some trigram of the fragment is in no document: only pending documents can match.
