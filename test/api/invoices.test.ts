@@ -189,3 +189,40 @@ describe('GET /invoices periods in APP_TIMEZONE', () => {
     expect(await zonedIds(query)).toEqual(expected);
   });
 });
+
+describe('GET /invoices: the date range a period applied', () => {
+  const paginationOf = async (target: TestApi, query: string) => {
+    const response = await target.call(`/invoices${query}`);
+    expect(response.status).toBe(200);
+    return ((await envelopeOf(response)).data as { pagination: Record<string, unknown> }).pagination;
+  };
+
+  it.each([
+    // The clock is 2026-11-22T12:00Z and APP_TIMEZONE is UTC.
+    ['?period=last_30_days', { date_field: 'issue_date', date_from: '2026-10-24', date_to: '2026-11-22', timezone: 'UTC' }],
+    ['?period=cur_month&date_field=payment_date', { date_field: 'payment_date', date_from: '2026-11-01', date_to: '2026-11-30', timezone: 'UTC' }],
+    ['?period=prev_month&date_field=added_date', { date_field: 'added_date', date_from: '2026-10-01', date_to: '2026-10-31', timezone: 'UTC' }],
+    ['?period=custom&date_from=2026-02-01', { date_field: 'issue_date', date_from: '2026-02-01', date_to: null, timezone: 'UTC' }],
+    ['?period=custom&date_to=2026-02-28&date_field=service_date', { date_field: 'service_date', date_from: null, date_to: '2026-02-28', timezone: 'UTC' }],
+  ])('when the query is %s, then pagination says which days it meant: %j', async (query, expected) => {
+    const pagination = await paginationOf(api, query);
+    expect(pagination).toMatchObject(expected);
+    expect(Object.keys(pagination).sort()).toEqual(['date_field', 'date_from', 'date_to', 'page', 'per_page', 'timezone', 'total', 'total_pages']);
+  });
+
+  it('when no period is given (or date_field alone), then pagination holds only the contract fields', async () => {
+    for (const query of ['', '?date_field=payment_date', '?date_from=2026-01-01']) {
+      expect(Object.keys(await paginationOf(api, query)).sort()).toEqual(['page', 'per_page', 'total', 'total_pages']);
+    }
+  });
+
+  it('when APP_TIMEZONE is America/New_York, then the days are New York days', async () => {
+    const zoned = await startTestApi({ APP_TIMEZONE: 'America/New_York' }, { now: new Date('2026-11-01T02:00:00Z'), label: 'invoices-range-tz', worker: false });
+    try {
+      expect(await paginationOf(zoned, '?period=cur_month')).toMatchObject({ date_from: '2026-10-01', date_to: '2026-10-31', timezone: 'America/New_York' });
+      expect(await paginationOf(zoned, '?period=last_60_days')).toMatchObject({ date_from: '2026-09-02', date_to: '2026-10-31' });
+    } finally {
+      await zoned.stop();
+    }
+  });
+});

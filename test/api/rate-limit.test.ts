@@ -104,3 +104,45 @@ describe('rate limiting behind a proxy', () => {
     expect((await from('198.51.100.9')).status).toBe(401);
   });
 });
+
+/** The parameters of a one-item structured field such as `"default";r=4;t=30` (RFC 8941), by name. */
+function fieldParameters(value: string | null): { item: string; params: Record<string, number> } {
+  expect(value).not.toBeNull();
+  const [item, ...params] = value!.split(';');
+  return { item: item!, params: Object.fromEntries(params.map((p) => p.split('=') as [string, string]).map(([k, v]) => [k, Number(v)])) };
+}
+
+describe('rate limiting: the IETF RateLimit fields', () => {
+  let own: TestApi;
+  beforeAll(async () => {
+    own = await startTestApi({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_SECONDS: '20' });
+  });
+  afterAll(async () => {
+    await own?.stop();
+  });
+
+  it('when a client makes requests, then RateLimit-Policy states the quota and RateLimit says what X-RateLimit-Remaining says, 0 on the 429', async () => {
+    const seen: Array<{ remaining: number; r: number; t: number }> = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await own.call('/orders/file-categories');
+      expect(response.status).toBe(200);
+      expect(fieldParameters(response.headers.get('ratelimit-policy'))).toEqual({ item: '"default"', params: { q: 3, w: 20 } });
+      const { item, params } = fieldParameters(response.headers.get('ratelimit'));
+      expect(item).toBe('"default"');
+      seen.push({ remaining: Number(response.headers.get('x-ratelimit-remaining')), r: params.r!, t: params.t! });
+    }
+    expect(seen.map((s) => s.remaining)).toEqual([2, 1, 0]);
+    expect(seen.map((s) => s.r)).toEqual([2, 1, 0]);
+    for (const { t } of seen) {
+      expect(Number.isInteger(t)).toBe(true);
+      expect(t).toBeGreaterThanOrEqual(0);
+      expect(t).toBeLessThanOrEqual(20);
+    }
+    const limited = await own.call('/orders/file-categories');
+    expect(limited.status).toBe(429);
+    const { params } = fieldParameters(limited.headers.get('ratelimit'));
+    expect(params.r).toBe(0);
+    expect(params.t).toBe(Number(limited.headers.get('retry-after')));
+    expect(fieldParameters(limited.headers.get('ratelimit-policy')).params).toEqual({ q: 3, w: 20 });
+  });
+});

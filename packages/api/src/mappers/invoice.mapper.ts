@@ -39,6 +39,15 @@ export function toInvoiceListDto(result: InvoiceListResult) {
       per_page: result.pagination.perPage,
       total: result.pagination.total,
       total_pages: result.pagination.totalPages,
+      // What a period meant at this moment, only when one applied (additive to the contract's fields).
+      ...(result.pagination.appliedRange
+        ? {
+            date_field: result.pagination.appliedRange.dateField,
+            date_from: result.pagination.appliedRange.dateFrom,
+            date_to: result.pagination.appliedRange.dateTo,
+            timezone: result.pagination.appliedRange.timeZone,
+          }
+        : {}),
     },
   };
 }

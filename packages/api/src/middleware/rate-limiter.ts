@@ -20,7 +20,7 @@ export interface RateLimiterOptions {
 
 /**
  * koa-ratelimit behind one method: count this request under `key`, set the
- * X-RateLimit headers, throw 429 when over the limit. When Redis fails, the
+ * X-RateLimit headers and the IETF RateLimit / RateLimit-Policy fields, throw 429 when over the limit. When Redis fails, the
  * request goes through (fail open) and a warning is logged: a rate limiter
  * that is down must not take the API down with it.
  */
@@ -62,23 +62,36 @@ export class RateLimiter {
     // The memory store reports the reset time with a fraction; clients expect whole seconds.
     const reset = Number(ctx.response.get('X-RateLimit-Reset'));
     if (Number.isFinite(reset) && reset > 0) ctx.set('X-RateLimit-Reset', String(Math.ceil(reset)));
-    if (ctx.state.rateLimit) {
-      throw new HttpError(429, Messages.TOO_MANY_ATTEMPTS, { 'Retry-After': String(this.retryAfterSeconds(reset)), 'X-RateLimit-Remaining': '0' });
+    const limited = Boolean(ctx.state.rateLimit);
+    const remaining = limited ? 0 : Math.max(0, Number(ctx.response.get('X-RateLimit-Remaining')) || 0);
+    // The IETF fields (draft-ietf-httpapi-ratelimit-headers) beside Laravel's, saying the same.
+    const standard = {
+      'RateLimit-Policy': `"default";q=${this.options.max};w=${this.options.windowSeconds}`,
+      RateLimit: `"default";r=${remaining};t=${this.secondsToReset(reset, 0)}`,
+    };
+    ctx.set(standard);
+    if (limited) {
+      throw new HttpError(429, Messages.TOO_MANY_ATTEMPTS, {
+        'Retry-After': String(this.secondsToReset(reset, 1)),
+        'X-RateLimit-Remaining': '0',
+        ...standard,
+        RateLimit: `"default";r=0;t=${this.secondsToReset(reset, 1)}`,
+      });
     }
   }
 
   /**
-   * Whole seconds until a request is let through again, rounded up: a client
-   * that waits exactly this long must not be refused again. koa-ratelimit's
-   * own value is truncated towards zero, so it is computed here from the
-   * window's end (Unix seconds), within 1..window.
+   * Whole seconds until the window ends, rounded up, within `atLeast`..window:
+   * a client that waits exactly this long must not be refused again (for
+   * Retry-After, at least 1). koa-ratelimit's own value is truncated towards
+   * zero, so it is computed here from the window's end (Unix seconds).
    */
-  private retryAfterSeconds(resetSeconds: number): number {
+  private secondsToReset(resetSeconds: number, atLeast: number): number {
     const window = this.options.windowSeconds;
     if (!Number.isFinite(resetSeconds) || resetSeconds <= 0) return window;
     // The Redis driver rounds the window's end down to a whole second; the real end is up to a second later.
     const resetMs = (this.options.redis ? resetSeconds + 1 : resetSeconds) * 1000;
-    return Math.min(window, Math.max(1, Math.ceil((resetMs - Date.now()) / 1000)));
+    return Math.min(window, Math.max(atLeast, Math.ceil((resetMs - Date.now()) / 1000)));
   }
 
   close(): void {

@@ -13,6 +13,17 @@ const HEADERS = {
   'X-RateLimit-Limit': integerHeader('Requests allowed per window (RATE_LIMIT_MAX).'),
   'X-RateLimit-Remaining': integerHeader('Requests left in this window after this one (0 on a 429).'),
   'X-RateLimit-Reset': integerHeader('When the current window ends, Unix seconds.'),
+  'RateLimit-Policy': {
+    description: 'The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.',
+    schema: { type: 'string', pattern: '^"default";q=\\d+;w=\\d+$' },
+    example: '"default";q=60;w=60',
+  },
+  RateLimit: {
+    description:
+      'The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.',
+    schema: { type: 'string', pattern: '^"default";r=\\d+;t=\\d+$' },
+    example: '"default";r=59;t=60',
+  },
   'Retry-After': integerHeader('Whole seconds to wait before trying again.', 1),
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' }, example: 'HEAD, GET, OPTIONS' },
   'Content-Disposition': {
@@ -30,7 +41,7 @@ export function responseHeaders(names: readonly HeaderName[]): Record<string, un
 }
 
 /** Headers of every response that counted against the rate limit. */
-export const COUNTED: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+export const COUNTED: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
 
 export function jsonResponse(description: string, schema: JsonSchema, headerNames: readonly HeaderName[] = COUNTED, example?: unknown) {
   return {

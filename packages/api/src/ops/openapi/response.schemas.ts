@@ -59,8 +59,15 @@ export const paginationSchema = z
     per_page: z.int().min(1).max(500),
     total: z.int().nonnegative().describe('Invoices matching the filters.'),
     total_pages: z.int().nonnegative().describe('ceil(total / per_page); 0 when nothing matches.'),
+    date_field: z
+      .enum(['added_date', 'issue_date', 'service_date', 'payment_term', 'payment_date'])
+      .optional()
+      .describe('Only when a `period` applied: the date field it filtered on.'),
+    date_from: z.iso.date().nullable().optional().describe('Only when a `period` applied: its first day, inclusive (null: open, a custom range with only `date_to`).'),
+    date_to: z.iso.date().nullable().optional().describe('Only when a `period` applied: its last day, inclusive (null: open, a custom range with only `date_from`).'),
+    timezone: z.string().optional().describe('Only when a `period` applied: the IANA time zone its days were read in (APP_TIMEZONE).'),
   })
-  .describe('Where this page sits in the whole result.');
+  .describe('Where this page sits in the whole result, and, when a period applied, the date range it meant at that moment.');
 
 export const invoiceListSchema = z.strictObject({ invoices: z.array(invoiceSchema), pagination: paginationSchema });
 

@@ -49,3 +49,15 @@ export function periodRange(period: Period, now: Date, zone: string, custom: { f
       };
   }
 }
+
+/**
+ * The inclusive calendar days a half-open range covers, read in `zone`: what
+ * a period meant at the moment it was applied (null for an open end).
+ */
+export function rangeDays(range: TimeRange, zone: string): { from: CalendarDate | null; to: CalendarDate | null } {
+  const day = (seconds: number) => DateTime.fromSeconds(seconds, { zone }).toISODate()!;
+  return {
+    from: range.from === null ? null : day(range.from),
+    to: range.toExclusive === null ? null : day(DateTime.fromSeconds(range.toExclusive, { zone }).minus({ days: 1 }).toSeconds()),
+  };
+}
