@@ -75,4 +75,22 @@ describe.each(PROFILES)('KnexOrderFileRepository on %s', (profile) => {
     expect(listed.map((f) => f.storageKey)).toEqual(['orders/north-freight/12/k1', 'orders/north-freight/12/k2', 'orders/north-freight/12/k3']);
     expect(await files.listByOrder(SOUTH, 12)).toEqual([]);
   });
+
+  it('when asked which storage keys have rows, then exactly those that match byte for byte are named, however many are asked', async () => {
+    const stored = ['orders/north-freight/12/k1', 'orders/north-freight/12/k2'];
+    // More keys than one IN list holds, with the stored ones at both ends and near misses in between.
+    const asked = [stored[0]!, ...Array.from({ length: 1_200 }, (_, i) => `orders/north-freight/12/none-${i}`), 'orders/north-freight/12/K1', 'orders/north-freight/12/k1 ', 'orders/north-freight/12', stored[1]!, stored[0]!];
+    expect([...(await files.keysWithRows(asked))].sort()).toEqual(stored);
+    expect(await files.keysWithRows([])).toEqual(new Set());
+    expect(await files.keysWithRows(['orders/north-freight/12/nothing'])).toEqual(new Set());
+    // MariaDB compares VARCHARs ignoring trailing spaces; the answer still names only exact keys.
+    expect(await files.keysWithRows(['orders/north-freight/12/k1 ', 'orders/north-freight/12/K1'])).toEqual(new Set());
+  });
+
+  it('when the database does not answer, then asking which keys have rows fails instead of naming none', async () => {
+    const closed = await openTestDatabase(profile, 'order_files_closed');
+    const repository = new KnexOrderFileRepository(closed.knex);
+    await closed.drop();
+    await expect(repository.keysWithRows(['orders/north-freight/12/k1'])).rejects.toThrow();
+  });
 });

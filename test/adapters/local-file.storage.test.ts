@@ -97,3 +97,72 @@ describe('LocalFileStorage sweeping', () => {
     expect(await storage.deleteStale('pdf/', new Date(), 100)).toBe(0);
   });
 });
+
+describe('LocalFileStorage listing old objects', () => {
+  const past = new Date(Date.now() - 3 * 3_600_000);
+  const cutOff = () => new Date(Date.now() - 3_600_000);
+
+  async function put(key: string, old: boolean): Promise<void> {
+    await storage.putBuffer(key, Buffer.from(key), 'text/plain');
+    if (old) await utimes(path.join(dir, 'files', ...key.split('/')), past, past);
+  }
+
+  /** Every page from the start, `limit` objects at a time. */
+  async function walk(prefix: string, limit: number): Promise<{ keys: string[]; pages: number }> {
+    const keys: string[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    do {
+      const page = await storage.listOlderThan(prefix, cutOff(), { limit, after });
+      keys.push(...page.keys);
+      after = page.next;
+      pages += 1;
+      expect(pages).toBeLessThan(100);
+    } while (after !== null);
+    return { keys, pages };
+  }
+
+  it('when objects under a prefix are old and young, then only the old ones are named, other prefixes and temp files never, and nothing is deleted', async () => {
+    await put('orders/d/1/old', true);
+    await put('orders/d/1/young', false);
+    await put('orders/d/2/old', true);
+    await put('staging/old', true);
+    await put('pdf/old.pdf', true);
+    const strayTemp = path.join(dir, 'files', 'orders', 'd', '1', '.old.1234.tmp');
+    await writeFile(strayTemp, 'half');
+    await utimes(strayTemp, past, past);
+    expect(await storage.listOlderThan('orders/', cutOff(), { limit: 100, after: null })).toEqual({ keys: ['orders/d/1/old', 'orders/d/2/old'], next: null });
+    expect(await listAll(path.join(dir, 'files'))).toEqual(['orders/d/1/.old.1234.tmp', 'orders/d/1/old', 'orders/d/1/young', 'orders/d/2/old', 'pdf/old.pdf', 'staging/old']);
+  });
+
+  it('when there are more objects than a page, then pages from the marker name every old object once, in key-segment order', async () => {
+    // `a-b` sorts before `a/` as a string but after `a` as a segment: the walk follows segments.
+    const keys = ['orders/a/1/x', 'orders/a/10/x', 'orders/a/2/x', 'orders/a-b/1/x', 'orders/a-b/1/y', 'orders/b/7/z'];
+    for (const key of keys) await put(key, true);
+    await put('orders/a/2/young', false);
+    for (const limit of [1, 2, 3, 7, 100]) {
+      const { keys: walked, pages } = await walk('orders/', limit);
+      expect(walked).toEqual(keys);
+      expect(pages).toBe(Math.max(1, Math.ceil(7 / limit)));
+    }
+    const first = await storage.listOlderThan('orders/', cutOff(), { limit: 2, after: null });
+    expect(first).toEqual({ keys: ['orders/a/1/x', 'orders/a/10/x'], next: 'orders/a/10/x' });
+  });
+
+  it('when the marker\'s object was removed in between, then the next page still starts right after it', async () => {
+    for (const key of ['orders/d/1/a', 'orders/d/1/b', 'orders/d/2/c']) await put(key, true);
+    const first = await storage.listOlderThan('orders/', cutOff(), { limit: 2, after: null });
+    expect(first.next).toBe('orders/d/1/b');
+    for (const key of first.keys) await storage.delete(key);
+    expect(await storage.listOlderThan('orders/', cutOff(), { limit: 2, after: first.next })).toEqual({ keys: ['orders/d/2/c'], next: null });
+  });
+
+  it('when a page ends exactly at the last object, then there is no next page', async () => {
+    for (const key of ['orders/d/1/a', 'orders/d/1/b']) await put(key, true);
+    expect(await storage.listOlderThan('orders/', cutOff(), { limit: 2, after: null })).toEqual({ keys: ['orders/d/1/a', 'orders/d/1/b'], next: null });
+  });
+
+  it('when the prefix was never written, then the page is empty and final', async () => {
+    expect(await storage.listOlderThan('orders/', new Date(), { limit: 10, after: null })).toEqual({ keys: [], next: null });
+  });
+});

@@ -168,3 +168,76 @@ describe('MinioFileStorage sweeping', () => {
     expect(await sweeping.exists('orders/d/1/e')).toBe(true);
   });
 });
+
+describe('MinioFileStorage listing old objects', () => {
+  const past = new Date(Date.now() - 3 * 3_600_000);
+  const cutOff = () => new Date(Date.now() - 3_600_000);
+  let bucketCount = 0;
+
+  /** A bucket of its own per test, with these objects; the `old` ones look written three hours ago. */
+  async function bucketWith(objects: Record<string, 'old' | 'young'>): Promise<{ listing: MinioFileStorage; bucket: string }> {
+    const bucket = `listing-${++bucketCount}`;
+    const listing = storageFor(s3.endPoint, bucket);
+    for (const [key, age] of Object.entries(objects)) {
+      await listing.putBuffer(key, Buffer.from(key), 'text/plain');
+      if (age === 'old') await s3.backdate(bucket, key, past);
+    }
+    return { listing, bucket };
+  }
+
+  async function walk(listing: MinioFileStorage, limit: number): Promise<{ keys: string[]; pages: number }> {
+    const keys: string[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    do {
+      const page = await listing.listOlderThan('orders/', cutOff(), { limit, after });
+      keys.push(...page.keys);
+      after = page.next;
+      pages += 1;
+      expect(pages).toBeLessThan(100);
+    } while (after !== null);
+    return { keys, pages };
+  }
+
+  it('when objects under a prefix are old and young, then only the old ones are named, other prefixes and foreign keys never, and nothing is deleted', async () => {
+    const { listing, bucket } = await bucketWith({ 'orders/d/1/old': 'old', 'orders/d/1/young': 'young', 'orders/d/2/old': 'old', 'staging/old': 'old', 'pdf/old.pdf': 'old' });
+    // An object the service could not have made (put by hand): never named, so it can never stop a walk.
+    const url = new URL(s3.endPoint);
+    const admin = new Client({ endPoint: url.hostname, port: Number(url.port), useSSL: false, pathStyle: true, accessKey: S3RVER_ACCESS_KEY, secretKey: S3RVER_SECRET_KEY });
+    await admin.putObject(bucket, 'orders/d/3/by hand', Buffer.from('x'), 1);
+    await s3.backdate(bucket, 'orders/d/3/by hand', past);
+    expect(await listing.listOlderThan('orders/', cutOff(), { limit: 100, after: null })).toEqual({ keys: ['orders/d/1/old', 'orders/d/2/old'], next: null });
+    for (const key of ['orders/d/1/old', 'orders/d/1/young', 'orders/d/2/old', 'staging/old', 'pdf/old.pdf']) expect(await listing.exists(key)).toBe(true);
+  });
+
+  it('when there are more objects than a page, then pages of at most that many keys, each from the marker, name every old object once', async () => {
+    const old = ['orders/d/1/a', 'orders/d/1/b', 'orders/d/2/a', 'orders/d/3/a', 'orders/e/1/a'];
+    const { listing } = await bucketWith({ ...Object.fromEntries(old.map((key) => [key, 'old' as const])), 'orders/d/2/young': 'young' });
+    for (const limit of [1, 2, 4, 6, 1_000]) {
+      const { keys, pages } = await walk(listing, limit);
+      expect(keys).toEqual(old);
+      expect(pages).toBe(Math.ceil(6 / limit));
+    }
+    expect(await listing.listOlderThan('orders/', cutOff(), { limit: 2, after: null })).toEqual({ keys: ['orders/d/1/a', 'orders/d/1/b'], next: 'orders/d/1/b' });
+    expect(await listing.listOlderThan('orders/', cutOff(), { limit: 2, after: 'orders/d/1/b' })).toEqual({ keys: ['orders/d/2/a'], next: 'orders/d/2/young' });
+  });
+
+  it('when the marker\'s object was removed in between, then the next page still starts right after it', async () => {
+    const { listing } = await bucketWith({ 'orders/d/1/a': 'old', 'orders/d/1/b': 'old', 'orders/d/2/c': 'old' });
+    const first = await listing.listOlderThan('orders/', cutOff(), { limit: 2, after: null });
+    expect(first.next).toBe('orders/d/1/b');
+    for (const key of first.keys) await listing.delete(key);
+    expect(await listing.listOlderThan('orders/', cutOff(), { limit: 2, after: first.next })).toEqual({ keys: ['orders/d/2/c'], next: null });
+  });
+
+  it('when the server is down, then listing fails with a readable error instead of an empty page', async () => {
+    const { listing } = await bucketWith({ 'orders/d/1/a': 'old' });
+    await s3.stop();
+    try {
+      await expect(listing.listOlderThan('orders/', cutOff(), { limit: 10, after: null })).rejects.toThrow(/^Storage unavailable: /);
+    } finally {
+      await s3.start();
+    }
+    expect((await listing.listOlderThan('orders/', cutOff(), { limit: 10, after: null })).keys).toEqual(['orders/d/1/a']);
+  });
+});

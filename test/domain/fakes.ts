@@ -61,6 +61,12 @@ export class FakeOrderFiles implements OrderFileRepositoryPort {
   async listByOrder(directory: string, orderId: number) {
     return this.rows.filter((r) => r.directory === directory && r.orderId === orderId);
   }
+  /** Set to make row reads fail, as a database that is down would. */
+  unavailable: Error | null = null;
+  async keysWithRows(keys: readonly string[]) {
+    if (this.unavailable) throw this.unavailable;
+    return new Set(keys.filter((key) => this.rows.some((r) => r.storageKey === key)));
+  }
 }
 
 export class FakeStorage implements FileStoragePort {
@@ -82,6 +88,18 @@ export class FakeStorage implements FileStoragePort {
     const stale = [...this.objects.keys()].filter((key) => key.startsWith(prefix) && this.writtenAt.get(key)! < olderThan.getTime()).slice(0, limit);
     for (const key of stale) this.objects.delete(key);
     return stale.length;
+  }
+  /** The pages asked for by listOlderThan, in order: the work a caller did. */
+  readonly listings: Array<{ prefix: string; limit: number; after: string | null }> = [];
+  /** Keys in string order (as S3 lists them); the marker is the last key looked at. */
+  async listOlderThan(prefix: string, olderThan: Date, page: { limit: number; after: string | null }) {
+    this.listings.push({ prefix, ...page });
+    const under = [...this.objects.keys()].filter((key) => key.startsWith(prefix) && (page.after === null || key > page.after)).sort();
+    const looked = under.slice(0, page.limit);
+    return {
+      keys: looked.filter((key) => this.writtenAt.get(key)! < olderThan.getTime()),
+      next: under.length > page.limit ? looked.at(-1)! : null,
+    };
   }
   async putBuffer(key: string, data: Buffer, _contentType?: string) {
     if (this.failing) throw new Error('Storage unavailable: connection refused');

@@ -41,3 +41,4 @@ export * from './invoices/invoice-document/build-invoice-document.js';
 export * from './invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
 export * from './jobs/build-job-handlers.js';
 export * from './maintenance/sweep-leftovers/sweep-leftovers.use-case.js';
+export * from './maintenance/remove-orphan-objects/remove-orphan-objects.use-case.js';

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { access, copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
-import type { FileStoragePort } from '@logi/domain';
-import { assertValidStorageKey } from '../shared/storage-key.js';
+import type { FileStoragePort, StoragePage } from '@logi/domain';
+import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
 
 /** Messages for the error codes a client may reasonably see; never a path. */
 const READABLE_CODES: Record<string, string> = {
@@ -103,6 +103,65 @@ export class LocalFileStorage implements FileStoragePort {
       deleted += 1;
     }
     return deleted;
+  }
+
+  /**
+   * Walks the tree under `prefix` one directory at a time, names sorted, so
+   * the order is by key segment (`a/x` before `a-b/x`); the marker is the
+   * last key looked at. Only the directories on the marker's path and after
+   * it are read, one at a time, so a page holds one directory's names in
+   * memory (never the whole tree) and stats at most `limit` files. Dot-named
+   * temp files of interrupted writes are not keys and are skipped.
+   */
+  async listOlderThan(prefix: string, olderThan: Date, page: { limit: number; after: string | null }): Promise<StoragePage> {
+    const base = prefix.split('/').filter(Boolean);
+    const marker = page.after?.split('/') ?? null;
+    // A marker from another prefix means nothing here: walk from the start.
+    const after = marker && marker.length > base.length && base.every((segment, i) => marker[i] === segment) ? marker.slice(base.length) : null;
+    const limit = Math.max(1, Math.floor(page.limit));
+    const keys: string[] = [];
+    let looked = 0;
+    let last: string | null = null;
+    for await (const segments of this.walk(base, [], after)) {
+      // One more object exists past the page: the walk goes on from the last one looked at.
+      if (looked >= limit) return { keys, next: last };
+      const key = [...base, ...segments].join('/');
+      const info = await stat(path.join(this.root, ...base, ...segments)).catch((error: unknown) => {
+        if (codeOf(error) === 'ENOENT') return null;
+        throw storageError(error);
+      });
+      if (!info) continue;
+      looked += 1;
+      last = key;
+      if (info.mtime < olderThan) keys.push(key);
+    }
+    return { keys, next: null };
+  }
+
+  /** Files under `base/dir`, by segment order, after `after` (segments relative to `base`) when given. */
+  private async *walk(base: string[], dir: string[], after: string[] | null): AsyncGenerator<string[]> {
+    let entries;
+    try {
+      entries = await readdir(path.join(this.root, ...base, ...dir), { withFileTypes: true });
+    } catch (error) {
+      if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return;
+      throw storageError(error);
+    }
+    const names = entries.filter((entry) => isValidStorageKey(entry.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of names) {
+      let deeper: string[] | null = null;
+      if (after) {
+        const head = after[0]!;
+        if (entry.name < head) continue;
+        if (entry.name === head) {
+          // The marker itself was looked at; a file where the marker goes deeper sorts before it.
+          if (after.length === 1 || !entry.isDirectory()) continue;
+          deeper = after.slice(1);
+        }
+      }
+      if (entry.isDirectory()) yield* this.walk(base, [...dir, entry.name], deeper);
+      else if (entry.isFile()) yield [...dir, entry.name];
+    }
   }
 
   /** Proves the root can be written, not merely that it exists. */

@@ -49,7 +49,25 @@ export class KnexOrderFileRepository implements OrderFileRepositoryPort {
     const rows = (await this.knex('order_files').select(ORDER_FILE_COLUMNS).where({ directory, order_id: orderId }).orderBy('id')) as OrderFileRow[];
     return rows.map(toOrderFile);
   }
+
+  /** A query per chunk of keys (SQLite and MariaDB bound the parameters of one statement), each served by the unique index. */
+  async keysWithRows(storageKeys: readonly string[]): Promise<Set<string>> {
+    const wanted = new Set(storageKeys);
+    const found = new Set<string>();
+    const unique = [...wanted];
+    for (let start = 0; start < unique.length; start += KEYS_PER_QUERY) {
+      const rows = (await this.knex('order_files')
+        .select('storage_key')
+        .whereIn('storage_key', unique.slice(start, start + KEYS_PER_QUERY))) as Array<{ storage_key: unknown }>;
+      // The column compares bytes (utf8mb4_bin), and only keys asked about are answered.
+      for (const row of rows) if (typeof row.storage_key === 'string' && wanted.has(row.storage_key)) found.add(row.storage_key);
+    }
+    return found;
+  }
 }
+
+/** Keys per `IN (...)` list: well under SQLite's parameter limit, and a short statement on MariaDB. */
+const KEYS_PER_QUERY = 500;
 
 /** Rolls the insert back: the deadline passed before the commit. */
 class TooLate extends Error {}

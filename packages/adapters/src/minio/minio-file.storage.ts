@@ -2,8 +2,8 @@ import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { Client, CopyDestinationOptions, CopySourceOptions } from 'minio';
-import type { FileStoragePort } from '@logi/domain';
-import { assertValidStorageKey } from '../shared/storage-key.js';
+import type { FileStoragePort, StoragePage } from '@logi/domain';
+import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
 
 export interface MinioFileStorageOptions {
   /** `http(s)://host[:port]`; the path, if any, is ignored (S3 addresses buckets itself). */
@@ -18,6 +18,9 @@ export interface MinioFileStorageOptions {
    */
   requestTimeoutMs?: number;
 }
+
+/** The most keys one ListObjects request answers. */
+const S3_MAX_KEYS = 1_000;
 
 /** The bucket itself is gone. */
 const NO_SUCH_BUCKET = 'NoSuchBucket';
@@ -138,6 +141,30 @@ export class MinioFileStorage implements FileStoragePort {
       // One DELETE each: the batch call is not spoken by every S3 server, and sweeps are small.
       for (const name of stale) await this.client.removeObject(this.bucket, name);
       return stale.length;
+    });
+  }
+
+  /**
+   * One ListObjectsV2 request of at most `limit` keys (S3 answers 1,000 at
+   * most), from `start-after` the marker. The marker is the last key of the
+   * page, a plain key rather than S3's continuation token: it stays valid
+   * between runs, across processes and server restarts, and means the same
+   * on every S3 server. S3 lists in key order, so a walk misses no object
+   * that existed throughout it.
+   */
+  async listOlderThan(prefix: string, olderThan: Date, page: { limit: number; after: string | null }): Promise<StoragePage> {
+    const maxKeys = Math.max(1, Math.min(S3_MAX_KEYS, Math.floor(page.limit)));
+    const after = page.after !== null && page.after.startsWith(prefix) ? page.after : '';
+    return this.inBucket(async () => {
+      const listed = await this.client.listObjectsV2Query(this.bucket, prefix, '', '', maxKeys, after);
+      const objects = listed.objects as Array<{ name?: string; lastModified?: Date }>;
+      const keys = objects
+        .filter((item) => item.name !== undefined && isValidStorageKey(item.name) && item.lastModified instanceof Date && item.lastModified < olderThan)
+        .map((item) => item.name!);
+      const last = objects.at(-1)?.name;
+      // The XML parser may hand `IsTruncated` over as a boolean or as its text.
+      const truncated = (listed.isTruncated as unknown) === true || String(listed.isTruncated) === 'true';
+      return { keys, next: truncated && last ? last : null };
     });
   }
 

@@ -9,8 +9,10 @@ const SEGMENT = /^[\p{L}\p{N}_~@+=,-][\p{L}\p{N}._~@+=,-]*$/u;
 const MAX_KEY_LENGTH = 512;
 
 export function assertValidStorageKey(key: string): void {
-  const segments = key.split('/');
-  if (key.length === 0 || key.length > MAX_KEY_LENGTH || !segments.every((s) => SEGMENT.test(s))) {
-    throw new Error(`Invalid storage key: ${JSON.stringify(key.slice(0, 80))}`);
-  }
+  if (!isValidStorageKey(key)) throw new Error(`Invalid storage key: ${JSON.stringify(key.slice(0, 80))}`);
+}
+
+/** Whether the service could have made `key`; listings name only such keys, so a stray object never stops a walk. */
+export function isValidStorageKey(key: string): boolean {
+  return key.length > 0 && key.length <= MAX_KEY_LENGTH && key.split('/').every((s) => SEGMENT.test(s));
 }

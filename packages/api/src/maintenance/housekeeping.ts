@@ -2,8 +2,9 @@ import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import type { Knex } from 'knex';
 import { indexPendingDocuments, startPeriodic, sweepTempFiles, type AppConfig, type PeriodicTask } from '@logi/adapters';
-import { SweepLeftoversUseCase, type FileStoragePort } from '@logi/domain';
+import { RemoveOrphanObjectsUseCase, SweepLeftoversUseCase, type FileStoragePort, type OrderFileRepositoryPort } from '@logi/domain';
 import { Tokens } from '../tokens.js';
+import type { ApiMetrics } from '../ops/metrics/api-metrics.js';
 import type { MultipartUploadReceiver } from '../uploads/multipart-upload.receiver.js';
 
 const EVERY_MS = 10 * 60_000;
@@ -12,21 +13,44 @@ const INDEX_PENDING_EVERY_MS = 30_000;
 const INDEX_PENDING_BATCH = 2_000;
 const INDEX_PENDING_BUDGET_MS = 5_000;
 const HOUR_MS = 60 * 60_000;
+/** Objects under orders/ looked at per run: pages of this many (one S3 listing each), this many pages. */
+const ORPHAN_PAGE_SIZE = 1_000;
+const ORPHAN_PAGES_PER_RUN = 5;
 
 /**
  * The API's safety net for what a killed process leaves behind: staged
  * uploads and rendered PDFs in storage, and upload temp files on disk. Runs
  * at start and every ten minutes; objects younger than an hour (and than
  * twice the job timeout) are never touched, so no request can lose one.
- * Beside it, every 30 s, invoices and orders written straight into the
- * database (listed by triggers) are indexed for search.
+ * The same task reconciles storage with the rows: objects under `orders/`
+ * that no `order_files` row points at (left when a removal failed while
+ * storage was down), past the same age, are removed, at most a few thousand
+ * objects looked at per run, counted in the logs and in
+ * `logistics_orphan_objects_removed_total`. Beside it, every 30 s, invoices
+ * and orders written straight into the database (listed by triggers) are
+ * indexed for search.
  */
 export function startHousekeeping(container: Container): PeriodicTask {
   const config = container.get<AppConfig>(Tokens.Config);
   const logger = container.get<Logger>(Tokens.Logger);
   const receiver = container.get<MultipartUploadReceiver>(Tokens.UploadReceiver);
   const maxAgeMs = Math.max(HOUR_MS, 2 * config.jobTimeoutMs);
-  const sweep = new SweepLeftoversUseCase({ storage: container.get<FileStoragePort>(Tokens.FileStorage), maxAgeMs });
+  const storage = container.get<FileStoragePort>(Tokens.FileStorage);
+  const sweep = new SweepLeftoversUseCase({ storage, maxAgeMs });
+  const metrics = container.get<ApiMetrics>(Tokens.Metrics);
+  let orphansRemoved = 0;
+  // Past maxAgeMs no job can still write an object's row (see the use case), so none in flight is touched.
+  const orphans = new RemoveOrphanObjectsUseCase({
+    storage,
+    files: container.get<OrderFileRepositoryPort>(Tokens.OrderFileRepository),
+    maxAgeMs,
+    pageSize: ORPHAN_PAGE_SIZE,
+    maxPages: ORPHAN_PAGES_PER_RUN,
+    onRemoved: () => {
+      orphansRemoved += 1;
+      metrics.orphanObjectsRemoved.inc();
+    },
+  });
   const knex = container.get<Knex>(Tokens.Knex);
   const indexing = startPeriodic(
     'index pending documents',
@@ -46,10 +70,17 @@ export function startHousekeeping(container: Container): PeriodicTask {
   );
   const sweeping = startPeriodic(
     'sweep leftovers',
-    async () => ({
-      ...(await sweep.execute()),
-      tempFiles: await sweepTempFiles(receiver.tmpDir, new Date(Date.now() - maxAgeMs)),
-    }),
+    async () => {
+      const swept = await sweep.execute();
+      const tempFiles = await sweepTempFiles(receiver.tmpDir, new Date(Date.now() - maxAgeMs));
+      orphansRemoved = 0;
+      try {
+        return { ...swept, tempFiles, orphans: await orphans.execute() };
+      } finally {
+        // Logged even when the run stops half-way (storage or database gone): what was removed is gone.
+        if (orphansRemoved > 0) logger.info({ orphanObjectsRemoved: orphansRemoved }, 'removed objects under orders/ that no order file row points at');
+      }
+    },
     EVERY_MS,
     logger,
   );

@@ -1,3 +1,11 @@
+/** One page of a walk over the objects under a prefix (see FileStoragePort.listOlderThan). */
+export interface StoragePage {
+  /** Keys of the page's objects last written before the cut-off, in the storage's listing order. */
+  keys: string[];
+  /** Where the next page starts (pass it back as `after`); null when the prefix was walked to its end. */
+  next: string | null;
+}
+
 /**
  * Object storage for uploaded files and rendered PDFs. Keys are made by the
  * service (never from a client's file name). Errors thrown carry a message
@@ -20,6 +28,15 @@ export interface FileStoragePort {
    * Resolves with how many were deleted.
    */
   deleteStale(prefix: string, olderThan: Date, limit: number): Promise<number>;
+  /**
+   * One bounded page of the objects under `prefix`: at most `limit` objects
+   * are looked at (one listing request on S3), starting after the marker
+   * `after` (null: from the start), and those last written before
+   * `olderThan` are named. A page may name none and still have a `next`.
+   * Only keys the service could have made are named (see storage keys);
+   * nothing is deleted. Throws when the storage does not answer.
+   */
+  listOlderThan(prefix: string, olderThan: Date, page: { limit: number; after: string | null }): Promise<StoragePage>;
   /** Throws when the storage does not answer. */
   ping(): Promise<void>;
 }

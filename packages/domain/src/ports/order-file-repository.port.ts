@@ -11,4 +11,9 @@ export interface OrderFileRepositoryPort {
   insertOnce(file: NewOrderFile, deadline: number): Promise<OrderFile | null>;
   findByStorageKey(storageKey: string): Promise<OrderFile | null>;
   listByOrder(directory: string, orderId: number): Promise<OrderFile[]>;
+  /**
+   * Which of `storageKeys` (any number) a row points at, compared exactly.
+   * Throws when the database does not answer: never an empty answer then.
+   */
+  keysWithRows(storageKeys: readonly string[]): Promise<Set<string>>;
 }

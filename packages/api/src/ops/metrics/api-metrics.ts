@@ -52,6 +52,12 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  readonly orphanObjectsRemoved = new Counter({
+    name: 'logistics_orphan_objects_removed_total',
+    help: 'Objects under orders/ that no order_files row pointed at (older than the longest job deadline), removed by the housekeeping.',
+    registers: [this.registry],
+  });
+
   private readonly pdfRender = createPdfRenderMetrics(this.registry);
   readonly pdfRenderDuration = this.pdfRender.pdfRenderDuration;
   readonly pdfRenderFailures = this.pdfRender.pdfRenderFailures;
