@@ -226,3 +226,45 @@ describe('GET /invoices: the date range a period applied', () => {
     }
   });
 });
+
+describe('GET /invoices: conditional requests (weak ETag)', () => {
+  it('when the same list is asked again with its ETag, then 304 with no body, until the data changes', async () => {
+    const first = await api.call('/invoices?per_page=3');
+    expect(first.status).toBe(200);
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^W\/"[A-Za-z0-9_-]{27}"$/);
+    expect(first.headers.get('cache-control')).toBe('private, no-cache');
+    const firstBody = await first.text();
+
+    const again = await api.call('/invoices?per_page=3', { headers: { 'If-None-Match': etag } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(again.headers.get('x-ratelimit-limit')).not.toBeNull();
+
+    for (const header of [`"other", ${etag}`, etag.replace(/^W\//, ''), '*']) {
+      expect((await api.call('/invoices?per_page=3', { headers: { 'If-None-Match': header } })).status).toBe(304);
+    }
+    expect((await api.call('/invoices?per_page=3', { headers: { 'If-None-Match': 'W/"something-else"' } })).status).toBe(200);
+    const other = await api.call('/invoices?per_page=4', { headers: { 'If-None-Match': etag } });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('etag')).not.toBe(etag);
+
+    // A change to a listed invoice changes the bytes, so the old tag no longer matches.
+    const listed = (JSON.parse(firstBody) as { data: { invoices: Array<{ id: number; customer_name: string }> } }).data.invoices[0]!;
+    await api.knex('invoices').where({ id: listed.id }).update({ customer_name: `${listed.customer_name} (renamed)` });
+    try {
+      const changed = await api.call('/invoices?per_page=3', { headers: { 'If-None-Match': etag } });
+      expect(changed.status).toBe(200);
+      expect(changed.headers.get('etag')).not.toBe(etag);
+    } finally {
+      await api.knex('invoices').where({ id: listed.id }).update({ customer_name: listed.customer_name });
+    }
+    expect((await api.call('/invoices?per_page=3', { headers: { 'If-None-Match': etag } })).status).toBe(304);
+  });
+
+  it('when the query is invalid or the credentials wrong, then those answers come first, whatever If-None-Match says', async () => {
+    expect((await api.call('/invoices?per_page=0', { headers: { 'If-None-Match': '*' } })).status).toBe(422);
+    expect((await api.call('/invoices', { as: null, headers: { 'If-None-Match': '*' } })).status).toBe(401);
+  });
+});

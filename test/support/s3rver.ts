@@ -1,4 +1,4 @@
-import { mkdtemp, rm, utimes } from 'node:fs/promises';
+import { mkdtemp, rm, unlink, utimes } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,6 +37,34 @@ function letS3rverPageListings(): void {
   crypto.createDecipheriv = ((...args: unknown[]) => decipher(...swap(args))) as typeof crypto.createDecipheriv;
 }
 letS3rverPageListings();
+
+/**
+ * s3rver 3.7.1 race (machine notes): its filesystem store's deleteObject
+ * removes "directories" that became empty while a concurrent putObject under
+ * the same prefix is opening its file there; the put then fails with ENOENT
+ * unhandled and the whole s3rver process dies, which no real S3 or MinIO
+ * would do. The test server deletes an object's three files and leaves the
+ * directories alone.
+ */
+function keepS3rverDirectories(): void {
+  const require = createRequire(import.meta.url);
+  const store = require('s3rver/lib/stores/filesystem') as {
+    prototype: { deleteObject(bucket: string, key: string): Promise<void>; getResourcePath(bucket: string, key: string, resource: string): string };
+    s3rverDirectoriesKept?: boolean;
+  };
+  if (store.s3rverDirectoriesKept) return;
+  store.s3rverDirectoriesKept = true;
+  store.prototype.deleteObject = async function deleteObject(bucket: string, key: string): Promise<void> {
+    await Promise.all(
+      ['object', 'object.md5', 'metadata.json'].map((resource) =>
+        unlink(this.getResourcePath(bucket, key, resource)).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+        }),
+      ),
+    );
+  };
+}
+keepS3rverDirectories();
 
 /** s3rver's built-in account; it accepts no other credentials. */
 export const S3RVER_ACCESS_KEY = 'S3RVER';

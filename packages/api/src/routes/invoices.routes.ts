@@ -1,9 +1,9 @@
 import Router from '@koa/router';
-import { InvoiceNotFoundError, type DownloadInvoicePdfUseCase, type ListInvoicesUseCase } from '@logi/domain';
+import { envelope, InvoiceNotFoundError, type DownloadInvoicePdfUseCase, type ListInvoicesUseCase } from '@logi/domain';
 import type { AppState } from '../http/app-state.js';
 import { pdfContentDisposition } from '../http/content-disposition.js';
 import { parsePathId, queryPairs } from '../http/path-id.js';
-import { respond } from '../http/respond.js';
+import { sendJsonWithEtag } from '../http/conditional.js';
 import { toInvoiceListDto } from '../mappers/invoice.mapper.js';
 
 export interface InvoiceRouteDeps {
@@ -14,7 +14,8 @@ export interface InvoiceRouteDeps {
 export function registerInvoiceRoutes(router: Router<AppState>, deps: InvoiceRouteDeps): void {
   router.get('/invoices', async (ctx) => {
     const result = await deps.listInvoices.execute({ directory: ctx.state.client.directory, query: queryPairs(ctx.querystring) });
-    respond(ctx, 200, 'OK', toInvoiceListDto(result));
+    // A weak ETag of the body: a client that polls the same page gets 304 and no bytes while nothing changed.
+    sendJsonWithEtag(ctx, 200, envelope(200, 'OK', toInvoiceListDto(result)));
   });
 
   router.get('/invoices/:invoiceId/pdf', async (ctx) => {

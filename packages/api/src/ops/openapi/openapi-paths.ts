@@ -111,9 +111,26 @@ export function paths(options: { uploadMaxFiles: number }) {
           'Periods are whole days in APP_TIMEZONE: `cur_month`, `prev_month`, `last_N_days` (N days ending today, today included), `custom` (`date_from`..`date_to`, inclusive, at least one of them).',
           'Sorting breaks ties by `id` in the same direction; a null `payment_date` sorts as the smallest value; text sorts case-insensitively.',
         ].join('\n\n'),
-        parameters: queryParameters(listInvoicesQuerySchema),
+        parameters: [
+          ...queryParameters(listInvoicesQuerySchema),
+          {
+            name: 'If-None-Match',
+            in: 'header',
+            required: false,
+            description: 'The `ETag` of an earlier answer (or several, or `*`): when this answer would be the same bytes, 304 with no body.',
+            schema: { type: 'string' },
+          },
+        ],
         responses: {
-          '200': jsonResponse('A page of invoices (a page past the end is empty, with a correct `pagination`).', ref('InvoiceListEnvelope')),
+          '200': jsonResponse('A page of invoices (a page past the end is empty, with a correct `pagination`).', ref('InvoiceListEnvelope'), [
+            ...COUNTED,
+            'ETag',
+            'Cache-Control',
+          ]),
+          '304': {
+            description: 'The client\'s copy (named in `If-None-Match`) is still this answer: no body. Credentials, rate limit and validation come first.',
+            headers: responseHeaders([...COUNTED, 'ETag', 'Cache-Control']),
+          },
           '422': validationResponse('Any invalid value, unknown enum member, repeated or bracketed parameter.', invalidData, {
             status: 422,
             message: Messages.INVALID_DATA,

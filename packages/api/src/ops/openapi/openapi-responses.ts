@@ -25,6 +25,12 @@ const HEADERS = {
     example: '"default";r=59;t=60',
   },
   'Retry-After': integerHeader('Whole seconds to wait before trying again.', 1),
+  ETag: {
+    description: 'A weak validator of this exact body; send it back in `If-None-Match` to get 304 and no body while the answer is unchanged.',
+    schema: { type: 'string', pattern: '^W/"[A-Za-z0-9_-]{27}"$' },
+    example: 'W/"3qD0vFh0hL6bTq9m3V8o0cYt1n2"',
+  },
+  'Cache-Control': { description: 'The answer may be kept by the client only, and must be revalidated before each use.', schema: { type: 'string', const: 'private, no-cache' } },
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' }, example: 'HEAD, GET, OPTIONS' },
   'Content-Disposition': {
     description:

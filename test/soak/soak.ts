@@ -1,0 +1,327 @@
+/**
+ * `pnpm test:soak`: mixed traffic at a steady rate against the real API
+ * process (and a real worker process in the production profile) for
+ * SOAK_MINUTES per profile; samples the RSS and open file descriptors of
+ * each process every 10 s and fits a line through them after the warm-up.
+ *
+ * Fails (exit 1) on any 5xx other than a 503 (the documented answer to an
+ * outage or a late job), on an RSS slope above 1 MiB per minute after the
+ * warm-up, on growing descriptors, or on a request that gets no answer.
+ * Writes .tmp/soak/<profile>.json and .tmp/soak/rss.svg, and prints a
+ * Markdown summary (RELIABILITY.md quotes it).
+ *
+ * Knobs: SOAK_PROFILES (embedded,production), SOAK_MINUTES (10),
+ * SOAK_WARMUP_MINUTES (2), SOAK_RATE (requests per second, 20).
+ * Traffic goes to 127.0.0.1 only, bounded in count and time.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { createKnex, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
+import { ProductionStack } from '../support/production-stack.js';
+import { DIRS, KEYS, testFixture } from '../support/test-fixture.js';
+import type { WorkerProcess } from '../support/worker-process.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const OUT = path.join(ROOT, '.tmp/soak');
+const PROFILES = (process.env.SOAK_PROFILES ?? 'embedded,production').split(',').map((p) => p.trim()) as Array<'embedded' | 'production'>;
+const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
+const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? Math.min(2, MINUTES / 5));
+const RATE = Number(process.env.SOAK_RATE ?? 20);
+const SAMPLE_EVERY_MS = 10_000;
+const MAX_IN_FLIGHT = 64;
+const REQUEST_TIMEOUT_MS = 60_000;
+const RSS_SLOPE_LIMIT_MIB_PER_MIN = 1;
+const FD_GROWTH_LIMIT = 16;
+
+interface Sample {
+  atMin: number;
+  rssMiB: number;
+  fds: number;
+}
+
+interface ProfileReport {
+  profile: string;
+  minutes: number;
+  requests: number;
+  byStatus: Record<string, number>;
+  noAnswer: number;
+  skipped: number;
+  latencyMs: Record<string, { p50: number; p99: number; n: number }>;
+  processes: Record<string, { samples: Sample[]; rssSlopeMiBPerMin: number; fdGrowth: number }>;
+  failures: string[];
+}
+
+function headers(): Record<string, string> {
+  return { Authorization: `Bearer ${KEYS.baltic}`, 'X-Client-Directory': DIRS.baltic };
+}
+
+/** One request of the mix; returns its kind, so latencies are kept apart. */
+type Call = { kind: string; run: (root: string, signal: AbortSignal) => Promise<Response> };
+
+const LIST_QUERIES = ['', '?per_page=50&page=2', '?statuses=overdue,paid', '?search=2026', '?customer_name=cargo', '?sort_by=amount_gross&sort_dir=asc', '?period=last_90_days', '?types=s,c&sort_by=nr'];
+const PDF_BYTES = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
+
+function pick<T>(list: readonly T[], i: number): T {
+  return list[i % list.length]!;
+}
+
+function callFor(i: number): Call {
+  const slot = i % 20;
+  if (slot < 12) {
+    return { kind: 'list', run: (root, signal) => fetch(`${root}/v1/invoices${pick(LIST_QUERIES, i)}`, { headers: headers(), signal }) };
+  }
+  if (slot < 16) {
+    const nr = pick(['0412', 'BH/2026', 'no-such-order', 'ord'], i);
+    return { kind: 'by-nr', run: (root, signal) => fetch(`${root}/v1/orders/by-nr?nr=${encodeURIComponent(nr)}`, { headers: headers(), signal }) };
+  }
+  if (slot < 18) {
+    return {
+      kind: 'upload',
+      run: (root, signal) => {
+        const form = new FormData();
+        form.append('files', new Blob([PDF_BYTES, Buffer.from(`soak ${i}`)]), `cmr-${i}.pdf`);
+        return fetch(`${root}/v1/orders/3001/files`, { method: 'POST', body: form, headers: headers(), signal });
+      },
+    };
+  }
+  return { kind: 'pdf', run: (root, signal) => fetch(`${root}/v1/invoices/9001/pdf?lang=${pick(['en', 'pl', 'de'], i)}`, { headers: headers(), signal }) };
+}
+
+async function sampleProcess(pid: number): Promise<{ rssMiB: number; fds: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  const fds = (await readdir(`/proc/${pid}/fd`)).length;
+  return { rssMiB: rssKiB / 1024, fds };
+}
+
+/** Least-squares slope of y over x. */
+function slope(points: Array<[number, number]>): number {
+  if (points.length < 2) return 0;
+  const n = points.length;
+  const mx = points.reduce((s, [x]) => s + x, 0) / n;
+  const my = points.reduce((s, [, y]) => s + y, 0) / n;
+  const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  const sxy = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
+  return sxx === 0 ? 0 : sxy / sxx;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function startApi(env: Record<string, string>): Promise<{ child: ChildProcess; root: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/api/src/main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_MAX: '1000000000', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr: string[] = [];
+  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  const root = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`API did not start: ${stderr.join('')}`)), 60_000);
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'API listening' && entry.url) {
+          clearTimeout(timer);
+          resolve(entry.url.replace(/\/$/, ''));
+        }
+      } catch {
+        // not a log line
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`API exited with ${code}: ${stderr.join('')}`));
+    });
+  });
+  return { child, root };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function soakProfile(profile: 'embedded' | 'production'): Promise<ProfileReport> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), `logi-soak-${profile}-`));
+  const stack = profile === 'production' ? await ProductionStack.start('soak') : null;
+  const env: Record<string, string> = { DATA_DIR: dataDir, ...(stack?.env ?? {}) };
+  const knex = createKnex({ databaseUrl: env.DATABASE_URL ?? null, dataDir });
+  await migrateLatest(knex);
+  await loadFixtures(knex, testFixture, { hasher: new Sha256ApiKeyHasher() });
+  await knex.destroy();
+  let worker: WorkerProcess | null = null;
+  if (stack) worker = await stack.startWorker(dataDir);
+  const { child, root } = await startApi(env);
+  const processes: Record<string, number> = { api: child.pid! };
+  if (worker) processes.worker = worker.pid;
+  const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(processes).map((name) => [name, []]));
+
+  const started = Date.now();
+  const endAt = started + MINUTES * 60_000;
+  const byStatus: Record<string, number> = {};
+  const latencies: Record<string, number[]> = {};
+  let requests = 0;
+  let noAnswer = 0;
+  let skipped = 0;
+  let inFlight = 0;
+  const pending = new Set<Promise<void>>();
+
+  const sampleAll = async () => {
+    const atMin = (Date.now() - started) / 60_000;
+    for (const [name, pid] of Object.entries(processes)) samples[name]!.push({ atMin, ...(await sampleProcess(pid)) });
+  };
+  await sampleAll();
+  const sampler = setInterval(() => void sampleAll().catch(() => undefined), SAMPLE_EVERY_MS);
+  const progress = setInterval(() => {
+    const minutes = ((Date.now() - started) / 60_000).toFixed(1);
+    process.stderr.write(`\r${profile}: ${minutes}/${MINUTES} min, ${requests} requests, ${JSON.stringify(byStatus)}\x1b[K`);
+  }, 2_000);
+
+  try {
+    for (let i = 0; Date.now() < endAt; i += 1) {
+      const due = started + (i * 1000) / RATE;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (inFlight >= MAX_IN_FLIGHT) {
+        skipped += 1;
+        continue;
+      }
+      const call = callFor(i);
+      requests += 1;
+      inFlight += 1;
+      const t0 = performance.now();
+      const done = call
+        .run(root, AbortSignal.timeout(REQUEST_TIMEOUT_MS))
+        .then(async (response) => {
+          await response.arrayBuffer();
+          byStatus[response.status] = (byStatus[response.status] ?? 0) + 1;
+          (latencies[call.kind] ??= []).push(performance.now() - t0);
+        })
+        .catch(() => {
+          noAnswer += 1;
+        })
+        .finally(() => {
+          inFlight -= 1;
+          pending.delete(done);
+        });
+      pending.add(done);
+    }
+    await Promise.all(pending);
+    await sampleAll();
+  } finally {
+    clearInterval(sampler);
+    clearInterval(progress);
+    process.stderr.write('\n');
+    await stopChild(child);
+    await stack?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+
+  const failures: string[] = [];
+  const report: ProfileReport = {
+    profile,
+    minutes: MINUTES,
+    requests,
+    byStatus,
+    noAnswer,
+    skipped,
+    latencyMs: Object.fromEntries(
+      Object.entries(latencies).map(([kind, values]) => {
+        const sorted = [...values].sort((a, b) => a - b);
+        return [kind, { p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)), n: sorted.length }];
+      }),
+    ),
+    processes: {},
+    failures,
+  };
+  for (const [name, list] of Object.entries(samples)) {
+    const after = list.filter((s) => s.atMin >= WARMUP_MINUTES);
+    const rssSlope = slope(after.map((s) => [s.atMin, s.rssMiB]));
+    const fdGrowth = after.length ? Math.max(...after.map((s) => s.fds)) - after[0]!.fds : 0;
+    report.processes[name] = { samples: list, rssSlopeMiBPerMin: Number(rssSlope.toFixed(3)), fdGrowth };
+    if (rssSlope > RSS_SLOPE_LIMIT_MIB_PER_MIN) failures.push(`${name}: RSS grows ${rssSlope.toFixed(2)} MiB/min after warm-up (limit ${RSS_SLOPE_LIMIT_MIB_PER_MIN})`);
+    if (fdGrowth > FD_GROWTH_LIMIT) failures.push(`${name}: open descriptors grew by ${fdGrowth} after warm-up`);
+  }
+  for (const [status, count] of Object.entries(byStatus)) {
+    if (Number(status) >= 500 && Number(status) !== 503) failures.push(`${count} answers with status ${status}`);
+  }
+  if (noAnswer > 0) failures.push(`${noAnswer} requests got no answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
+  if (requests === 0) failures.push('no request was sent');
+  return report;
+}
+
+/** RSS over time, one line per profile and process. */
+function rssChart(reports: ProfileReport[]): string {
+  const series = reports.flatMap((r) => Object.entries(r.processes).map(([name, p]) => ({ label: `${r.profile} ${name}`, points: p.samples })));
+  const width = 720;
+  const height = 320;
+  const pad = { left: 56, right: 170, top: 20, bottom: 40 };
+  const maxX = Math.max(1, ...series.flatMap((s) => s.points.map((p) => p.atMin)));
+  const maxY = Math.max(1, ...series.flatMap((s) => s.points.map((p) => p.rssMiB))) * 1.1;
+  const x = (v: number) => pad.left + (v / maxX) * (width - pad.left - pad.right);
+  const y = (v: number) => height - pad.bottom - (v / maxY) * (height - pad.top - pad.bottom);
+  const colors = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd'];
+  const lines = series.map((s, i) => {
+    const d = s.points.map((p, j) => `${j ? 'L' : 'M'}${x(p.atMin).toFixed(1)},${y(p.rssMiB).toFixed(1)}`).join(' ');
+    return (
+      `<path d="${d}" fill="none" stroke="${colors[i % colors.length]}" stroke-width="2"/>` +
+      `<text x="${width - pad.right + 10}" y="${pad.top + 18 * i + 10}" fill="${colors[i % colors.length]}" font-size="12">${s.label}</text>`
+    );
+  });
+  const yTicks = Array.from({ length: 5 }, (_, i) => (maxY * i) / 4).map(
+    (v) => `<text x="${pad.left - 8}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(0)}</text><line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" stroke="#eee"/>`,
+  );
+  const xTicks = Array.from({ length: 6 }, (_, i) => (maxX * i) / 5).map((v) => `<text x="${x(v)}" y="${height - pad.bottom + 16}" text-anchor="middle" font-size="11">${v.toFixed(1)}</text>`);
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    ...yTicks,
+    ...xTicks,
+    `<text x="${(pad.left + width - pad.right) / 2}" y="${height - 6}" text-anchor="middle" font-size="12">minutes</text>`,
+    `<text x="14" y="${height / 2}" transform="rotate(-90 14 ${height / 2})" text-anchor="middle" font-size="12">RSS (MiB)</text>`,
+    ...lines,
+    '</svg>',
+  ].join('\n');
+}
+
+function markdown(reports: ProfileReport[]): string {
+  const rows = reports.map((r) => {
+    const latency = Object.entries(r.latencyMs)
+      .map(([kind, l]) => `${kind} ${l.p50}/${l.p99}`)
+      .join(', ');
+    const procs = Object.entries(r.processes)
+      .map(([name, p]) => `${name} ${p.samples[0]?.rssMiB.toFixed(0)}→${p.samples.at(-1)?.rssMiB.toFixed(0)} MiB, slope ${p.rssSlopeMiBPerMin} MiB/min, fds +${p.fdGrowth}`)
+      .join('; ');
+    return `| ${r.profile} | ${r.minutes} | ${r.requests} | ${JSON.stringify(r.byStatus)} | ${r.noAnswer} | ${latency} | ${procs} | ${r.failures.length ? r.failures.join('; ') : 'pass'} |`;
+  });
+  return [
+    '| profile | minutes | requests | answers by status | no answer | p50/p99 ms by kind | RSS and descriptors after warm-up | verdict |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+const reports: ProfileReport[] = [];
+for (const profile of PROFILES) {
+  console.error(`soak: ${profile}, ${MINUTES} min at ${RATE} requests/s (warm-up ${WARMUP_MINUTES} min)`);
+  const report = await soakProfile(profile);
+  reports.push(report);
+  await mkdir(OUT, { recursive: true });
+  await writeFile(path.join(OUT, `${profile}.json`), JSON.stringify(report, null, 2));
+}
+await writeFile(path.join(OUT, 'rss.svg'), rssChart(reports));
+console.log(markdown(reports));
+const failed = reports.flatMap((r) => r.failures.map((f) => `${r.profile}: ${f}`));
+for (const failure of failed) console.error(`FAIL ${failure}`);
+console.log(`${reports.length - new Set(failed.map((f) => f.split(':')[0])).size} passed, ${new Set(failed.map((f) => f.split(':')[0])).size} failed`);
+process.exit(failed.length ? 1 : 0);
