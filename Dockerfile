@@ -9,6 +9,7 @@ RUN apt-get update \
 RUN npm install -g pnpm@12.21.0
 WORKDIR /app
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
+COPY patches patches/
 COPY packages/domain/package.json packages/domain/
 COPY packages/adapters/package.json packages/adapters/
 COPY packages/api/package.json packages/api/
