@@ -40,7 +40,8 @@ export async function compare(name: string, baseline: BenchCase, candidate: Benc
     c.push(await time(candidate.run));
   }
   const result = { name, baselineMedianMs: median(b), candidateMedianMs: median(c), ratio: median(b) / median(c) };
-  console.log(
+  // Progress goes to stderr; stdout carries the report's tables.
+  console.error(
     `${name}: ${baseline.name} ${result.baselineMedianMs.toFixed(1)} ms, ${candidate.name} ${result.candidateMedianMs.toFixed(1)} ms ` +
       `-> ${result.ratio.toFixed(1)}x (median of ${rounds})`,
   );

@@ -1,6 +1,7 @@
 import { buildInvoiceDocument, type InvoiceDetail } from '@logi/domain';
 import { ChromiumPdfRenderer } from '@logi/adapters';
-import { compare } from './bench-kit.js';
+import { pathToFileURL } from 'node:url';
+import { compare, type BenchResult } from './bench-kit.js';
 
 /**
  * The PDF renderer keeps one warm browser with a page pool. Baseline: a new
@@ -20,21 +21,29 @@ const seller = { name: 'Baltic Haulage Sp. z o.o.', address: 'ul. Portowa 4\n80-
 const document = buildInvoiceDocument(invoice, seller, 'pl', false, 'Europe/Warsaw');
 const options = { chromiumPath: process.env.CHROMIUM_PATH ?? null, rendersPerBrowser: 10_000, renderTimeoutMs: 30_000 };
 
-const warm = new ChromiumPdfRenderer(options);
-await compare(
-  'PDF render (one invoice)',
-  {
-    name: 'new browser per document',
-    run: async () => {
-      const cold = new ChromiumPdfRenderer(options);
-      try {
-        await cold.render(document);
-      } finally {
-        await cold.close();
-      }
-    },
-  },
-  { name: 'warm browser + page pool', run: () => warm.render(document) },
-  Number(process.env.BENCH_ROUNDS ?? 10),
-);
-await warm.close();
+/** Runs the comparison; part `inprocess` of `pnpm bench`. */
+export async function benchPdfRender(rounds = Number(process.env.BENCH_ROUNDS ?? 10)): Promise<BenchResult> {
+  const warm = new ChromiumPdfRenderer(options);
+  try {
+    return await compare(
+      'PDF render (one invoice)',
+      {
+        name: 'new browser per document',
+        run: async () => {
+          const cold = new ChromiumPdfRenderer(options);
+          try {
+            await cold.render(document);
+          } finally {
+            await cold.close();
+          }
+        },
+      },
+      { name: 'warm browser + page pool', run: () => warm.render(document) },
+      rounds,
+    );
+  } finally {
+    await warm.close();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await benchPdfRender();

@@ -1,0 +1,162 @@
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { unlink } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import readline from 'node:readline';
+import { Redis } from 'ioredis';
+import { Client } from 'minio';
+import { ApiProcess, serviceEnv } from './api-process.js';
+import { ROOT, WORK_DIR, type BenchConfig } from './config.js';
+import { log } from './progress.js';
+import { OutputTail, spawnTracked, stopChild } from './processes.js';
+import type { BenchDatabase } from './seed.js';
+import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY, TestS3Server } from '../support/s3rver.js';
+
+/**
+ * s3rver 3.7.1 removes "directories" that became empty after a delete, while a
+ * concurrent put under the same prefix may be opening its file there; the put
+ * then dies with ENOENT and takes the server down (machine-notes.md). Deletes
+ * here unlink the object's files and leave directories alone.
+ */
+function patchS3rverDeletes(): void {
+  const store = createRequire(import.meta.url)('s3rver/lib/stores/filesystem') as {
+    prototype: { deleteObject(bucket: string, key: string): Promise<void>; getResourcePath(bucket: string, key: string, resource: string): string };
+  };
+  const proto = store.prototype as typeof store.prototype & { benchPatched?: boolean };
+  if (proto.benchPatched) return;
+  proto.benchPatched = true;
+  proto.deleteObject = async function deleteObject(bucket: string, key: string) {
+    await Promise.all(
+      ['object', 'object.md5', 'metadata.json'].map((resource) =>
+        unlink(this.getResourcePath(bucket, key, resource)).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+        }),
+      ),
+    );
+  };
+}
+
+export const BUCKET = 'logi-bench';
+
+export async function startS3(): Promise<{ server: TestS3Server; client: Client; env: Record<string, string> }> {
+  patchS3rverDeletes();
+  const server = await TestS3Server.start();
+  const client = new Client({
+    endPoint: '127.0.0.1',
+    port: Number(new URL(server.endPoint).port),
+    useSSL: false,
+    accessKey: S3RVER_ACCESS_KEY,
+    secretKey: S3RVER_SECRET_KEY,
+    pathStyle: true,
+  });
+  if (!(await client.bucketExists(BUCKET))) await client.makeBucket(BUCKET, 'us-east-1');
+  return {
+    server,
+    client,
+    env: { S3_ENDPOINT: server.endPoint, S3_ACCESS_KEY: S3RVER_ACCESS_KEY, S3_SECRET_KEY: S3RVER_SECRET_KEY, S3_BUCKET: BUCKET },
+  };
+}
+
+export async function redisAnswers(url: string): Promise<boolean> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2_000, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** A `pnpm worker` process (through tsx directly), tracked like every child. */
+async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const output = new OutputTail();
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')], {
+    cwd: ROOT,
+    env: serviceEnv({ LOG_LEVEL: 'info', METRICS_PORT: '0', CHROMIUM_PATH: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start within 60 s:\n${output.toString()}`)), 60_000);
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      output.push(line);
+      if (line.includes('"worker started"')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code}:\n${output.toString()}`));
+    });
+  });
+  return child;
+}
+
+/**
+ * The production-like stacks the PDF and upload parts run on, both on the
+ * same small MariaDB database and the same S3 server: `inline` (jobs in the
+ * API process) and `queue` (Redis/BullMQ and one worker process).
+ */
+export interface IoStack {
+  name: 'inline' | 'queue';
+  description: string;
+  api: ApiProcess;
+  stop(): Promise<void>;
+}
+
+export async function startIoStacks(config: BenchConfig, db: BenchDatabase, s3Env: Record<string, string>): Promise<IoStack[]> {
+  const stacks: IoStack[] = [];
+  const auth = { key: db.apiKey, directory: db.directory };
+  const base = { ...db.env, ...s3Env };
+  const inline = await ApiProcess.start('API (inline jobs)', { ...base, DATA_DIR: path.join(WORK_DIR, 'api-io-inline') }, auth);
+  stacks.push({ name: 'inline', description: 'MariaDB + S3 (s3rver), jobs in the API process', api: inline, stop: () => inline.stop() });
+  if (!config.queueStack) return stacks;
+  if (!(await redisAnswers(config.redisUrl))) {
+    log(`WARNING: Redis does not answer at ${config.redisUrl}; the queue stack (BullMQ + worker) is skipped`);
+    return stacks;
+  }
+  const prefix = `bench-${randomBytes(4).toString('hex')}`;
+  const queueEnv = { ...base, REDIS_URL: config.redisUrl, REDIS_PREFIX: prefix };
+  let worker: ChildProcess | null = null;
+  try {
+    worker = await startWorker({ ...queueEnv, DATA_DIR: path.join(WORK_DIR, 'worker-io') });
+    const api = await ApiProcess.start('API (queue)', { ...queueEnv, DATA_DIR: path.join(WORK_DIR, 'api-io-queue') }, auth);
+    const started = worker;
+    stacks.push({
+      name: 'queue',
+      description: 'MariaDB + S3 (s3rver) + Redis/BullMQ, one worker process',
+      api,
+      stop: async () => {
+        await api.stop();
+        await stopChild(started, 25_000);
+        await deleteRedisKeys(config.redisUrl, prefix).catch(() => undefined);
+      },
+    });
+  } catch (error) {
+    if (worker) await stopChild(worker, 5_000);
+    await deleteRedisKeys(config.redisUrl, prefix).catch(() => undefined);
+    throw error;
+  }
+  return stacks;
+}

@@ -1,0 +1,117 @@
+import type { Knex } from 'knex';
+import { ChromiumPdfRenderer, KnexClientRepository, KnexInvoiceRepository } from '@logi/adapters';
+import { buildInvoiceDocument, type InvoiceDocument } from '@logi/domain';
+import type { IoStack } from './io-stack.js';
+import { log, percentile } from './progress.js';
+
+export interface PdfRow {
+  stack: string;
+  concurrency: number;
+  requests: number;
+  apiPerSecond: number;
+  barePerSecond: number;
+  ratio: number;
+  apiP50Ms: number;
+  bareP50Ms: number;
+}
+
+interface RunResult {
+  perSecond: number;
+  latencies: number[];
+}
+
+/** `total` jobs at `concurrency`, each `work(i)` timed. */
+async function atConcurrency(total: number, concurrency: number, work: (i: number) => Promise<void>): Promise<RunResult> {
+  let next = 0;
+  const latencies: number[] = [];
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= total) return;
+        const t = process.hrtime.bigint();
+        await work(i);
+        latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { perSecond: total / seconds, latencies };
+}
+
+/**
+ * Invoice PDFs through the API (job, render, storage, answer) against the
+ * bare warm renderer in this process printing the same invoices (same
+ * template, same language, same pool size as the API's WORKER_CONCURRENCY
+ * default of 2), at each concurrency. Each request prints another invoice,
+ * so nothing is answered from a cache.
+ */
+export async function benchPdf(
+  knex: Knex,
+  directory: string,
+  stacks: IoStack[],
+  options: { concurrency: number[]; chromiumPath: string; invoiceIds: number[] },
+): Promise<PdfRow[]> {
+  const invoices = new KnexInvoiceRepository(knex);
+  const client = await new KnexClientRepository(knex).findByDirectory(directory);
+  if (!client) throw new Error(`no client ${directory}`);
+  const documents: InvoiceDocument[] = [];
+  for (const id of options.invoiceIds) {
+    const detail = await invoices.findDetail(directory, id);
+    if (!detail) throw new Error(`invoice ${id} not found in ${directory}`);
+    documents.push(buildInvoiceDocument(detail, client.company, 'pl', false, 'UTC'));
+  }
+  const bare = new ChromiumPdfRenderer({ chromiumPath: options.chromiumPath, rendersPerBrowser: 100_000, renderTimeoutMs: 120_000, poolSize: 2 });
+  const rows: PdfRow[] = [];
+  try {
+    let cursor = 0;
+    const nextIndex = () => cursor++ % options.invoiceIds.length;
+    const viaApi = (stack: IoStack) => async () => {
+      const id = options.invoiceIds[nextIndex()]!;
+      const answer = await stack.api.call({ path: `/v1/invoices/${id}/pdf?lang=pl` });
+      if (answer.status !== 200 || answer.body.subarray(0, 5).toString('latin1') !== '%PDF-') {
+        throw new Error(`${stack.api.label}: GET /v1/invoices/${id}/pdf answered ${answer.status}: ${answer.body.subarray(0, 300).toString('utf8')}`);
+      }
+    };
+    const direct = async () => {
+      const pdf = await bare.render(documents[nextIndex()]!);
+      if (pdf.subarray(0, 5).toString('latin1') !== '%PDF-') throw new Error('the bare renderer made no PDF');
+    };
+    // Warm both: browser launch, page pool, template.
+    await atConcurrency(4, 2, direct);
+    for (const stack of stacks) await atConcurrency(4, 2, viaApi(stack));
+
+    for (const stack of stacks) {
+      for (const concurrency of options.concurrency) {
+        const total = Math.max(12, concurrency * 4);
+        let bestApi: RunResult = { perSecond: 0, latencies: [] };
+        let bestBare: RunResult = { perSecond: 0, latencies: [] };
+        for (let round = 0; round < 2; round++) {
+          const a = await atConcurrency(total, concurrency, viaApi(stack));
+          const b = await atConcurrency(total, concurrency, direct);
+          if (a.perSecond > bestApi.perSecond) bestApi = a;
+          if (b.perSecond > bestBare.perSecond) bestBare = b;
+        }
+        const row: PdfRow = {
+          stack: stack.name,
+          concurrency,
+          requests: total,
+          apiPerSecond: bestApi.perSecond,
+          barePerSecond: bestBare.perSecond,
+          ratio: bestApi.perSecond / bestBare.perSecond,
+          apiP50Ms: percentile(bestApi.latencies, 50),
+          bareP50Ms: percentile(bestBare.latencies, 50),
+        };
+        rows.push(row);
+        log(
+          `PDF ${stack.name} c=${concurrency}: API ${row.apiPerSecond.toFixed(1)}/s (p50 ${row.apiP50Ms.toFixed(0)} ms), ` +
+            `bare renderer ${row.barePerSecond.toFixed(1)}/s (p50 ${row.bareP50Ms.toFixed(0)} ms) -> ${row.ratio.toFixed(2)}`,
+        );
+      }
+    }
+  } finally {
+    await bare.close();
+  }
+  return rows;
+}
