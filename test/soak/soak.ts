@@ -6,7 +6,8 @@
  *
  * Fails (exit 1) on any 5xx other than a 503 (the documented answer to an
  * outage or a late job), on an RSS slope above 1 MiB per minute after the
- * warm-up, on growing descriptors, or on a request that gets no answer.
+ * warm-up, on growing descriptors (median of the last third of the samples
+ * against the first third), or on a request that gets no answer.
  * Writes .tmp/soak/<profile>.json and .tmp/soak/rss.svg, and prints a
  * Markdown summary (RELIABILITY.md quotes it).
  *
@@ -95,6 +96,12 @@ async function sampleProcess(pid: number): Promise<{ rssMiB: number; fds: number
   const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
   const fds = (await readdir(`/proc/${pid}/fd`)).length;
   return { rssMiB: rssKiB / 1024, fds };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Least-squares slope of y over x. */
@@ -247,7 +254,10 @@ async function soakProfile(profile: 'embedded' | 'production'): Promise<ProfileR
   for (const [name, list] of Object.entries(samples)) {
     const after = list.filter((s) => s.atMin >= WARMUP_MINUTES);
     const rssSlope = slope(after.map((s) => [s.atMin, s.rssMiB]));
-    const fdGrowth = after.length ? Math.max(...after.map((s) => s.fds)) - after[0]!.fds : 0;
+    // Growth, not a moment's peak: the median of the last third against that of the first third
+    // (a sample taken while 60 requests are in flight holds their sockets, and says nothing of a leak).
+    const third = Math.max(1, Math.floor(after.length / 3));
+    const fdGrowth = after.length ? median(after.slice(-third).map((s) => s.fds)) - median(after.slice(0, third).map((s) => s.fds)) : 0;
     report.processes[name] = { samples: list, rssSlopeMiBPerMin: Number(rssSlope.toFixed(3)), fdGrowth };
     if (rssSlope > RSS_SLOPE_LIMIT_MIB_PER_MIN) failures.push(`${name}: RSS grows ${rssSlope.toFixed(2)} MiB/min after warm-up (limit ${RSS_SLOPE_LIMIT_MIB_PER_MIN})`);
     if (fdGrowth > FD_GROWTH_LIMIT) failures.push(`${name}: open descriptors grew by ${fdGrowth} after warm-up`);

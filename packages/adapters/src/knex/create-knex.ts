@@ -9,6 +9,12 @@ export interface KnexConfig {
   databaseUrl: string | null;
   /** Holds app.sqlite in the embedded profile. */
   dataDir: string;
+  /**
+   * MariaDB: ms a statement may take before it fails and its connection is
+   * destroyed (DB_QUERY_TIMEOUT_MS in the API and the worker). Unset means no
+   * limit, for the CLI's migrations and reindex, which take minutes at scale.
+   */
+  queryTimeoutMs?: number | null;
 }
 
 /** A dead database must fail a request quickly (503), not hang it. */
@@ -28,7 +34,43 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
  * a SQLite file in `dataDir` (WAL, so API, worker and CLI can share it).
  */
 export function createKnex(config: KnexConfig): Knex {
-  return config.databaseUrl ? createMysqlKnex(config.databaseUrl) : createSqliteKnex(config.dataDir);
+  if (!config.databaseUrl) return createSqliteKnex(config.dataDir);
+  const knex = createMysqlKnex(config.databaseUrl);
+  if (config.queryTimeoutMs) boundStatements(knex, config.queryTimeoutMs);
+  return knex;
+}
+
+/** The part of a mysql2 connection and of knex's client that boundStatements reaches into. */
+interface Mysql2Connection {
+  destroy(): void;
+}
+interface KnexQueryObject {
+  options?: Record<string, unknown>;
+}
+interface KnexMysqlClient {
+  _query(connection: Mysql2Connection, obj: KnexQueryObject): Promise<unknown>;
+}
+
+/**
+ * A server that holds its connections open but answers nothing (stopped,
+ * swapped out, a black-holed network) would hang a statement for ever: the
+ * connect timeout covers only new connections and TCP keep-alive sees a
+ * live peer. Every statement therefore carries mysql2's timeout; one that
+ * runs out fails with PROTOCOL_SEQUENCE_TIMEOUT (transient: 503) and its
+ * connection is destroyed, because mysql2 leaves the unanswered command at
+ * the head of the connection's queue, where it would hold up every later
+ * statement given that connection (their timers start only when they run).
+ */
+function boundStatements(knex: Knex, timeoutMs: number): void {
+  const client = knex.client as unknown as KnexMysqlClient;
+  const query = client._query.bind(client);
+  client._query = (connection, obj) => {
+    if (obj && typeof obj === 'object') obj.options = { timeout: timeoutMs, ...obj.options };
+    return query(connection, obj).catch((error: unknown) => {
+      if ((error as { code?: unknown } | null)?.code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy();
+      throw error;
+    });
+  };
 }
 
 function createMysqlKnex(databaseUrl: string): Knex {

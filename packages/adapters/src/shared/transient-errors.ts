@@ -12,6 +12,8 @@ const TRANSIENT_CODES = new Set([
   'EPIPE',
   // MariaDB/MySQL: the connection dropped, the server is full or going down, or a lock was lost.
   'PROTOCOL_CONNECTION_LOST',
+  // A statement with no answer within DB_QUERY_TIMEOUT_MS (a hung or stopped server).
+  'PROTOCOL_SEQUENCE_TIMEOUT',
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
   'ER_LOCK_WAIT_TIMEOUT',
