@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,7 +55,7 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', () => {
 
   it('when db:migrate runs twice, then the schema is created once and then reported up to date', async () => {
     const first = await cli(['db:migrate'], env);
-    expect(first).toMatchObject({ code: 0, stdout: 'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data, 004-covering-sort-indexes\n' });
+    expect(first).toMatchObject({ code: 0, stdout: 'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data, 004-covering-sort-indexes, 005-idempotency-keys\n' });
     expect(await cli(['db:migrate'], env)).toMatchObject({ code: 0, stdout: 'Schema is up to date.\n' });
     expect(await db().schema.hasTable('invoices')).toBe(true);
   });
@@ -87,6 +87,19 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', () => {
     const postings = (await db()('search_trigrams').count({ n: '*' }).first()) as { n: number };
     expect(postings.n).toBeGreaterThan(29);
     await db()('invoices').where({ id: 70_001 }).delete();
+  });
+
+  it('when pdf-cache:clear runs, then every cached PDF is removed and nothing else in storage', async () => {
+    const files = path.join(dataDir, 'files');
+    await mkdir(path.join(files, 'pdf-cache'), { recursive: true });
+    await mkdir(path.join(files, 'orders', 'd', '1'), { recursive: true });
+    for (const digit of ['a', 'b']) await writeFile(path.join(files, 'pdf-cache', `${digit.repeat(64)}.pdf`), '%PDF');
+    await writeFile(path.join(files, 'orders', 'd', '1', 'kept'), 'x');
+    const run = await cli(['pdf-cache:clear'], env);
+    expect(run).toMatchObject({ code: 0, stdout: 'Removed 2 cached PDFs.\n' });
+    expect(await readdir(path.join(files, 'pdf-cache'))).toEqual([]);
+    expect(await readdir(path.join(files, 'orders', 'd', '1'))).toEqual(['kept']);
+    expect(await cli(['pdf-cache:clear'], env)).toMatchObject({ code: 0, stdout: 'Removed 0 cached PDFs.\n' });
   });
 
   it('when the fixture file is invalid, then one line names the bad path, exit 1, nothing written', async () => {

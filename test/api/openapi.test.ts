@@ -158,6 +158,31 @@ describe('real responses match the document', () => {
     }
   });
 
+  it('when an upload is retried with its Idempotency-Key, repeats bytes, reuses the key or races it, then the 201 replay, duplicate_of, 422 and 409 fit', async () => {
+    const operation = contract.operation('post', '/orders/{order_id}/files') as { parameters?: Array<{ name: string; in: string }> };
+    expect(operation.parameters?.some((p) => p.name === 'Idempotency-Key' && p.in === 'header')).toBe(true);
+    const content = Buffer.concat([PDF_BYTES, Buffer.from(`openapi idempotency ${Date.now()}`)]);
+    const send = (filename: string, key: string) => {
+      const { body, contentType } = multipart([{ name: 'files', filename, content }]);
+      return api.call('/orders/3002/files', { method: 'POST', body, headers: { 'Content-Type': contentType, 'Idempotency-Key': key } });
+    };
+    const key = `openapi-${Date.now()}`;
+    expect((await send('cmr.pdf', key)).status).toBe(201);
+    const replay = await send('cmr.pdf', key);
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    await contract.expectDocumented(replay, 'post', '/orders/{order_id}/files');
+    const duplicate = await send('cmr.pdf', `${key}-2`);
+    const body = (await contract.expectDocumented(duplicate, 'post', '/orders/{order_id}/files')) as { data: { uploaded: Array<{ duplicate_of?: number }> } };
+    expect(body.data.uploaded[0]!.duplicate_of).toEqual(expect.any(Number));
+    const reused = await send('renamed.pdf', key);
+    expect(reused.status).toBe(422);
+    await contract.expectDocumented(reused, 'post', '/orders/{order_id}/files');
+    const racing = await Promise.all(Array.from({ length: 4 }, () => send('race.pdf', `${key}-race`)));
+    const conflict = racing.find((r) => r.status === 409);
+    if (conflict) await contract.expectDocumented(conflict, 'post', '/orders/{order_id}/files');
+    for (const other of racing.filter((r) => r !== conflict)) await contract.expectDocumented(other, 'post', '/orders/{order_id}/files');
+  });
+
   it('when the order or invoice does not exist or the query is invalid, then the 404 and 422 answers fit', async () => {
     const notFound = await api.call('/orders/by-nr?nr=NO-SUCH-NR');
     expect(notFound.status).toBe(404);

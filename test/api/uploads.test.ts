@@ -243,7 +243,8 @@ describe('POST /orders/{id}/files', () => {
   ])('when a file name is %s, then the part still counts as a file named "file"', async (_name, filename) => {
     const response = await upload(3001, [
       { name: 'files', filename, content: PDF_BYTES },
-      { name: 'files', filename: 'b.pdf', content: PDF_BYTES },
+      // Other bytes: the same ones would be a duplicate of the first part.
+      { name: 'files', filename: 'b.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from('b')]) },
     ]);
     expect(response.status).toBe(201);
     expect((await envelopeOf(response)).data.uploaded.map((u: { name: string }) => u.name)).toEqual(['file', 'b.pdf']);
@@ -269,7 +270,7 @@ describe('POST /orders/{id}/files', () => {
   it('when a file comes in a part other than files, then it is ignored and does not count towards the limit', async () => {
     const response = await upload(3001, [
       { name: 'attachment', filename: 'x.pdf', content: PDF_BYTES },
-      ...[0, 1, 2].map((i) => ({ name: 'files', filename: `f${i}.pdf`, content: PDF_BYTES })),
+      ...[0, 1, 2].map((i) => ({ name: 'files', filename: `f${i}.pdf`, content: Buffer.concat([PDF_BYTES, Buffer.from(String(i))]) })),
       { name: 'other', filename: 'y.pdf', content: PDF_BYTES },
     ]);
     expect(response.status).toBe(201);

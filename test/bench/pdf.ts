@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
+import type { Client } from 'minio';
 import { ChromiumPdfRenderer, KnexClientRepository, KnexInvoiceRepository } from '@logi/adapters';
 import { buildInvoiceDocument, type InvoiceDocument } from '@logi/domain';
-import type { IoStack } from './io-stack.js';
+import { BUCKET, type IoStack } from './io-stack.js';
 import { log, percentile } from './progress.js';
 
 export interface PdfRow {
@@ -13,6 +14,25 @@ export interface PdfRow {
   ratio: number;
   apiP50Ms: number;
   bareP50Ms: number;
+  /**
+   * On the highest concurrency of each stack: downloads answered from the PDF
+   * cache (every invoice rendered once before), per second, and their ratio
+   * to `apiPerSecond` (renders through the same API, cache cleared).
+   */
+  cachedPerSecond?: number;
+  cachedP50Ms?: number;
+  cachedRequests?: number;
+  cachedRatio?: number;
+}
+
+/** Removes every cached PDF, so that the next requests render (the API keeps PDFs under `pdf-cache/`). */
+async function clearPdfCache(s3: Client): Promise<void> {
+  const keys: string[] = [];
+  for await (const item of s3.listObjectsV2(BUCKET, 'pdf-cache/', true)) {
+    const name = (item as { name?: string }).name;
+    if (name) keys.push(name);
+  }
+  for (const key of keys) await s3.removeObject(BUCKET, key);
 }
 
 interface RunResult {
@@ -44,14 +64,17 @@ async function atConcurrency(total: number, concurrency: number, work: (i: numbe
  * Invoice PDFs through the API (job, render, storage, answer) against the
  * bare warm renderer in this process printing the same invoices (same
  * template, same language, same pool size as the API's WORKER_CONCURRENCY
- * default of 2), at each concurrency. Each request prints another invoice,
- * so nothing is answered from a cache.
+ * default of 2), at each concurrency. The API keeps rendered PDFs in a
+ * cache, so the PDF cache is emptied before every round and each request of
+ * a round prints another invoice: every API request renders. Then, at the
+ * highest concurrency, the same invoices once rendered are downloaded again:
+ * those come from the cache, and their rate is set against the render's.
  */
 export async function benchPdf(
   knex: Knex,
   directory: string,
   stacks: IoStack[],
-  options: { concurrency: number[]; chromiumPath: string; invoiceIds: number[] },
+  options: { concurrency: number[]; chromiumPath: string; invoiceIds: number[]; s3: Client },
 ): Promise<PdfRow[]> {
   const invoices = new KnexInvoiceRepository(knex);
   const client = await new KnexClientRepository(knex).findByDirectory(directory);
@@ -88,6 +111,8 @@ export async function benchPdf(
         let bestApi: RunResult = { perSecond: 0, latencies: [] };
         let bestBare: RunResult = { perSecond: 0, latencies: [] };
         for (let round = 0; round < 2; round++) {
+          await clearPdfCache(options.s3);
+          cursor = 0;
           const a = await atConcurrency(total, concurrency, viaApi(stack));
           const b = await atConcurrency(total, concurrency, direct);
           if (a.perSecond > bestApi.perSecond) bestApi = a;
@@ -109,6 +134,25 @@ export async function benchPdf(
             `bare renderer ${row.barePerSecond.toFixed(1)}/s (p50 ${row.bareP50Ms.toFixed(0)} ms) -> ${row.ratio.toFixed(2)}`,
         );
       }
+      // Cached downloads: every invoice rendered once (kept in the cache), then asked for again, several times over.
+      const top = rows.filter((r) => r.stack === stack.name).reduce((a, b) => (b.concurrency > a.concurrency ? b : a));
+      cursor = 0;
+      await atConcurrency(options.invoiceIds.length, Math.min(top.concurrency, 4), viaApi(stack));
+      const cachedTotal = Math.max(256, options.invoiceIds.length * 4);
+      let bestCached: RunResult = { perSecond: 0, latencies: [] };
+      for (let round = 0; round < 2; round++) {
+        cursor = 0;
+        const c = await atConcurrency(cachedTotal, top.concurrency, viaApi(stack));
+        if (c.perSecond > bestCached.perSecond) bestCached = c;
+      }
+      top.cachedPerSecond = bestCached.perSecond;
+      top.cachedP50Ms = percentile(bestCached.latencies, 50);
+      top.cachedRequests = cachedTotal;
+      top.cachedRatio = bestCached.perSecond / top.apiPerSecond;
+      log(
+        `PDF ${stack.name} c=${top.concurrency}: cached download ${bestCached.perSecond.toFixed(1)}/s (p50 ${top.cachedP50Ms.toFixed(0)} ms) ` +
+          `vs render ${top.apiPerSecond.toFixed(1)}/s -> ${top.cachedRatio.toFixed(1)}x`,
+      );
     }
   } finally {
     await bare.close();

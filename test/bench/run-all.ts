@@ -191,7 +191,7 @@ async function main(): Promise<number> {
         const invoiceIds = ((await ioKnex('invoices').select('id').where({ directory: io.directory, type: 's' }).orderBy('id').limit(64)) as Array<{ id: number }>).map((r) =>
           Number(r.id),
         );
-        const rows = await benchPdf(ioKnex, io.directory, stacks, { concurrency: config.pdfConcurrency, chromiumPath: config.chromiumPath, invoiceIds });
+        const rows = await benchPdf(ioKnex, io.directory, stacks, { concurrency: config.pdfConcurrency, chromiumPath: config.chromiumPath, invoiceIds, s3: s3.client });
         results.pdf = { at: new Date().toISOString(), rows, invoices: invoiceIds.length };
         completed += 1;
       }

@@ -32,7 +32,8 @@ const file = (index: number, overrides: Partial<ReceivedFile> = {}): ReceivedFil
   name: `scan-${index}.pdf`,
   size: 100,
   contentType: 'application/pdf',
-  sha256: 'ab'.repeat(32),
+  // Different bytes per part: identical ones are duplicates (see attach-files-duplicates.test.ts).
+  sha256: String(index).padStart(64, 'a'),
   localPath: `/tmp/part-${index}`,
   ...overrides,
 });

@@ -1,35 +1,172 @@
 import { describe, expect, it } from 'vitest';
-import { DownloadInvoicePdfUseCase, InvoiceNotFoundError, ServiceUnavailableError, ValidationError, type JobPayloads } from '@logi/domain';
-import { FakeInvoices, FakeQueue, FakeStorage, sampleInvoice } from './fakes.js';
+import {
+  DownloadInvoicePdfUseCase,
+  InvoiceNotFoundError,
+  RenderInvoicePdfUseCase,
+  ServiceUnavailableError,
+  ValidationError,
+  type InvoiceDocument,
+  type JobPayloads,
+  type PdfCacheEvent,
+  type PdfRendererPort,
+} from '@logi/domain';
+import { balticClient, FakeClients, FakeHasher, FakeInvoices, FakeQueue, FakeStorage, sampleInvoice } from './fakes.js';
 
-function setup() {
-  const invoices = new FakeInvoices([sampleInvoice()]);
-  const storage = new FakeStorage();
-  const rendered: JobPayloads['render-invoice-pdf'][] = [];
-  const queue = new FakeQueue(() => ({
-    'render-invoice-pdf': async (payload) => {
-      rendered.push(payload);
-      await storage.putBuffer(payload.pdfKey, Buffer.from('%PDF-1.7'), 'application/pdf');
-      return { pdfKey: payload.pdfKey, bytes: 8, invoiceNr: 'NR-FROM-THE-JOB' };
-    },
-  }));
-  const useCase = new DownloadInvoicePdfUseCase({ invoices, storage, queue, jobTimeoutMs: 1000, newId: () => 'abc', now: () => 5_000 });
-  return { useCase, storage, rendered, queue };
+/** "Prints" the title, number and total, so a changed invoice gives other bytes. */
+class FakeRenderer implements PdfRendererPort {
+  renders = 0;
+  async render(document: InvoiceDocument) {
+    this.renders += 1;
+    return Buffer.from(`%PDF ${document.title} ${document.number} ${document.totals.gross} #${this.renders}`);
+  }
+  async ping() {}
+  async close() {}
 }
 
+function setup(options: { cache?: boolean; templateVersion?: string; storage?: FakeStorage; invoices?: FakeInvoices } = {}) {
+  const invoices = options.invoices ?? new FakeInvoices([sampleInvoice()]);
+  const storage = options.storage ?? new FakeStorage();
+  const clients = new FakeClients([balticClient]);
+  const hasher = new FakeHasher();
+  const renderer = new FakeRenderer();
+  const templateVersion = options.templateVersion ?? 'template-v1';
+  const render = new RenderInvoicePdfUseCase({ invoices, clients, renderer, storage, hasher, templateVersion, timeZone: 'UTC', now: () => 5_000 });
+  const jobs: JobPayloads['render-invoice-pdf'][] = [];
+  const queue = new FakeQueue(() => ({
+    'render-invoice-pdf': async (payload) => {
+      jobs.push(payload);
+      return render.execute(payload);
+    },
+  }));
+  const events: PdfCacheEvent[] = [];
+  let ids = 0;
+  const useCase = new DownloadInvoicePdfUseCase({
+    invoices,
+    clients,
+    storage,
+    queue,
+    hasher,
+    templateVersion,
+    timeZone: 'UTC',
+    cache: options.cache ?? true,
+    jobTimeoutMs: 1000,
+    newId: () => `id${++ids}`,
+    onCacheEvent: (event) => events.push(event),
+    now: () => 5_000,
+  });
+  return { useCase, storage, jobs, queue, renderer, invoices, events };
+}
+
+const download = (useCase: DownloadInvoicePdfUseCase, query = '', clientHolds?: (version: string) => boolean) =>
+  useCase.execute({ directory: 'baltic', invoiceId: 9001, query: new URLSearchParams(query), requestId: 'r1', clientHolds });
+
 describe('download invoice pdf', () => {
-  it('when the invoice exists, then the rendered bytes and the number from the job come back and the temporary object is removed', async () => {
-    const { useCase, storage, rendered } = setup();
-    const result = await useCase.execute({ directory: 'baltic', invoiceId: 9001, query: new URLSearchParams('lang=pl&duplicate=1'), requestId: 'r1' });
-    expect(result).toEqual({ invoiceNr: 'NR-FROM-THE-JOB', pdf: Buffer.from('%PDF-1.7') });
-    expect(rendered).toEqual([{ directory: 'baltic', invoiceId: 9001, lang: 'pl', duplicate: true, pdfKey: 'pdf/abc.pdf', requestId: 'r1', deadline: 5_900 }]);
+  it('when the invoice exists, then the job renders it, the PDF and its version come back, and only the cached copy stays in storage', async () => {
+    const { useCase, storage, jobs } = setup();
+    const result = await download(useCase, 'lang=pl&duplicate=1');
+    expect(result).toMatchObject({ kind: 'pdf', source: 'render', invoiceNr: 'FV/11/2026/0007', version: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(jobs).toEqual([
+      { directory: 'baltic', invoiceId: 9001, lang: 'pl', duplicate: true, pdfKey: 'pdf/id1.pdf', cache: true, requestId: 'r1', deadline: 5_900 },
+    ]);
+    expect([...storage.objects.keys()]).toEqual([`pdf-cache/${result.version}.pdf`]);
+  });
+
+  it('when the same PDF is asked again, then it is read from the cache: same bytes, same version, no job, no render', async () => {
+    const { useCase, jobs, renderer, events } = setup();
+    const first = await download(useCase);
+    const second = await download(useCase);
+    expect(second).toMatchObject({ kind: 'pdf', source: 'cache', version: first.version, invoiceNr: 'FV/11/2026/0007' });
+    expect(second.kind === 'pdf' && first.kind === 'pdf' && second.pdf.equals(first.pdf)).toBe(true);
+    expect(jobs).toHaveLength(1);
+    expect(renderer.renders).toBe(1);
+    expect(events.map((e) => e.outcome)).toEqual(['miss', 'hit']);
+  });
+
+  it('when the client holds the current version, then not-modified before any job or storage read', async () => {
+    const { useCase, jobs, storage, events } = setup();
+    const first = await download(useCase);
+    storage.objects.clear();
+    const again = await download(useCase, '', (version) => version === first.version);
+    expect(again).toEqual({ kind: 'not-modified', invoiceNr: 'FV/11/2026/0007', version: first.version });
+    expect(jobs).toHaveLength(1);
+    expect(events.at(-1)?.outcome).toBe('not-modified');
+  });
+
+  it('when the client holds another version, then the PDF comes', async () => {
+    const { useCase } = setup();
+    expect((await download(useCase, '', (version) => version === 'f'.repeat(64))).kind).toBe('pdf');
+  });
+
+  it('when the invoice data changes, then a new version and a new render; the old PDF is not served', async () => {
+    const { useCase, invoices, renderer } = setup();
+    const before = await download(useCase);
+    invoices.invoices[0] = sampleInvoice({ amountGross: 1500, leftToPay: 1500 });
+    const after = await download(useCase);
+    expect(after.version).not.toBe(before.version);
+    expect(after).toMatchObject({ kind: 'pdf', source: 'render' });
+    expect(renderer.renders).toBe(2);
+  });
+
+  it('when the seller, the language, the duplicate flag or the template change, then the version changes', async () => {
+    const base = await download(setup().useCase);
+    const versions = new Set([base.version]);
+    versions.add((await download(setup().useCase, 'lang=de')).version);
+    versions.add((await download(setup().useCase, 'duplicate=1')).version);
+    versions.add((await download(setup({ templateVersion: 'template-v2' }).useCase)).version);
+    const moved = setup();
+    balticClient.company.address = 'ul. Nowa 1';
+    try {
+      versions.add((await download(moved.useCase)).version);
+    } finally {
+      balticClient.company.address = 'ul. Portowa 4';
+    }
+    expect(versions.size).toBe(5);
+    expect((await download(setup().useCase)).version).toBe(base.version);
+  });
+
+  it('when the cache is off, then every download renders and nothing stays in storage, with the same version', async () => {
+    const { useCase, storage, renderer, jobs } = setup({ cache: false });
+    const first = await download(useCase);
+    const second = await download(useCase);
+    expect(renderer.renders).toBe(2);
+    expect(jobs.every((job) => job.cache === false)).toBe(true);
+    expect(second.version).toBe(first.version);
+    expect(storage.objects.size).toBe(0);
+  });
+
+  it('when the cached copy cannot be read, then the PDF is rendered and the failure reported', async () => {
+    const { useCase, storage, events, renderer } = setup();
+    await download(useCase);
+    storage.getBuffer = async (key) => {
+      if (key.startsWith('pdf-cache/')) throw new Error('Storage unavailable: ECONNRESET');
+      return storage.objects.get(key)!;
+    };
+    const answer = await download(useCase);
+    expect(answer).toMatchObject({ kind: 'pdf', source: 'render' });
+    // Rendered again past the cache (the unreadable copy would have stopped the job from rendering).
+    expect(renderer.renders).toBe(2);
+    expect(events.at(-1)).toMatchObject({ outcome: 'read-failed', error: 'Storage unavailable: ECONNRESET' });
+  });
+
+  it('when the cache cannot keep the PDF, then the client still gets it and the failure is reported', async () => {
+    const storage = new FakeStorage();
+    const put = storage.putBuffer.bind(storage);
+    storage.putBuffer = async (key, data) => {
+      if (key.startsWith('pdf-cache/')) throw new Error('Storage unavailable: quota');
+      return put(key, data);
+    };
+    const { useCase, events } = setup({ storage });
+    const answer = await download(useCase);
+    expect(answer).toMatchObject({ kind: 'pdf', source: 'render' });
+    expect(answer.kind === 'pdf' && answer.pdf.toString().startsWith('%PDF')).toBe(true);
+    expect(events.map((e) => e.outcome)).toEqual(['miss', 'store-failed']);
     expect(storage.objects.size).toBe(0);
   });
 
   it('when nothing is asked, then English and no duplicate mark', async () => {
-    const { useCase, rendered } = setup();
-    await useCase.execute({ directory: 'baltic', invoiceId: 9001, query: [], requestId: 'r' });
-    expect(rendered[0]).toMatchObject({ lang: 'en', duplicate: false });
+    const { useCase, jobs } = setup();
+    await download(useCase);
+    expect(jobs[0]).toMatchObject({ lang: 'en', duplicate: false });
   });
 
   it('when the invoice is missing, then 404 wins over an invalid query', async () => {
@@ -42,7 +179,7 @@ describe('download invoice pdf', () => {
     'when %s, then the query is invalid',
     async (qs) => {
       const { useCase } = setup();
-      const error = await useCase.execute({ directory: 'baltic', invoiceId: 9001, query: new URLSearchParams(qs), requestId: 'r' }).catch((e: unknown) => e);
+      const error = await download(useCase, qs).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).message).toBe('The given data was invalid.');
     },
@@ -54,15 +191,15 @@ describe('download invoice pdf', () => {
     ['false', false],
     ['0', false],
   ])('when duplicate=%s, then the flag is %s', async (value, flag) => {
-    const { useCase, rendered } = setup();
-    await useCase.execute({ directory: 'baltic', invoiceId: 9001, query: new URLSearchParams(`duplicate=${value}`), requestId: 'r' });
-    expect(rendered[0]!.duplicate).toBe(flag);
+    const { useCase, jobs } = setup();
+    await download(useCase, `duplicate=${value}`);
+    expect(jobs[0]!.duplicate).toBe(flag);
   });
 
   it('when the renderer fails, then the answer is 503 and nothing is left in storage', async () => {
     const { useCase, storage, queue } = setup();
     queue.unavailable = new Error('browser crashed');
-    await expect(useCase.execute({ directory: 'baltic', invoiceId: 9001, query: [], requestId: 'r' })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(download(useCase)).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(storage.objects.size).toBe(0);
   });
 });

@@ -1,7 +1,14 @@
 import type {
+  Client,
+  ClientRepositoryPort,
+  ClientWithKey,
+  ContentHasherPort,
   FileCategory,
   FileCategoryRepositoryPort,
   FileStoragePort,
+  IdempotencyClaim,
+  IdempotencyScope,
+  IdempotencyStorePort,
   InvoiceCriteria,
   InvoiceDetail,
   InvoicePage,
@@ -101,6 +108,15 @@ export class FakeStorage implements FileStoragePort {
       next: under.length > page.limit ? looked.at(-1)! : null,
     };
   }
+  async listObjects(prefix: string, page: { limit: number; after: string | null }) {
+    this.listings.push({ prefix, ...page });
+    const under = [...this.objects.keys()].filter((key) => key.startsWith(prefix) && (page.after === null || key > page.after)).sort();
+    const looked = under.slice(0, page.limit);
+    return {
+      objects: looked.map((key) => ({ key, writtenAt: new Date(this.writtenAt.get(key)!) })),
+      next: under.length > page.limit ? looked.at(-1)! : null,
+    };
+  }
   async putBuffer(key: string, data: Buffer, _contentType?: string) {
     if (this.failing) throw new Error('Storage unavailable: connection refused');
     this.set(key, data);
@@ -187,3 +203,79 @@ export function sampleInvoice(overrides: Partial<InvoiceDetail> = {}): InvoiceDe
     ...overrides,
   };
 }
+
+/** Idempotency keys in a map, answers kept as JSON (as the real stores do), on a clock a test can move. */
+export class FakeIdempotencyStore implements IdempotencyStorePort {
+  readonly records = new Map<string, { fingerprint: string; token: string | null; answer: string | null; expiresAt: number }>();
+  clock = () => Date.now();
+  private tokens = 0;
+  async claim(scope: IdempotencyScope, fingerprint: string, lockMs: number): Promise<IdempotencyClaim> {
+    const id = JSON.stringify([scope.directory, scope.key]);
+    const record = this.records.get(id);
+    if (!record || record.expiresAt <= this.clock()) {
+      const token = `token-${++this.tokens}`;
+      this.records.set(id, { fingerprint, token, answer: null, expiresAt: this.clock() + lockMs });
+      return { kind: 'claimed', token };
+    }
+    if (record.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    if (record.answer !== null) return { kind: 'replay', answer: JSON.parse(record.answer) };
+    return { kind: 'in-flight' };
+  }
+  async complete(scope: IdempotencyScope, token: string, answer: unknown, keepMs: number) {
+    const record = this.records.get(JSON.stringify([scope.directory, scope.key]));
+    if (record?.token !== token) return;
+    Object.assign(record, { token: null, answer: JSON.stringify(answer), expiresAt: this.clock() + keepMs });
+  }
+  async release(scope: IdempotencyScope, token: string) {
+    const id = JSON.stringify([scope.directory, scope.key]);
+    if (this.records.get(id)?.token === token) this.records.delete(id);
+  }
+  async deleteExpired() {
+    const expired = [...this.records].filter(([, record]) => record.expiresAt <= this.clock());
+    for (const [id] of expired) this.records.delete(id);
+    return expired.length;
+  }
+}
+
+/**
+ * A stand-in for SHA-256: 64 hex digits from eight FNV-1a rounds with
+ * different seeds. Deterministic and sensitive to every character, which is
+ * all the PDF version needs from it in a unit test.
+ */
+export class FakeHasher implements ContentHasherPort {
+  readonly hashed: string[] = [];
+  sha256Hex(text: string): string {
+    this.hashed.push(text);
+    let out = '';
+    for (let seed = 0; seed < 8; seed++) {
+      let h = (0x811c9dc5 ^ seed) >>> 0;
+      for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+      out += h.toString(16).padStart(8, '0');
+    }
+    return out;
+  }
+}
+
+export class FakeClients implements ClientRepositoryPort {
+  constructor(readonly clients: ClientWithKey[]) {}
+  async findByDirectory(directory: string) {
+    return this.clients.find((c) => c.directory === directory) ?? null;
+  }
+  async upsert(): Promise<Client> {
+    throw new Error('not used');
+  }
+  async list() {
+    return this.clients;
+  }
+  async updateKeyHash() {
+    return false;
+  }
+}
+
+export const balticClient: ClientWithKey = {
+  id: 1,
+  directory: 'baltic',
+  name: 'Baltic',
+  apiKeyHash: 'hash',
+  company: { name: 'Baltic Haulage Sp. z o.o.', address: 'ul. Portowa 4', vat: 'PL5860000000', bankAccount: 'PL61 1090', bankName: 'Santander' },
+};

@@ -9,7 +9,9 @@ import {
   type JobPayloads,
   type PdfRendererPort,
 } from '@logi/domain';
-import { FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js';
+import { FakeHasher, FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js';
+
+const TEMPLATE = { hasher: new FakeHasher(), templateVersion: 'template-v1' };
 
 class FakeClients implements ClientRepositoryPort {
   constructor(readonly clients: ClientWithKey[]) {}
@@ -50,7 +52,7 @@ function setup() {
   const invoices = new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic' }), sampleInvoice({ id: 9002, directory: 'other' })]);
   const storage = new FakeStorage();
   const renderer = new FakeRenderer();
-  const useCase = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage, timeZone: 'Europe/Warsaw' });
+  const useCase = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage, timeZone: 'Europe/Warsaw', ...TEMPLATE });
   return { useCase, storage, renderer };
 }
 
@@ -71,7 +73,7 @@ describe('RenderInvoicePdfUseCase', () => {
     const result = await useCase.execute(job());
     const stored = storage.objects.get('pdf/abc.pdf');
     expect(stored?.toString()).toBe('%PDF Faktura VAT FV/11/2026/0007');
-    expect(result).toEqual({ pdfKey: 'pdf/abc.pdf', bytes: stored!.length, invoiceNr: 'FV/11/2026/0007' });
+    expect(result).toEqual({ pdfKey: 'pdf/abc.pdf', bytes: stored!.length, invoiceNr: 'FV/11/2026/0007', version: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(renderer.documents[0]).toMatchObject({ lang: 'pl', duplicateMark: 'DUPLIKAT', seller: { name: 'Baltic Haulage Sp. z o.o.' } });
   });
 
@@ -85,7 +87,7 @@ describe('RenderInvoicePdfUseCase', () => {
       return render(document);
     };
     const invoices = new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic' })]);
-    const useCase = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage, timeZone: 'UTC', now: () => clock });
+    const useCase = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage, timeZone: 'UTC', now: () => clock, ...TEMPLATE });
     expect(await useCase.execute(job({ deadline: 2_000 }))).toMatchObject({ bytes: 0 });
     expect(renderer.documents).toHaveLength(1);
     expect(storage.objects.size).toBe(0);
@@ -116,9 +118,46 @@ describe('RenderInvoicePdfUseCase', () => {
     const renderer = new FakeRenderer();
     // 2025-11-30 23:30 UTC is 1 December in Warsaw.
     const invoices = new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic', issueDate: 1764545400 })]);
-    const warsaw = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage: new FakeStorage(), timeZone: 'Europe/Warsaw' });
+    const warsaw = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage: new FakeStorage(), timeZone: 'Europe/Warsaw', ...TEMPLATE });
     await warsaw.execute(job({ lang: 'de' }));
     expect(renderer.documents.at(-1)?.dates.issueDate).toBe('01.12.2025');
+  });
+
+  it('when the cache is asked for, then the PDF is kept under the version of what was printed and handed over from there', async () => {
+    const { useCase, storage, renderer } = setup();
+    const result = await useCase.execute(job({ cache: true }));
+    expect(result.pdfKey).toBe(`pdf-cache/${result.version}.pdf`);
+    expect(storage.objects.get(result.pdfKey)?.toString()).toBe('%PDF Faktura VAT FV/11/2026/0007');
+    expect(storage.objects.has('pdf/abc.pdf')).toBe(false);
+    expect(renderer.documents).toHaveLength(1);
+  });
+
+  it('when another job kept the same version meanwhile (two misses at once), then it is used and nothing is rendered', async () => {
+    const { useCase, storage, renderer } = setup();
+    const first = await useCase.execute(job({ cache: true }));
+    const second = await useCase.execute(job({ cache: true, pdfKey: 'pdf/def.pdf' }));
+    expect(second).toMatchObject({ pdfKey: first.pdfKey, version: first.version });
+    expect(renderer.documents).toHaveLength(1);
+    expect([...storage.objects.keys()]).toEqual([first.pdfKey]);
+  });
+
+  it('when the cache cannot keep the PDF, then it is handed over under the job key and the reason comes back', async () => {
+    const { useCase, storage } = setup();
+    const put = storage.putBuffer.bind(storage);
+    storage.putBuffer = async (key, data) => {
+      if (key.startsWith('pdf-cache/')) throw new Error('Storage unavailable: quota');
+      return put(key, data);
+    };
+    const result = await useCase.execute(job({ cache: true }));
+    expect(result).toMatchObject({ pdfKey: 'pdf/abc.pdf', cacheError: 'Storage unavailable: quota' });
+    expect([...storage.objects.keys()]).toEqual(['pdf/abc.pdf']);
+  });
+
+  it('when the language or the duplicate flag differ, then so does the version', async () => {
+    const { useCase } = setup();
+    const versions = new Set<string | undefined>();
+    for (const [lang, duplicate] of [['pl', true], ['pl', false], ['de', true]] as const) versions.add((await useCase.execute(job({ lang, duplicate }))).version);
+    expect(versions.size).toBe(3);
   });
 
   it('when storage fails, then the error reaches the caller', async () => {

@@ -99,7 +99,7 @@ describe('store order file job: a row never points at a missing object', () => {
 
 describe('an upload whose jobs end differently', () => {
   const received = (index: number): ReceivedFile => ({
-    index, name: `scan-${index}.pdf`, size: 100, contentType: 'application/pdf', sha256: 'ab'.repeat(32), localPath: `/tmp/part-${index}`,
+    index, name: `scan-${index}.pdf`, size: 100, contentType: 'application/pdf', sha256: String(index).padStart(64, 'a'), localPath: `/tmp/part-${index}`,
   });
 
   function uploadSetup(unavailableNames: string[], options: { lost?: 'stored' | 'not stored'; jobTimeoutMs?: number } = {}) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
@@ -15,8 +16,9 @@ describe('faults, embedded profile', () => {
 
   const upload = () => {
     const { body, contentType } = multipart([
-      { name: 'files', filename: 'one.pdf', content: PDF_BYTES },
-      { name: 'files', filename: 'two.pdf', content: PDF_BYTES },
+      // Bytes of their own per file and call: bytes the order already has would be duplicates, not stored again.
+      { name: 'files', filename: 'one.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from(`one ${randomUUID()}`)]) },
+      { name: 'files', filename: 'two.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from(`two ${randomUUID()}`)]) },
     ]);
     return api.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': contentType } });
   };

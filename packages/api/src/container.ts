@@ -13,11 +13,13 @@ import {
   ListFileCategoriesUseCase,
   ListInvoicesUseCase,
   buildJobHandlers,
+  type ContentHasherPort,
   type ApiKeyHasherPort,
   type ClientRepositoryPort,
   type ClockPort,
   type FileCategoryRepositoryPort,
   type FileStoragePort,
+  type IdempotencyStorePort,
   type InvoiceRepositoryPort,
   type JobHandlers,
   type JobQueuePort,
@@ -34,16 +36,22 @@ import {
   InlineJobQueue,
   KnexClientRepository,
   KnexFileCategoryRepository,
+  KnexIdempotencyStore,
   KnexInvoiceRepository,
   KnexOrderFileRepository,
   KnexOrderRepository,
+  RedisIdempotencyStore,
   Sha256ApiKeyHasher,
+  Sha256ContentHasher,
+  invoiceTemplateVersion,
   type AppConfig,
 } from '@logi/adapters';
 import { RateLimiter } from './middleware/rate-limiter.js';
 import { MultipartUploadReceiver } from './uploads/multipart-upload.receiver.js';
 import { Tokens } from './tokens.js';
 import { bindOps } from './ops/ops.bindings.js';
+import type { ApiMetrics } from './ops/metrics/api-metrics.js';
+import { pdfCacheEvents } from './ops/metrics/pdf-cache.events.js';
 
 /**
  * The API's composition root. Embedded profile by default (SQLite, local
@@ -56,7 +64,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.Config).toConstantValue(config);
   c.bind(Tokens.Logger).toConstantValue(logger);
   c.bind(Tokens.Clock).toConstantValue({ now: () => new Date() } satisfies ClockPort);
-  c.bind(Tokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  c.bind(Tokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs }));
   c.bind(Tokens.Redis).toDynamicValue(() =>
     config.redisUrl
       ? createRedis(config.redisUrl, {
@@ -74,6 +82,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(Tokens.Knex)));
   c.bind(Tokens.InvoiceRepository).toDynamicValue(() => new KnexInvoiceRepository(get<Knex>(Tokens.Knex)));
   c.bind(Tokens.ApiKeyHasher).toDynamicValue(() => new Sha256ApiKeyHasher());
+  c.bind(Tokens.ContentHasher).toDynamicValue(() => new Sha256ContentHasher());
   c.bind(Tokens.FileStorage).toDynamicValue(() => createFileStorage(config));
   c.bind(Tokens.PdfRenderer).toDynamicValue(() => createPdfRenderer(config));
   c.bind(Tokens.JobHandlers).toDynamicValue(() =>
@@ -83,6 +92,8 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       files: get<OrderFileRepositoryPort>(Tokens.OrderFileRepository),
       renderer: get<PdfRendererPort>(Tokens.PdfRenderer),
       storage: get<FileStoragePort>(Tokens.FileStorage),
+      hasher: get<ContentHasherPort>(Tokens.ContentHasher),
+      templateVersion: invoiceTemplateVersion(),
       timeZone: config.timeZone,
     }),
   );
@@ -105,6 +116,11 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         logger,
       }),
   );
+  // Shared by every API process: in Redis when there is one, else in the database.
+  c.bind(Tokens.IdempotencyStore).toDynamicValue(() => {
+    const redis = get<Redis | null>(Tokens.Redis);
+    return redis ? new RedisIdempotencyStore(redis, config.redisPrefix) : new KnexIdempotencyStore(get<Knex>(Tokens.Knex));
+  });
   c.bind(Tokens.UploadReceiver).toDynamicValue(
     () => new MultipartUploadReceiver({ tmpDir: path.join(config.dataDir, 'tmp'), maxFiles: config.uploadMaxFiles }),
   );
@@ -124,6 +140,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         files: get<OrderFileRepositoryPort>(Tokens.OrderFileRepository),
         storage: get<FileStoragePort>(Tokens.FileStorage),
         queue: get<JobQueuePort>(Tokens.JobQueue),
+        idempotency: get<IdempotencyStorePort>(Tokens.IdempotencyStore),
         maxFiles: config.uploadMaxFiles,
         jobTimeoutMs: config.jobTimeoutMs,
         newId: randomUUID,
@@ -141,10 +158,16 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     () =>
       new DownloadInvoicePdfUseCase({
         invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
+        clients: get<ClientRepositoryPort>(Tokens.ClientRepository),
         storage: get<FileStoragePort>(Tokens.FileStorage),
         queue: get<JobQueuePort>(Tokens.JobQueue),
+        hasher: get<ContentHasherPort>(Tokens.ContentHasher),
+        templateVersion: invoiceTemplateVersion(),
+        timeZone: config.timeZone,
+        cache: config.pdfCache.maxObjects > 0,
         jobTimeoutMs: config.jobTimeoutMs,
         newId: randomUUID,
+        onCacheEvent: pdfCacheEvents(logger, () => get<ApiMetrics>(Tokens.Metrics)),
       }),
   );
   bindOps(c, config, logger);

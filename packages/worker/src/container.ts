@@ -19,6 +19,8 @@ import {
   KnexInvoiceRepository,
   KnexOrderFileRepository,
   MetricsPdfRenderer,
+  Sha256ContentHasher,
+  invoiceTemplateVersion,
   type AppConfig,
 } from '@logi/adapters';
 import { WorkerTokens } from './tokens.js';
@@ -37,7 +39,7 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
 
   c.bind(WorkerTokens.Config).toConstantValue(config);
   c.bind(WorkerTokens.Logger).toConstantValue(logger);
-  c.bind(WorkerTokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  c.bind(WorkerTokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs }));
   c.bind(WorkerTokens.InvoiceRepository).toDynamicValue(() => new KnexInvoiceRepository(get<Knex>(WorkerTokens.Knex)));
   c.bind(WorkerTokens.ClientRepository).toDynamicValue(() => new KnexClientRepository(get<Knex>(WorkerTokens.Knex)));
   c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex)));
@@ -50,6 +52,8 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
       files: get<OrderFileRepositoryPort>(WorkerTokens.OrderFileRepository),
       renderer: get<PdfRendererPort>(WorkerTokens.PdfRenderer),
       storage: get<FileStoragePort>(WorkerTokens.FileStorage),
+      hasher: new Sha256ContentHasher(),
+      templateVersion: invoiceTemplateVersion(),
       timeZone: config.timeZone,
     }),
   );

@@ -82,12 +82,18 @@ const schema = z.object({
    * that dies loses its jobs to another worker within about 1.5 times this.
    */
   JOB_LOCK_MS: positiveInt('JOB_LOCK_MS', 1000).default(10_000),
+  /** MariaDB: a statement of the API or a worker with no answer by then fails (503) and its connection is dropped. */
+  DB_QUERY_TIMEOUT_MS: positiveInt('DB_QUERY_TIMEOUT_MS').default(10_000),
   /** Jobs one worker process runs at once. */
   WORKER_CONCURRENCY: positiveInt('WORKER_CONCURRENCY').default(2),
   /** The PDF renderer restarts its browser after this many documents. */
   PDF_RENDERS_PER_BROWSER: positiveInt('PDF_RENDERS_PER_BROWSER').default(500),
   /** A render that takes longer is killed. */
   PDF_RENDER_TIMEOUT_MS: positiveInt('PDF_RENDER_TIMEOUT_MS').default(15_000),
+  /** Rendered PDFs are kept in storage (`pdf-cache/`) this long at most. */
+  PDF_CACHE_MAX_AGE_HOURS: positiveInt('PDF_CACHE_MAX_AGE_HOURS').default(720),
+  /** At most this many PDFs are kept; 0 turns the cache off (every download renders). */
+  PDF_CACHE_MAX_OBJECTS: positiveInt('PDF_CACHE_MAX_OBJECTS', 0).default(10_000),
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (per-IP rate limits). */
   TRUST_PROXY: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1').default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -111,8 +117,11 @@ export type AppConfig = {
   metrics: { host: string; port: number };
   jobTimeoutMs: number;
   jobLockMs: number;
+  databaseQueryTimeoutMs: number;
   workerConcurrency: number;
   pdf: { rendersPerBrowser: number; renderTimeoutMs: number };
+  /** The PDF cache's bounds; maxObjects 0 = off. */
+  pdfCache: { maxAgeHours: number; maxObjects: number };
   trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** Credentials of the queue dashboard; null = dashboard off. */
@@ -164,8 +173,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     metrics: { host: c.METRICS_HOST, port: c.METRICS_PORT },
     jobTimeoutMs: c.JOB_TIMEOUT_MS,
     jobLockMs: c.JOB_LOCK_MS,
+    databaseQueryTimeoutMs: c.DB_QUERY_TIMEOUT_MS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
+    pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS },
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
     dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { access, copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
-import type { FileStoragePort, StoragePage } from '@logi/domain';
+import type { FileStoragePort, StoragePage, StoredObjectPage } from '@logi/domain';
 import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
 
 /** Messages for the error codes a client may reasonably see; never a path. */
@@ -114,17 +114,23 @@ export class LocalFileStorage implements FileStoragePort {
    * temp files of interrupted writes are not keys and are skipped.
    */
   async listOlderThan(prefix: string, olderThan: Date, page: { limit: number; after: string | null }): Promise<StoragePage> {
+    const { objects, next } = await this.listObjects(prefix, page);
+    return { keys: objects.filter((object) => object.writtenAt < olderThan).map((object) => object.key), next };
+  }
+
+  /** The walk of listOlderThan, with each object's modification time. */
+  async listObjects(prefix: string, page: { limit: number; after: string | null }): Promise<StoredObjectPage> {
     const base = prefix.split('/').filter(Boolean);
     const marker = page.after?.split('/') ?? null;
     // A marker from another prefix means nothing here: walk from the start.
     const after = marker && marker.length > base.length && base.every((segment, i) => marker[i] === segment) ? marker.slice(base.length) : null;
     const limit = Math.max(1, Math.floor(page.limit));
-    const keys: string[] = [];
+    const objects: StoredObjectPage['objects'] = [];
     let looked = 0;
     let last: string | null = null;
     for await (const segments of this.walk(base, [], after)) {
       // One more object exists past the page: the walk goes on from the last one looked at.
-      if (looked >= limit) return { keys, next: last };
+      if (looked >= limit) return { objects, next: last };
       const key = [...base, ...segments].join('/');
       const info = await stat(path.join(this.root, ...base, ...segments)).catch((error: unknown) => {
         if (codeOf(error) === 'ENOENT') return null;
@@ -133,9 +139,9 @@ export class LocalFileStorage implements FileStoragePort {
       if (!info) continue;
       looked += 1;
       last = key;
-      if (info.mtime < olderThan) keys.push(key);
+      objects.push({ key, writtenAt: info.mtime });
     }
-    return { keys, next: null };
+    return { objects, next: null };
   }
 
   /** Files under `base/dir`, by segment order, after `after` (segments relative to `base`) when given. */

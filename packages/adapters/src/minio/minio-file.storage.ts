@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { Client, CopyDestinationOptions, CopySourceOptions } from 'minio';
-import type { FileStoragePort, StoragePage } from '@logi/domain';
+import type { FileStoragePort, StoragePage, StoredObjectPage } from '@logi/domain';
 import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
 
 export interface MinioFileStorageOptions {
@@ -153,18 +153,24 @@ export class MinioFileStorage implements FileStoragePort {
    * that existed throughout it.
    */
   async listOlderThan(prefix: string, olderThan: Date, page: { limit: number; after: string | null }): Promise<StoragePage> {
+    const { objects, next } = await this.listObjects(prefix, page);
+    return { keys: objects.filter((object) => object.writtenAt < olderThan).map((object) => object.key), next };
+  }
+
+  /** The listing of listOlderThan, with each object's LastModified. */
+  async listObjects(prefix: string, page: { limit: number; after: string | null }): Promise<StoredObjectPage> {
     const maxKeys = Math.max(1, Math.min(S3_MAX_KEYS, Math.floor(page.limit)));
     const after = page.after !== null && page.after.startsWith(prefix) ? page.after : '';
     return this.inBucket(async () => {
       const listed = await this.client.listObjectsV2Query(this.bucket, prefix, '', '', maxKeys, after);
-      const objects = listed.objects as Array<{ name?: string; lastModified?: Date }>;
-      const keys = objects
-        .filter((item) => item.name !== undefined && isValidStorageKey(item.name) && item.lastModified instanceof Date && item.lastModified < olderThan)
-        .map((item) => item.name!);
-      const last = objects.at(-1)?.name;
+      const items = listed.objects as Array<{ name?: string; lastModified?: Date }>;
+      const objects = items
+        .filter((item) => item.name !== undefined && isValidStorageKey(item.name) && item.lastModified instanceof Date)
+        .map((item) => ({ key: item.name!, writtenAt: item.lastModified! }));
+      const last = items.at(-1)?.name;
       // The XML parser may hand `IsTruncated` over as a boolean or as its text.
       const truncated = (listed.isTruncated as unknown) === true || String(listed.isTruncated) === 'true';
-      return { keys, next: truncated && last ? last : null };
+      return { objects, next: truncated && last ? last : null };
     });
   }
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
-import type { ApiKeyHasherPort } from '@logi/domain';
+import { SweepPdfCacheUseCase, type ApiKeyHasherPort, type FileStoragePort } from '@logi/domain';
 import { KnexClientRepository, loadFixtures, migrateLatest, rebuildDerivedData } from '@logi/adapters';
 import { CommandError, progressBar, UsageError, type CliIo } from './cli-io.js';
 
@@ -8,6 +8,8 @@ export interface CommandContext {
   io: CliIo;
   /** Opened on first use, so that usage errors never touch the database. */
   knex(): Knex;
+  /** Made on first use, like the database. */
+  storage(): FileStoragePort;
   hasher: ApiKeyHasherPort;
 }
 
@@ -56,6 +58,22 @@ export async function searchReindex(ctx: CommandContext): Promise<void> {
     `Reindexed ${result.invoices} invoices and ${result.orders} orders (${result.postings} index entries) and rebuilt the counts in ` +
       `${((Date.now() - started) / 1000).toFixed(1)} s.`,
   );
+}
+
+/**
+ * Empties the PDF cache: the housekeeping's sweep with both bounds at zero,
+ * run until a whole walk finds nothing. Safe while APIs run: a removed PDF is
+ * rendered again when next asked for.
+ */
+export async function pdfCacheClear(ctx: CommandContext): Promise<void> {
+  const sweep = new SweepPdfCacheUseCase({ storage: ctx.storage(), maxAgeMs: 0, maxObjects: 0 });
+  let removed = 0;
+  for (;;) {
+    const run = await sweep.execute();
+    removed += run.expired + run.overCount;
+    if (run.walkedToEnd && run.expired + run.overCount === 0) break;
+  }
+  ctx.io.out(`Removed ${removed} cached PDF${removed === 1 ? '' : 's'}.`);
 }
 
 export async function clientsCreate(ctx: CommandContext, options: { directory?: string; name?: string }): Promise<void> {

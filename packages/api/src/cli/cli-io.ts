@@ -64,5 +64,6 @@ Commands:
   clients:rotate-key --directory <id>          issue a new API key (the old one stops working)
   search:reindex                               rebuild the search index and kept counts from the tables
                                                (after rows were written straight into the database)
+  pdf-cache:clear                              remove every cached PDF (pdf-cache/ in file storage)
 
 The database comes from DATABASE_URL, else the SQLite file in DATA_DIR (default ./data).`;

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
-import { ConfigError, createKnex, FixtureValidationError, loadConfig, Sha256ApiKeyHasher } from '@logi/adapters';
-import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, searchReindex, type CommandContext } from './cli-commands.js';
+import type { FileStoragePort } from '@logi/domain';
+import { ConfigError, createFileStorage, createKnex, FixtureValidationError, loadConfig, Sha256ApiKeyHasher } from '@logi/adapters';
+import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
 import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   },
   'clients:list': { options: {}, positionals: 0, run: (ctx) => clientsList(ctx) },
   'search:reindex': { options: {}, positionals: 0, run: (ctx) => searchReindex(ctx) },
+  'pdf-cache:clear': { options: {}, positionals: 0, run: (ctx) => pdfCacheClear(ctx) },
   'clients:rotate-key': {
     options: { directory: { type: 'string' } },
     positionals: 0,
@@ -54,12 +56,14 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
   }
 
   let knex: Knex | null = null;
+  let storage: FileStoragePort | null = null;
   try {
     const config = loadConfig(env);
     const ctx: CommandContext = {
       io,
       hasher: new Sha256ApiKeyHasher(),
       knex: () => (knex ??= createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })),
+      storage: () => (storage ??= createFileStorage(config)),
     };
     await spec.run(ctx, parsed.values, parsed.positionals);
     return 0;

@@ -2,7 +2,7 @@ import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import type { Knex } from 'knex';
 import { indexPendingDocuments, startPeriodic, sweepTempFiles, type AppConfig, type PeriodicTask } from '@logi/adapters';
-import { RemoveOrphanObjectsUseCase, SweepLeftoversUseCase, type FileStoragePort, type OrderFileRepositoryPort } from '@logi/domain';
+import { RemoveOrphanObjectsUseCase, SweepLeftoversUseCase, SweepPdfCacheUseCase, type FileStoragePort, type IdempotencyStorePort, type OrderFileRepositoryPort } from '@logi/domain';
 import { Tokens } from '../tokens.js';
 import type { ApiMetrics } from '../ops/metrics/api-metrics.js';
 import type { MultipartUploadReceiver } from '../uploads/multipart-upload.receiver.js';
@@ -26,9 +26,12 @@ const ORPHAN_PAGES_PER_RUN = 5;
  * that no `order_files` row points at (left when a removal failed while
  * storage was down), past the same age, are removed, at most a few thousand
  * objects looked at per run, counted in the logs and in
- * `logistics_orphan_objects_removed_total`. Beside it, every 30 s, invoices
+ * `logistics_orphan_objects_removed_total`; Idempotency-Key records past
+ * their time are deleted (table store only). Beside it, every 30 s, invoices
  * and orders written straight into the database (listed by triggers) are
- * indexed for search.
+ * indexed for search. A third task keeps the PDF cache (`pdf-cache/`) within
+ * PDF_CACHE_MAX_AGE_HOURS and PDF_CACHE_MAX_OBJECTS, a bounded amount of work
+ * a run, counted in the logs and in `logistics_pdf_cache_removed_total`.
  */
 export function startHousekeeping(container: Container): PeriodicTask {
   const config = container.get<AppConfig>(Tokens.Config);
@@ -51,7 +54,14 @@ export function startHousekeeping(container: Container): PeriodicTask {
       metrics.orphanObjectsRemoved.inc();
     },
   });
+  const pdfCache = new SweepPdfCacheUseCase({
+    storage,
+    maxAgeMs: config.pdfCache.maxAgeHours * HOUR_MS,
+    maxObjects: config.pdfCache.maxObjects,
+    onRemoved: (_key, reason) => metrics.pdfCacheRemoved.inc({ reason }),
+  });
   const knex = container.get<Knex>(Tokens.Knex);
+  const idempotency = container.get<IdempotencyStorePort>(Tokens.IdempotencyStore);
   const indexing = startPeriodic(
     'index pending documents',
     async () => {
@@ -73,9 +83,11 @@ export function startHousekeeping(container: Container): PeriodicTask {
     async () => {
       const swept = await sweep.execute();
       const tempFiles = await sweepTempFiles(receiver.tmpDir, new Date(Date.now() - maxAgeMs));
+      // Idempotency-Key records past their 24 h (table store; Redis keys expire by themselves).
+      const idempotencyKeys = await idempotency.deleteExpired();
       orphansRemoved = 0;
       try {
-        return { ...swept, tempFiles, orphans: await orphans.execute() };
+        return { ...swept, tempFiles, idempotencyKeys, orphans: await orphans.execute() };
       } finally {
         // Logged even when the run stops half-way (storage or database gone): what was removed is gone.
         if (orphansRemoved > 0) logger.info({ orphanObjectsRemoved: orphansRemoved }, 'removed objects under orders/ that no order file row points at');
@@ -84,9 +96,20 @@ export function startHousekeeping(container: Container): PeriodicTask {
     EVERY_MS,
     logger,
   );
+  // With the cache off (a bound of 0), what an earlier run kept is removed too.
+  const cacheSweeping = startPeriodic(
+    'sweep pdf cache',
+    async () => {
+      const swept = await pdfCache.execute();
+      if (swept.expired + swept.overCount > 0) logger.info({ pdfCache: swept }, 'removed cached PDFs past the age or count bound');
+      return swept;
+    },
+    EVERY_MS,
+    logger,
+  );
   return {
     async stop() {
-      await Promise.all([indexing.stop(), sweeping.stop()]);
+      await Promise.all([indexing.stop(), sweeping.stop(), cacheSweeping.stop()]);
     },
   };
 }

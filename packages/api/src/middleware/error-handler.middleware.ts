@@ -53,7 +53,7 @@ function toResponse(error: unknown): ErrorResponse {
       message: error.message,
       data: toData ? toData(error.details as never) : null,
       errors: error instanceof ValidationError ? error.errors : undefined,
-      headers: {},
+      headers: retryAfterOf(error),
     };
   }
   if (error instanceof HttpError) {
@@ -67,6 +67,12 @@ function toResponse(error: unknown): ErrorResponse {
     return { status, message: MESSAGE_BY_STATUS[status] ?? Messages.BAD_REQUEST, data: null, headers: {} };
   }
   return { status: 500, message: Messages.SERVER_ERROR, data: null, headers: {} };
+}
+
+/** A domain error that says when to try again (a key still in use) carries `Retry-After`. */
+function retryAfterOf(error: DomainError): Record<string, string> {
+  const seconds = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+  return typeof seconds === 'number' ? { 'Retry-After': String(seconds) } : {};
 }
 
 /** Errors thrown by Koa itself (ctx.throw, http-errors) carry a status. */

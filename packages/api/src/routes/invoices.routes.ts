@@ -3,7 +3,7 @@ import { envelope, InvoiceNotFoundError, type DownloadInvoicePdfUseCase, type Li
 import type { AppState } from '../http/app-state.js';
 import { pdfContentDisposition } from '../http/content-disposition.js';
 import { parsePathId, queryPairs } from '../http/path-id.js';
-import { sendJsonWithEtag } from '../http/conditional.js';
+import { ifNoneMatchHits, sendJsonWithEtag } from '../http/conditional.js';
 import { toInvoiceListDto } from '../mappers/invoice.mapper.js';
 
 export interface InvoiceRouteDeps {
@@ -21,16 +21,29 @@ export function registerInvoiceRoutes(router: Router<AppState>, deps: InvoiceRou
   router.get('/invoices/:invoiceId/pdf', async (ctx) => {
     const invoiceId = parsePathId(ctx.params.invoiceId);
     if (invoiceId === null) throw new InvoiceNotFoundError();
-    const { invoiceNr, pdf } = await deps.downloadInvoicePdf.execute({
+    const ifNoneMatch = ctx.get('If-None-Match') || undefined;
+    const answer = await deps.downloadInvoicePdf.execute({
       directory: ctx.state.client.directory,
       invoiceId,
       query: queryPairs(ctx.querystring),
       requestId: ctx.state.requestId,
+      clientHolds: (version) => ifNoneMatchHits(ifNoneMatch, strongEtag(version)),
     });
+    // A strong validator: the version of everything printed, so the same version is the same document.
+    ctx.set('ETag', strongEtag(answer.version));
+    ctx.set('Cache-Control', 'private, no-cache');
+    if (answer.kind === 'not-modified') {
+      ctx.status = 304;
+      ctx.body = null;
+      return;
+    }
     ctx.status = 200;
     ctx.type = 'application/pdf';
-    ctx.set('Content-Disposition', pdfContentDisposition(invoiceNr));
-    ctx.set('Cache-Control', 'private, no-store');
-    ctx.body = pdf;
+    ctx.set('Content-Disposition', pdfContentDisposition(answer.invoiceNr));
+    ctx.body = answer.pdf;
   });
+}
+
+function strongEtag(version: string): string {
+  return `"${version}"`;
 }

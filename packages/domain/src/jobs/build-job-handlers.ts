@@ -1,6 +1,7 @@
 import { RenderInvoicePdfUseCase } from '../invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
 import { StoreOrderFileUseCase } from '../orders/store-order-file/store-order-file.use-case.js';
 import type { ClientRepositoryPort } from '../ports/client-repository.port.js';
+import type { ContentHasherPort } from '../ports/content-hasher.port.js';
 import type { FileStoragePort } from '../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../ports/invoice-repository.port.js';
 import type { OrderFileRepositoryPort } from '../ports/order-file-repository.port.js';
@@ -13,6 +14,9 @@ export interface JobHandlerDeps {
   files: OrderFileRepositoryPort;
   renderer: PdfRendererPort;
   storage: FileStoragePort;
+  hasher: ContentHasherPort;
+  /** The version of the PDF layout (template files and renderer settings). */
+  templateVersion: string;
   timeZone: string;
 }
 
@@ -23,6 +27,8 @@ export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
     clients: deps.clients,
     renderer: deps.renderer,
     storage: deps.storage,
+    hasher: deps.hasher,
+    templateVersion: deps.templateVersion,
     timeZone: deps.timeZone,
   });
   const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage });

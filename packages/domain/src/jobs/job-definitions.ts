@@ -43,8 +43,13 @@ export interface JobPayloads {
     invoiceId: number;
     lang: DocumentLanguage;
     duplicate: boolean;
-    /** Where the rendered PDF is to be stored. */
+    /** Where the rendered PDF is handed over when it is not kept in the PDF cache. */
     pdfKey: string;
+    /**
+     * Keep the PDF in the cache (`pdf-cache/<version>.pdf`, the version of
+     * what this job printed) and hand it over from there. Absent: false.
+     */
+    cache?: boolean;
     requestId: string;
   } & Deadline;
   'store-order-file': {
@@ -64,8 +69,13 @@ export interface JobPayloads {
 }
 
 export interface JobResults {
-  /** The invoice number comes back with the PDF, for the download's file name. */
-  'render-invoice-pdf': { pdfKey: string; bytes: number; invoiceNr: string };
+  /**
+   * Where the PDF is (the cache key, or the job's `pdfKey`); the invoice
+   * number comes back for the download's file name, the version of what was
+   * printed for its ETag (absent from a worker of an older release), and why
+   * the cache could not keep it, if it could not.
+   */
+  'render-invoice-pdf': { pdfKey: string; bytes: number; invoiceNr: string; version?: string; cacheError?: string };
   /** A storage failure is a result, not an error: it ends up in the upload's `failed[]`. */
   'store-order-file': { fileId: number } | { error: string };
 }

@@ -6,6 +6,19 @@ export interface StoragePage {
   next: string | null;
 }
 
+/** An object named by a listing, with when it was last written. */
+export interface StoredObject {
+  key: string;
+  writtenAt: Date;
+}
+
+/** One page of a listing with write times (see FileStoragePort.listObjects). */
+export interface StoredObjectPage {
+  objects: StoredObject[];
+  /** Where the next page starts (pass it back as `after`); null when the prefix was walked to its end. */
+  next: string | null;
+}
+
 /**
  * Object storage for uploaded files and rendered PDFs. Keys are made by the
  * service (never from a client's file name). Errors thrown carry a message
@@ -37,6 +50,13 @@ export interface FileStoragePort {
    * nothing is deleted. Throws when the storage does not answer.
    */
   listOlderThan(prefix: string, olderThan: Date, page: { limit: number; after: string | null }): Promise<StoragePage>;
+  /**
+   * One bounded page of the objects under `prefix` with their write times, in
+   * the same order and with the same marker as `listOlderThan`: at most
+   * `limit` objects (one listing request on S3), only keys the service could
+   * have made. Throws when the storage does not answer.
+   */
+  listObjects(prefix: string, page: { limit: number; after: string | null }): Promise<StoredObjectPage>;
   /** Throws when the storage does not answer. */
   ping(): Promise<void>;
 }

@@ -10,6 +10,10 @@ export const Messages = {
   FILES_UPLOADED: 'Files uploaded',
   /** A file of a partly stored upload whose job the queue did not finish in time. */
   FILE_NOT_STORED_IN_TIME: 'The file could not be stored in time; nothing was kept. Send it again.',
+  IDEMPOTENCY_KEY_TOO_LONG: 'The Idempotency-Key header must not be greater than 255 characters.',
+  IDEMPOTENCY_KEY_INVALID: 'The Idempotency-Key header must contain only visible ASCII characters.',
+  IDEMPOTENCY_KEY_REUSED: 'The Idempotency-Key header was already used for a different request.',
+  IDEMPOTENCY_KEY_IN_USE: 'A request with this Idempotency-Key is still being processed; try again shortly.',
   TOO_MANY_ATTEMPTS: 'Too Many Attempts.',
   NOT_FOUND: 'Not Found',
   METHOD_NOT_ALLOWED: 'Method Not Allowed',

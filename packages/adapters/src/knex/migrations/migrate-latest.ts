@@ -4,6 +4,7 @@ import * as initialSchema from './001-initial-schema.migration.js';
 import * as sqliteFoldedIndexes from './002-sqlite-folded-indexes.migration.js';
 import * as derivedSearchData from './003-derived-search-data.migration.js';
 import * as coveringSortIndexes from './004-covering-sort-indexes.migration.js';
+import * as idempotencyKeys from './005-idempotency-keys.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -18,6 +19,7 @@ const MIGRATIONS: NamedMigration[] = [
   // DDL and transactions of its own (the rebuild): MariaDB would commit an outer transaction midway anyway.
   { name: '003-derived-search-data', up: derivedSearchData.up, down: derivedSearchData.down, config: { transaction: false } },
   { name: '004-covering-sort-indexes', up: coveringSortIndexes.up, down: coveringSortIndexes.down },
+  { name: '005-idempotency-keys', up: idempotencyKeys.up, down: idempotencyKeys.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

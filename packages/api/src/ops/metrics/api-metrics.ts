@@ -58,6 +58,20 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  readonly pdfCacheRequests = new Counter({
+    name: 'logistics_pdf_cache_requests_total',
+    help: 'PDF downloads by what the cache did: hit, miss, not_modified (304), read_failed, store_failed.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pdfCacheRemoved = new Counter({
+    name: 'logistics_pdf_cache_removed_total',
+    help: 'Cached PDFs removed by the housekeeping, by reason (age, count).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   private readonly pdfRender = createPdfRenderMetrics(this.registry);
   readonly pdfRenderDuration = this.pdfRender.pdfRenderDuration;
   readonly pdfRenderFailures = this.pdfRender.pdfRenderFailures;

@@ -16,6 +16,36 @@ const pathId = (name: string, what: string) => ({
 
 const invalidData = { const: Messages.INVALID_DATA };
 
+const idempotencyKeyParameter = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: [
+    'Makes a retry safe (Stripe\'s semantics): up to 255 visible ASCII characters, chosen by the client (a UUID, say), one per upload; scoped to the client directory, compared exactly.',
+    'The first answer that stored something (a 201) is kept for 24 hours and given back, byte for byte, to a retry with the same key and the same request, with `Idempotency-Replayed: true`; nothing is stored again.',
+    'The request is the order, `category_id` and each file\'s name and SHA-256, in part order: the same key with another request is 422 naming `Idempotency-Key`.',
+    'A retry that arrives while the first request is still running is answered 409 with `Retry-After: 1` at once (it does not wait).',
+    'Answers that stored nothing are not kept, so the retry runs again: a validation 422, a 404, `No files were uploaded` (422), a 503 or a 500. An empty value counts as no key.',
+  ].join(' '),
+  schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+  example: '5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11',
+};
+
+/** The 201 of an upload: on a replay it also carries `Idempotency-Replayed`. */
+function uploadCreatedResponse() {
+  const response = jsonResponse('At least one file was stored (or, for `duplicate_of` items, was already attached to the order).', ref('AttachFilesEnvelope'), COUNTED, {
+    status: 201,
+    message: 'Files uploaded',
+    data: { message: 'Files uploaded', order_id: 3001, uploaded: [{ id: 1, name: 'cmr.pdf', category_id: 1 }], failed: [] },
+  });
+  const replayed = {
+    description: 'Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was stored by this request.',
+    required: false,
+    schema: { type: 'string', const: 'true' },
+  };
+  return { ...response, headers: { ...response.headers, 'Idempotency-Replayed': replayed } };
+}
+
 /** The five endpoints of the spec, with every answer they can give. */
 export function paths(options: { uploadMaxFiles: number }) {
   const maxBodyMiB = options.uploadMaxFiles * 10 + 1;
@@ -31,9 +61,11 @@ export function paths(options: { uploadMaxFiles: number }) {
           'A valid file that cannot be stored (storage down) goes into `failed`; the others are stored (201). If none could be stored: 422 `No files were uploaded` with the payload.',
           'A file whose store job does not finish within `JOB_TIMEOUT_MS` is not stored (the job writes nothing after its deadline): when other files of the request were stored, it is listed in `failed` (send it again); when none was, the answer is 503 with `Retry-After`, and the whole request may be sent again.',
           'The content type of a stored file is sniffed from its bytes; `name` is the client\'s file name reduced to its base name (`file` when nothing is left, as for `..` or `dir/`).',
+          'A file whose bytes (SHA-256) are already attached to the same order, by an earlier upload or an earlier part of the same request, is not stored again: its `uploaded` item has the existing file\'s `id` and `category_id`, `duplicate_of` set to that id, and the message adds ` (N already attached)`. On another order the same bytes are stored as usual (no `duplicate_of`). Two uploads of the same bytes to one order at the very same moment may both be stored.',
+          'Send an `Idempotency-Key` header to make retries safe (see the parameter): a retry gets the first answer again with `Idempotency-Replayed: true`, stores nothing, and a retry while the first is still running is 409 with `Retry-After`.',
           'File parts of other fields are ignored (not stored, not counted). A `files` part sent as a plain field is 422 `The files.N field must be a file.`; `category_id` `null` (any letter case) or empty means none, and a `category_id` sent as a file is 422.',
         ].join('\n\n'),
-        parameters: [pathId('order_id', 'Order')],
+        parameters: [pathId('order_id', 'Order'), idempotencyKeyParameter],
         requestBody: {
           required: true,
           content: {
@@ -44,16 +76,18 @@ export function paths(options: { uploadMaxFiles: number }) {
           },
         },
         responses: {
-          '201': jsonResponse('At least one file was stored.', ref('AttachFilesEnvelope'), COUNTED, {
-            status: 201,
-            message: 'Files uploaded',
-            data: { message: 'Files uploaded', order_id: 3001, uploaded: [{ id: 1, name: 'cmr.pdf', category_id: 1 }], failed: [] },
-          }),
+          '201': uploadCreatedResponse(),
           '400': errorResponse(400, 'A multipart body that cannot be parsed (bad boundary, truncated).', Messages.BAD_REQUEST, []),
           '404': errorResponse(404, 'No such order for this client (other clients\' orders answer the same).', Messages.ORDER_NOT_FOUND),
+          '409': errorResponse(
+            409,
+            'A request with the same `Idempotency-Key` and the same content is still running; nothing was done. Send it again after `Retry-After` to get its answer.',
+            Messages.IDEMPOTENCY_KEY_IN_USE,
+            [...COUNTED, 'Retry-After'],
+          ),
           '413': errorResponse(413, `The body is over UPLOAD_MAX_FILES x 10 MiB + 1 MiB (${maxBodyMiB} MiB here); cut off early.`, Messages.PAYLOAD_TOO_LARGE, []),
           '422': jsonResponse(
-            'Validation failed (no file part: `The files field is required.`; an empty or too large file, too many files, a bad `category_id`: a message naming the field, e.g. `files.2`), data null. Or no file could be stored: `No files were uploaded` with the payload as data.',
+            'Validation failed (no file part: `The files field is required.`; an empty or too large file, too many files, a bad `category_id`: a message naming the field, e.g. `files.2`; an `Idempotency-Key` over 255 characters or with other than visible ASCII, or one already used for a different request: `errors` names `Idempotency-Key`), data null. Or no file could be stored: `No files were uploaded` with the payload as data.',
             { anyOf: [ref('ValidationErrorEnvelope'), { allOf: [ref('NoFilesUploadedEnvelope'), { properties: { message: { const: Messages.NO_FILES_UPLOADED } } }] }] },
             COUNTED,
             { status: 422, message: Messages.FILES_REQUIRED, data: null, errors: { files: [Messages.FILES_REQUIRED] } },
@@ -146,14 +180,31 @@ export function paths(options: { uploadMaxFiles: number }) {
         operationId: 'downloadInvoicePdf',
         tags: ['Invoices'],
         summary: 'Download an invoice PDF',
-        description:
+        description: [
           'The invoice printed as PDF in the chosen language (title, labels, dates and amounts in its conventions); with `duplicate` it is marked as a duplicate copy. A missing invoice is 404 even when the query is also invalid.',
-        parameters: [pathId('invoice_id', 'Invoice'), ...queryParameters(invoicePdfQuerySchema)],
+          'Every answer carries a strong `ETag` (the version of everything printed and of the template) and `Cache-Control: private, no-cache`. A client that sends it back in `If-None-Match` gets 304 with no body while nothing printed changed; credentials, rate limit, tenancy (404) and validation (422) come first, and nothing is rendered for a 304.',
+          'A rendered PDF is kept on the server under its version (for up to PDF_CACHE_MAX_AGE_HOURS, at most PDF_CACHE_MAX_OBJECTS of them), so a repeated download is served from storage without a render; any change to the invoice, its related rows, the seller\'s data or the template gives a new version, and an old PDF is never served for new data.',
+        ].join('\n\n'),
+        parameters: [
+          pathId('invoice_id', 'Invoice'),
+          ...queryParameters(invoicePdfQuerySchema),
+          {
+            name: 'If-None-Match',
+            in: 'header',
+            required: false,
+            description: 'The `ETag` of an earlier download (or several, or `*`): when the document is still that version, 304 with no body.',
+            schema: { type: 'string' },
+          },
+        ],
         responses: {
           '200': {
             description: 'The PDF, as a download named after the invoice number.',
-            headers: responseHeaders([...COUNTED, 'Content-Disposition']),
+            headers: responseHeaders([...COUNTED, 'Content-Disposition', 'ETag (PDF)', 'Cache-Control']),
             content: { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf', format: 'binary' } } },
+          },
+          '304': {
+            description: 'The client\'s copy (named in `If-None-Match`) is still this document: no body, nothing rendered.',
+            headers: responseHeaders([...COUNTED, 'ETag (PDF)', 'Cache-Control']),
           },
           '404': errorResponse(404, 'No such invoice for this client, or an id that is not a positive integer.', Messages.INVOICE_NOT_FOUND),
           '422': validationResponse('`lang` or `duplicate` invalid, or sent twice.', invalidData, {

@@ -30,6 +30,12 @@ const HEADERS = {
     schema: { type: 'string', pattern: '^W/"[A-Za-z0-9_-]{27}"$' },
     example: 'W/"3qD0vFh0hL6bTq9m3V8o0cYt1n2"',
   },
+  'ETag (PDF)': {
+    description:
+      'A strong validator: the SHA-256 (hex) of everything printed (the invoice and its related rows, the seller\'s company data, `lang`, `duplicate`) and the template\'s version. Any change to them gives another value; send it back in `If-None-Match` to get 304 and no body while the document is unchanged.',
+    schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$' },
+    example: '"9f2c4e0b7d1a3c5e8f6b2d4a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c6d8e"',
+  },
   'Cache-Control': { description: 'The answer may be kept by the client only, and must be revalidated before each use.', schema: { type: 'string', const: 'private, no-cache' } },
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' }, example: 'HEAD, GET, OPTIONS' },
   'Content-Disposition': {
@@ -42,8 +48,9 @@ const HEADERS = {
 
 export type HeaderName = keyof typeof HEADERS;
 
+/** Entries whose name has a note in brackets, `ETag (PDF)`, are a variant sent under the plain name. */
 export function responseHeaders(names: readonly HeaderName[]): Record<string, unknown> {
-  return Object.fromEntries((['X-Request-Id', ...names] as HeaderName[]).map((name) => [name, { ...HEADERS[name], required: true }]));
+  return Object.fromEntries((['X-Request-Id', ...names] as HeaderName[]).map((name) => [name.replace(/ \(.*\)$/, ''), { ...HEADERS[name], required: true }]));
 }
 
 /** Headers of every response that counted against the rate limit. */

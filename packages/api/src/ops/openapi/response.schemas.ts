@@ -90,7 +90,13 @@ export const fileCategorySchema = z
 export const uploadedFileSchema = z.strictObject({
   id: z.int().describe('File ID.'),
   name: z.string().describe("The client's file name reduced to its base name."),
-  category_id: z.int().nullable(),
+  category_id: z.int().nullable().describe("The file's category (for a duplicate: the existing file's)."),
+  duplicate_of: z
+    .int()
+    .optional()
+    .describe(
+      'Only when these bytes (SHA-256) were already attached to this order, by an earlier upload or an earlier part of this request: nothing was stored again, and `id` is the existing file (equal to `duplicate_of`). Not sent otherwise; files already attached to other orders are stored as usual.',
+    ),
 });
 
 export const failedUploadSchema = z.strictObject({
@@ -100,7 +106,9 @@ export const failedUploadSchema = z.strictObject({
 
 export const attachFilesSchema = z
   .strictObject({
-    message: z.string().describe('`Files uploaded`, `N of M files uploaded` or `No files were uploaded`.'),
+    message: z
+      .string()
+      .describe('`Files uploaded`, `N of M files uploaded` or `No files were uploaded`; with ` (K already attached)` added when K items are duplicates.'),
     order_id: z.int(),
     uploaded: z.array(uploadedFileSchema),
     failed: z.array(failedUploadSchema),

@@ -1,35 +1,106 @@
 import { DomainError } from '../../shared/domain-error.js';
 import { ServiceUnavailableError } from '../../shared/common.errors.js';
+import type { ClientRepositoryPort } from '../../ports/client-repository.port.js';
+import type { ContentHasherPort } from '../../ports/content-hasher.port.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import type { JobQueuePort } from '../../ports/job-queue.port.js';
 import { jobDeadline } from '../../jobs/job-definitions.js';
+import { buildInvoiceDocument } from '../invoice-document/build-invoice-document.js';
+import type { DocumentLanguage } from '../invoice-document/invoice-document.js';
+import { pdfCacheKey, pdfVersionOf } from '../invoice-pdf-cache/pdf-version.js';
 import { InvoiceNotFoundError } from '../invoices.errors.js';
 import { parseInvoicePdfQuery } from './invoice-pdf.query.js';
 
-export interface InvoicePdf {
-  invoiceNr: string;
-  pdf: Buffer;
-}
+/** The answer to a download: the PDF, or word that the client's copy (by version) is current. */
+export type InvoicePdf =
+  | { kind: 'not-modified'; invoiceNr: string; version: string }
+  | { kind: 'pdf'; invoiceNr: string; version: string; pdf: Buffer; source: 'cache' | 'render' };
 
-/** GET /invoices/{id}/pdf: a missing invoice beats an invalid query; the render runs as a job. */
+/** What happened in the PDF cache on one request, for logs and metrics; `error` when storage failed. */
+export type PdfCacheEvent = { key: string; requestId: string } & (
+  | { outcome: 'hit' | 'miss' | 'not-modified' }
+  | { outcome: 'read-failed' | 'store-failed'; error: string }
+);
+
+/**
+ * GET /invoices/{id}/pdf. A missing invoice beats an invalid query. The
+ * document is built here (a database read) to learn its version: a client
+ * that holds that version gets `not-modified` before anything is rendered,
+ * and a PDF kept in the cache under it is read from storage, with no job and
+ * no browser. Otherwise the render runs as a job, which keeps the PDF in the
+ * cache for next time. A cache that cannot be read or written only costs a
+ * render; the client still gets its PDF.
+ */
 export class DownloadInvoicePdfUseCase {
   constructor(
     private readonly deps: {
       invoices: InvoiceRepositoryPort;
+      clients: ClientRepositoryPort;
       storage: FileStoragePort;
       queue: JobQueuePort;
+      hasher: ContentHasherPort;
+      /** The version of the PDF layout; the same in the API and the workers of one release. */
+      templateVersion: string;
+      /** IANA zone the printed dates are read in (APP_TIMEZONE). */
+      timeZone: string;
+      /** False turns the PDF cache off: every download renders (ETags and 304 stay). */
+      cache: boolean;
       jobTimeoutMs: number;
       newId: () => string;
+      onCacheEvent?: (event: PdfCacheEvent) => void;
       /** Unix ms; the system clock by default. */
       now?: () => number;
     },
   ) {}
 
-  async execute(input: { directory: string; invoiceId: number; query: Iterable<[string, string]>; requestId: string }): Promise<InvoicePdf> {
-    // A cheap indexed check first: a missing invoice is 404 even when the query is also invalid.
-    if (!(await this.deps.invoices.exists(input.directory, input.invoiceId))) throw new InvoiceNotFoundError();
+  async execute(input: {
+    directory: string;
+    invoiceId: number;
+    query: Iterable<[string, string]>;
+    requestId: string;
+    /** Whether the client already holds this version (its If-None-Match). */
+    clientHolds?: (version: string) => boolean;
+  }): Promise<InvoicePdf> {
+    const invoice = await this.deps.invoices.findDetail(input.directory, input.invoiceId);
+    if (!invoice) throw new InvoiceNotFoundError();
     const { lang, duplicate } = parseInvoicePdfQuery(input.query);
+    const client = await this.deps.clients.findByDirectory(input.directory);
+    // The invoice exists, so its directory must: a missing client is a data fault, not a 404.
+    if (!client) throw new Error(`Client directory "${input.directory}" has no company details to print as seller.`);
+    const document = buildInvoiceDocument(invoice, client.company, lang, duplicate, this.deps.timeZone);
+    const version = pdfVersionOf(document, this.deps.templateVersion, this.deps.hasher);
+    const key = pdfCacheKey(version);
+
+    if (input.clientHolds?.(version)) {
+      this.deps.onCacheEvent?.({ outcome: 'not-modified', key, requestId: input.requestId });
+      return { kind: 'not-modified', invoiceNr: invoice.nr, version };
+    }
+    const cached = this.deps.cache ? await this.readCached(key, input.requestId) : 'off';
+    if (cached instanceof Buffer) return { kind: 'pdf', invoiceNr: invoice.nr, version, pdf: cached, source: 'cache' };
+    // A cached copy that is there but cannot be read would stop the job from rendering: render past the cache.
+    return this.render({ ...input, lang, duplicate }, version, cached === 'miss');
+  }
+
+  /** The cached PDF, `miss`, or `unreadable` when storage failed (reported). */
+  private async readCached(key: string, requestId: string): Promise<Buffer | 'miss' | 'unreadable'> {
+    try {
+      const pdf = await this.deps.storage.getBuffer(key);
+      this.deps.onCacheEvent?.({ outcome: 'hit', key, requestId });
+      return pdf;
+    } catch (error) {
+      // The port does not tell a missing object from a failed read: ask, and a failed answer is a failure too.
+      const there = await this.deps.storage.exists(key).catch(() => true);
+      this.deps.onCacheEvent?.(there ? { outcome: 'read-failed', key, requestId, error: messageOf(error) } : { outcome: 'miss', key, requestId });
+      return there ? 'unreadable' : 'miss';
+    }
+  }
+
+  private async render(
+    input: { directory: string; invoiceId: number; lang: DocumentLanguage; duplicate: boolean; requestId: string },
+    version: string,
+    cache: boolean,
+  ): Promise<InvoicePdf> {
     const id = this.deps.newId();
     const pdfKey = `pdf/${id}.pdf`;
     try {
@@ -38,21 +109,33 @@ export class DownloadInvoicePdfUseCase {
         {
           directory: input.directory,
           invoiceId: input.invoiceId,
-          lang,
-          duplicate,
+          lang: input.lang,
+          duplicate: input.duplicate,
           pdfKey,
+          cache,
           requestId: input.requestId,
           deadline: jobDeadline((this.deps.now ?? Date.now)(), this.deps.jobTimeoutMs),
         },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `pdf-${id}` },
       );
-      return { invoiceNr: rendered.invoiceNr, pdf: await this.deps.storage.getBuffer(pdfKey) };
+      if (rendered.cacheError !== undefined) {
+        this.deps.onCacheEvent?.({ outcome: 'store-failed', key: pdfCacheKey(rendered.version ?? version), requestId: input.requestId, error: rendered.cacheError });
+      }
+      const pdf = await this.deps.storage.getBuffer(rendered.pdfKey);
+      await this.deps.storage.delete(pdfKey).catch(() => undefined);
+      // The version of what the job printed: it differs from ours only when the data changed in between.
+      return { kind: 'pdf', invoiceNr: rendered.invoiceNr, version: rendered.version ?? version, pdf, source: 'render' };
     } catch (error) {
+      // Not waited for: storage may be what failed, and the answer must not wait on it (a leftover
+      // under pdf/ is removed by the housekeeping).
+      void this.deps.storage.delete(pdfKey).catch(() => undefined);
       if (error instanceof DomainError) throw error;
       // A crashed or missing renderer is a passing fault: the client may retry.
       throw new ServiceUnavailableError('The PDF could not be rendered right now.');
-    } finally {
-      await this.deps.storage.delete(pdfKey).catch(() => undefined);
     }
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,15 +1,25 @@
 import type { JobPayloads, JobResults } from '../../jobs/job-definitions.js';
 import type { ClientRepositoryPort } from '../../ports/client-repository.port.js';
+import type { ContentHasherPort } from '../../ports/content-hasher.port.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import type { PdfRendererPort } from '../../ports/pdf-renderer.port.js';
 import { buildInvoiceDocument } from '../invoice-document/build-invoice-document.js';
+import { pdfCacheKey, pdfVersionOf } from '../invoice-pdf-cache/pdf-version.js';
 import { InvoiceNotFoundError } from '../invoices.errors.js';
+
+type RenderJob = JobPayloads['render-invoice-pdf'];
+type RenderResult = JobResults['render-invoice-pdf'];
 
 /**
  * Job handler (in-process queue and worker alike): prints one invoice of a
- * directory as PDF and stores it under the key the caller chose. Running it
- * twice overwrites the same object, so a retried job is harmless.
+ * directory as PDF. With `cache`, the PDF is kept under the version of what
+ * was printed (read here, so the key always matches the bytes even when the
+ * data changed since the caller looked); a PDF another job already kept
+ * there is used as it is. Otherwise, or when the cache cannot keep it, it is
+ * stored under the key the caller chose. Running it twice overwrites the
+ * same object, so a retried job, or two requests that missed the cache
+ * together, are harmless: each write is a whole PDF of the same data.
  */
 export class RenderInvoicePdfUseCase {
   constructor(
@@ -18,6 +28,9 @@ export class RenderInvoicePdfUseCase {
       clients: ClientRepositoryPort;
       renderer: PdfRendererPort;
       storage: FileStoragePort;
+      hasher: ContentHasherPort;
+      /** The version of the layout the renderer prints with; part of every PDF's version. */
+      templateVersion: string;
       /** IANA zone the printed dates are read in (APP_TIMEZONE). */
       timeZone: string;
       /** Unix ms; the system clock by default. */
@@ -25,24 +38,40 @@ export class RenderInvoicePdfUseCase {
     },
   ) {}
 
-  async execute(job: JobPayloads['render-invoice-pdf']): Promise<JobResults['render-invoice-pdf']> {
+  async execute(job: RenderJob): Promise<RenderResult> {
     const invoice = await this.deps.invoices.findDetail(job.directory, job.invoiceId);
     if (!invoice) throw new InvoiceNotFoundError();
     const client = await this.deps.clients.findByDirectory(job.directory);
     // The invoice exists, so its directory must: a missing client is a data fault, not a 404.
     if (!client) throw new Error(`Client directory "${job.directory}" has no company details to print as seller.`);
+    const document = buildInvoiceDocument(invoice, client.company, job.lang, job.duplicate, this.deps.timeZone);
+    const version = pdfVersionOf(document, this.deps.templateVersion, this.deps.hasher);
+    const unrendered: RenderResult = { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr, version };
 
     // A job that starts after its caller gave up (a backlog, a retry) is not worth a render.
-    if (this.late(job)) return { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr };
-    const document = buildInvoiceDocument(invoice, client.company, job.lang, job.duplicate, this.deps.timeZone);
+    if (this.late(job)) return unrendered;
+    const cacheKey = job.cache ? pdfCacheKey(version) : null;
+    // Another request for the same page may have rendered it meanwhile; a failed look is a miss.
+    if (cacheKey && (await this.deps.storage.exists(cacheKey).catch(() => false))) return { ...unrendered, pdfKey: cacheKey };
+
     const pdf = await this.deps.renderer.render(document);
     // Nobody will fetch a PDF that is ready after the caller gave up: storing it would only leave it behind.
-    if (this.late(job)) return { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr };
+    if (this.late(job)) return unrendered;
+    let cacheError: string | undefined;
+    if (cacheKey) {
+      try {
+        await this.deps.storage.putBuffer(cacheKey, pdf, 'application/pdf');
+        return { ...unrendered, pdfKey: cacheKey, bytes: pdf.length };
+      } catch (error) {
+        // The client still gets its PDF through the hand-over key; the caller logs why it was not kept.
+        cacheError = error instanceof Error ? error.message : String(error);
+      }
+    }
     await this.deps.storage.putBuffer(job.pdfKey, pdf, 'application/pdf');
-    return { pdfKey: job.pdfKey, bytes: pdf.length, invoiceNr: invoice.nr };
+    return { ...unrendered, bytes: pdf.length, ...(cacheError === undefined ? {} : { cacheError }) };
   }
 
-  private late(job: JobPayloads['render-invoice-pdf']): boolean {
+  private late(job: RenderJob): boolean {
     return (this.deps.now ?? Date.now)() > job.deadline;
   }
 }

@@ -5,6 +5,12 @@ export interface UploadedFile {
   id: number;
   name: string;
   categoryId: number | null;
+  /**
+   * Set when the bytes were already attached to the order (by an earlier
+   * upload, or by another part of this one): nothing was stored again, and
+   * `id` and `categoryId` are the existing file's.
+   */
+  duplicateOf?: number;
 }
 
 export interface FailedUpload {
@@ -18,6 +24,9 @@ export interface AttachFilesPayload {
   uploaded: UploadedFile[];
   failed: FailedUpload[];
 }
+
+/** What `POST /orders/{id}/files` answers: `replayed` when it is the kept answer of an earlier request with the same Idempotency-Key. */
+export type AttachFilesAnswer = AttachFilesPayload & { replayed?: true };
 
 /** No file could be stored: answered 422 with the payload as `data`. */
 export class NoFilesUploadedError extends DomainError {

@@ -6,15 +6,19 @@ import type { JobQueuePort } from '../../ports/job-queue.port.js';
 import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.port.js';
 import { jobDeadline, whenJobSettled } from '../../jobs/job-definitions.js';
 import type { OrderRepositoryPort } from '../../ports/order-repository.port.js';
-import type { Order } from '../order.js';
+import type { IdempotencyStorePort } from '../../ports/idempotency-store.port.js';
+import { idempotencyKeyErrors, runIdempotently } from '../../idempotency/idempotent-request.js';
+import type { Order, OrderFile } from '../order.js';
 import { OrderNotFoundError } from '../orders.errors.js';
 import { parseCategoryId, validateFiles, type ReceivedFile, type ReceivedUpload } from './upload-rules.js';
-import { NoFilesUploadedError, type AttachFilesPayload, type FailedUpload, type UploadedFile } from './attach-files.result.js';
+import { NoFilesUploadedError, type AttachFilesAnswer, type AttachFilesPayload, type FailedUpload, type UploadedFile } from './attach-files.result.js';
 
 export interface AttachFilesInput {
   directory: string;
   orderId: number;
   requestId: string;
+  /** The `Idempotency-Key` header, when sent (an empty value counts as not sent). */
+  idempotencyKey?: string;
   /** Reads the request body; called only once the order is known to exist. */
   receive: () => Promise<ReceivedUpload>;
 }
@@ -35,6 +39,8 @@ export class AttachFilesUseCase {
       files: OrderFileRepositoryPort;
       storage: FileStoragePort;
       queue: JobQueuePort;
+      /** Where Idempotency-Key answers are kept; without it the header is checked for form only. */
+      idempotency?: IdempotencyStorePort;
       maxFiles: number;
       jobTimeoutMs: number;
       newId: () => string;
@@ -43,12 +49,56 @@ export class AttachFilesUseCase {
     },
   ) {}
 
-  async execute(input: AttachFilesInput): Promise<AttachFilesPayload> {
+  async execute(input: AttachFilesInput): Promise<AttachFilesAnswer> {
     const order = await this.findOrder(input.directory, input.orderId);
     const upload = await input.receive();
-    const categoryId = await this.validate(upload);
-    const outcomes = await Promise.all(upload.files.map((file) => this.store(order, file, categoryId, input.requestId)));
+    const categoryId = await this.validate(upload, input.idempotencyKey);
+    const attach = () => this.attach(order, upload.files, categoryId, input.requestId);
+    if (input.idempotencyKey === undefined || !this.deps.idempotency) return attach();
+    const { value, replayed } = await runIdempotently(
+      this.deps.idempotency,
+      { directory: order.directory, key: input.idempotencyKey },
+      requestFingerprint(order, categoryId, upload.files),
+      { lockMs: this.idempotencyLockMs() },
+      attach,
+    );
+    return replayed ? { ...value, replayed: true } : value;
+  }
+
+  /**
+   * Stores each file whose bytes the order does not have yet; a file the
+   * order already has (or an earlier part of this request) is answered with
+   * the existing file and nothing is written for it.
+   */
+  private async attach(order: Order, files: ReceivedFile[], categoryId: number | null, requestId: string): Promise<AttachFilesPayload> {
+    const attached = await this.attachedByContent(order);
+    const firstOfBytes = new Map<string, Promise<Outcome>>();
+    const outcomes = await Promise.all(
+      files.map((file) => {
+        const existing = attached.get(file.sha256);
+        if (existing) return { uploaded: { id: existing.id, name: file.name, categoryId: existing.categoryId, duplicateOf: existing.id } };
+        const first = firstOfBytes.get(file.sha256);
+        if (first) return first.then((outcome) => sameAs(outcome, file.name));
+        const stored = this.store(order, file, categoryId, requestId);
+        firstOfBytes.set(file.sha256, stored);
+        return stored;
+      }),
+    );
     return this.report(order, outcomes);
+  }
+
+  /** The order's files by SHA-256 (the oldest one when several share bytes). */
+  private async attachedByContent(order: Order): Promise<Map<string, OrderFile>> {
+    const byContent = new Map<string, OrderFile>();
+    for (const file of await this.deps.files.listByOrder(order.directory, order.id)) {
+      if (!byContent.has(file.sha256)) byContent.set(file.sha256, file);
+    }
+    return byContent;
+  }
+
+  /** Longer than a request can run (its jobs, and a lost job's look-up after its deadline), so a live request never loses its key. */
+  private idempotencyLockMs(): number {
+    return 2 * this.deps.jobTimeoutMs + 60_000;
   }
 
   private async findOrder(directory: string, orderId: number): Promise<Order> {
@@ -58,7 +108,7 @@ export class AttachFilesUseCase {
   }
 
   /** Everything is checked before anything is stored; a failing request stores nothing. */
-  private async validate(upload: ReceivedUpload): Promise<number | null> {
+  private async validate(upload: ReceivedUpload, idempotencyKey: string | undefined): Promise<number | null> {
     if (upload.files.length === 0 && !upload.errors.files) {
       throw new ValidationError(Messages.FILES_REQUIRED, { files: [Messages.FILES_REQUIRED] });
     }
@@ -68,6 +118,7 @@ export class AttachFilesUseCase {
     else if (category.id !== null && !(await this.deps.categories.findById(category.id))) {
       errors.category_id = ['The selected category_id is invalid.'];
     }
+    Object.assign(errors, idempotencyKeyErrors(idempotencyKey));
     const first = Object.values(errors)[0]?.[0];
     if (first) throw new ValidationError(first, errors);
     return 'id' in category ? category.id : null;
@@ -149,8 +200,24 @@ export class AttachFilesUseCase {
       throw new NoFilesUploadedError({ message: Messages.NO_FILES_UPLOADED, orderId: order.id, uploaded, failed });
     }
     const message = failed.length === 0 ? Messages.FILES_UPLOADED : `${uploaded.length} of ${outcomes.length} files uploaded`;
-    return { message, orderId: order.id, uploaded, failed };
+    const duplicates = uploaded.filter((file) => file.duplicateOf !== undefined).length;
+    return { message: duplicates === 0 ? message : `${message} (${duplicates} already attached)`, orderId: order.id, uploaded, failed };
   }
+}
+
+/**
+ * What the request says, for Idempotency-Key: the order, the category and
+ * each file's name and bytes, in part order (the directory is the key's scope).
+ */
+export function requestFingerprint(order: Order, categoryId: number | null, files: readonly ReceivedFile[]): string {
+  return JSON.stringify({ orderId: order.id, categoryId, files: files.map((file) => [file.name, file.sha256]) });
+}
+
+/** A later part with the same bytes as an earlier one of the request shares its fate. */
+function sameAs(outcome: Outcome, name: string): Outcome {
+  if ('uploaded' in outcome) return { uploaded: { id: outcome.uploaded.id, name, categoryId: outcome.uploaded.categoryId, duplicateOf: outcome.uploaded.id } };
+  if ('failed' in outcome) return { failed: { name, error: outcome.failed.error } };
+  return { unavailable: outcome.unavailable, name };
 }
 
 function readable(error: unknown): string {

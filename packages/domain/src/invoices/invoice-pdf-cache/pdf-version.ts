@@ -1,0 +1,38 @@
+import type { ContentHasherPort } from '../../ports/content-hasher.port.js';
+import type { InvoiceDocument } from '../invoice-document/invoice-document.js';
+
+/** Where rendered PDFs are kept for reuse, one object per version: `pdf-cache/<version>.pdf`. */
+export const PDF_CACHE_PREFIX = 'pdf-cache/';
+
+/** A version is 64 lower-case hex digits (SHA-256). */
+const VERSION = /^[0-9a-f]{64}$/;
+
+/**
+ * The version of a printed invoice: SHA-256 over a canonical serialisation of
+ * the document (every text and value printed, already translated and
+ * formatted: the invoice, its orders and items, the seller's company data,
+ * `lang`, the duplicate mark) and the template's version. Anything that
+ * changes the page changes the version, so a PDF kept under it is never
+ * served for other data; the same data and template give the same version
+ * in every process. It is the PDF's strong ETag and its cache key.
+ */
+export function pdfVersionOf(document: InvoiceDocument, templateVersion: string, hasher: ContentHasherPort): string {
+  return hasher.sha256Hex(canonicalJson({ format: 'invoice-pdf/1', template: templateVersion, document }));
+}
+
+export function pdfCacheKey(version: string): string {
+  if (!VERSION.test(version)) throw new Error(`Not a PDF version: ${JSON.stringify(version.slice(0, 80))}`);
+  return `${PDF_CACHE_PREFIX}${version}.pdf`;
+}
+
+/**
+ * JSON with object keys sorted at every level, so that the same data always
+ * gives the same text whatever order its fields were built in. `undefined`
+ * fields are left out, as JSON.stringify does.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
+    return Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+}
