@@ -37,7 +37,11 @@ async function cli(args: string[], env: Record<string, string>): Promise<Run> {
   return run;
 }
 
-describe('pnpm cli (embedded SQLite in DATA_DIR)', () => {
+// Each test starts `pnpm cli` one to three times, each a few seconds of start-up on 2 cores (more
+// on a loaded machine): a bound on the run, not on the speed.
+const SPAWNING = { timeout: 120_000 };
+
+describe('pnpm cli (embedded SQLite in DATA_DIR)', SPAWNING, () => {
   let dataDir: string;
   let env: Record<string, string>;
   let knex: Knex | null = null;
@@ -176,7 +180,7 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', () => {
   });
 });
 
-describe('pnpm cli with DATABASE_URL (MariaDB)', () => {
+describe('pnpm cli with DATABASE_URL (MariaDB)', SPAWNING, () => {
   let db: TestDatabase;
 
   beforeAll(async () => {

@@ -9,10 +9,6 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
   '--disable-quic',
-  // Chromium otherwise starts two crash handler processes that detach themselves (their parent becomes
-  // init): they would escape the worker's process tree, so nothing could count them or see them go with
-  // it. No crash reports are collected here, so the handler has no work to do.
-  '--disable-crashpad-for-testing',
 ];
 
 export interface PageSlot {
