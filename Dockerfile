@@ -14,6 +14,7 @@ COPY packages/domain/package.json packages/domain/
 COPY packages/adapters/package.json packages/adapters/
 COPY packages/api/package.json packages/api/
 COPY packages/worker/package.json packages/worker/
+COPY packages/client/package.json packages/client/
 COPY test/package.json test/
 RUN pnpm install --frozen-lockfile
 

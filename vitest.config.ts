@@ -1,26 +1,38 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two groups, one after the other. The first runs two test files at a time:
+ * most of their time is spent waiting on a database, a server or a child
+ * process, and each file has its own databases, Redis prefixes, storage
+ * directories and ports. The second runs one file at a time: the PDF
+ * renderer's time limits and the system tests (processes killed, paused,
+ * counted; 50 PDFs at once) measure the machine and need it to themselves.
+ */
+const PARALLEL = { maxWorkers: 2, sequence: { groupOrder: 0 } };
+const ALONE = { maxWorkers: 1, sequence: { groupOrder: 1 } };
+
 export default defineConfig({
   test: {
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'domain', include: ['test/domain/**/*.test.ts'] } },
-      { extends: true, test: { name: 'adapters', include: ['test/adapters/**/*.test.ts'] } },
-      { extends: true, test: { name: 'pdf', include: ['test/pdf/**/*.test.ts'] } },
-      { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'] } },
+      { extends: true, test: { name: 'domain', include: ['test/domain/**/*.test.ts'], ...PARALLEL } },
+      { extends: true, test: { name: 'adapters', include: ['test/adapters/**/*.test.ts'], ...PARALLEL } },
+      { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'], ...PARALLEL } },
       {
         extends: true,
         test: {
           // The same API tests on MariaDB, Redis, an S3 server and a real worker process.
           name: 'api-production',
           include: ['test/api/**/*.test.ts'],
-          exclude: ['test/api/docs-page.test.ts', 'test/api/openapi.test.ts', 'test/api/metrics.test.ts', 'test/api/health.test.ts', 'test/api/cli.test.ts', 'test/api/error-handling.test.ts', 'test/api/request-log.test.ts', 'test/api/dashboard.test.ts', 'test/api/queue-depth-metrics.test.ts'],
+          exclude: ['test/api/docs-page.test.ts', 'test/api/openapi.test.ts', 'test/api/metrics.test.ts', 'test/api/health.test.ts', 'test/api/cli.test.ts', 'test/api/error-handling.test.ts', 'test/api/request-log.test.ts', 'test/api/dashboard.test.ts', 'test/api/queue-depth-metrics.test.ts', 'test/api/sdk-examples.test.ts', 'test/api/sdk-generated-types.test.ts'],
           env: { API_TEST_PROFILE: 'production' },
+          ...PARALLEL,
         },
       },
-      { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'] } },
+      { extends: true, test: { name: 'pdf', include: ['test/pdf/**/*.test.ts'], ...ALONE } },
+      { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], ...ALONE } },
     ],
   },
 });

@@ -25,6 +25,12 @@ Demo data loaded. Try, in another terminal:
   curl -s -o invoice.pdf 'http://$host:$port/v1/invoices/100001/pdf?lang=pl' \\
     -H 'Authorization: Bearer demo-key-baltic' -H 'X-Client-Directory: baltic-haulage'
 
+  curl -s -o invoice.xml 'http://$host:$port/v1/invoices/100010/e-invoice?format=ubl' \\
+    -H 'Authorization: Bearer demo-key-baltic' -H 'X-Client-Directory: baltic-haulage'
+
+  curl -s -o invoice-facturx.pdf 'http://$host:$port/v1/invoices/100001/pdf?lang=pl&format=facturx' \\
+    -H 'Authorization: Bearer demo-key-baltic' -H 'X-Client-Directory: baltic-haulage'
+
 Starting the API on http://$host:$port (Ctrl+C stops it).
 MSG
 exec pnpm -s start

@@ -10,11 +10,12 @@ RUNS=${RUNS:-5}
 PROJECT_RUNS=${PROJECT_RUNS:-10}
 work=$(mktemp -d /tmp/logi-flake-hunt-XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# Logs and reports of every run stay in this checkout's .tmp/ after the clone is removed.
+out=$(pwd)/.tmp/flake-hunt-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
 git clone -q . "$work/repo"
 cp -r ../shared "$work/shared" 2>/dev/null || true
 cd "$work/repo"
-out=$(pwd)/.tmp
-mkdir -p "$out"
 summary=()
 
 report() { # $1 label, $2 report file, $3 seconds, $4 exit code
@@ -41,4 +42,4 @@ for project in system api-production; do
   done
 done
 echo "== flake hunt of $(git rev-parse --short HEAD)"
-printf '%s\n' "${summary[@]}" | grep -c ' 0 failed' | xargs -I{} echo "{} of ${#summary[@]} runs without a failure"
+printf '%s\n' "${summary[@]}" | grep -c ' 0 failed, .* exit 0$' | xargs -I{} echo "{} of ${#summary[@]} runs without a failure"

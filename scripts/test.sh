@@ -8,7 +8,7 @@ source scripts/lib/setup.sh
 
 ensure_node
 ensure_pnpm
-ensure_system_packages poppler-utils docker-compose
+ensure_system_packages poppler-utils libxml2-utils docker-compose
 ensure_redis
 ensure_mariadb
 install_dependencies
@@ -38,4 +38,6 @@ else
   echo "0 passed, 1 failed"
   status=1
 fi
+# Vitest fails a run whose tests all passed when an error escaped them (an unhandled rejection).
+if [ "$status" -ne 0 ]; then echo "the test command failed (exit $status): see the errors above"; fi
 exit $status

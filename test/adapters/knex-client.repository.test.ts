@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KnexClientRepository, Sha256ApiKeyHasher } from '@logi/adapters';
+import { KnexClientRepository, KnexInvoiceRepository, Sha256ApiKeyHasher } from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 
 const company = { name: 'Acme Sp. z o.o.', address: 'ul. Długa 1\nGdańsk', vat: 'PL1', bankAccount: 'PL61 1090', bankName: 'Bank Pekao' };
@@ -53,5 +53,19 @@ describe.each(PROFILES)('KnexClientRepository on %s', (profile) => {
     expect(hasher.verify('key-3', stored!.apiKeyHash)).toBe(true);
     expect(hasher.verify('key-2', stored!.apiKeyHash)).toBe(false);
     expect(await clients.updateKeyHash('nobody', hasher.hash('x'))).toBe(false);
+  });
+
+  it("when a client's row changes, then its directory's data version moves on (what is printed as seller is part of that data), and another directory's stays", async () => {
+    const invoices = new KnexInvoiceRepository(db.knex);
+    await clients.upsert({ directory: 'versioned', name: 'V', company, apiKeyHash: hasher.hash('key-v') });
+    await clients.upsert({ directory: 'versioned-other', name: 'W', company, apiKeyHash: hasher.hash('key-w') });
+    const before = Number(await invoices.dataVersion('versioned'));
+    const otherBefore = await invoices.dataVersion('versioned-other');
+    await clients.upsert({ directory: 'versioned', name: 'V', company: { ...company, address: 'ul. Nowa 2' }, apiKeyHash: hasher.hash('key-v') });
+    const after = Number(await invoices.dataVersion('versioned'));
+    expect(after).toBeGreaterThan(before);
+    await db.knex('clients').where({ directory: 'versioned' }).update({ company_bank_name: 'Written straight into the table' });
+    expect(Number(await invoices.dataVersion('versioned'))).toBeGreaterThan(after);
+    expect(await invoices.dataVersion('versioned-other')).toBe(otherBefore);
   });
 });

@@ -59,7 +59,7 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', SPAWNING, () => {
 
   it('when db:migrate runs twice, then the schema is created once and then reported up to date', async () => {
     const first = await cli(['db:migrate'], env);
-    expect(first).toMatchObject({ code: 0, stdout: 'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data, 004-covering-sort-indexes, 005-idempotency-keys\n' });
+    expect(first).toMatchObject({ code: 0, stdout: 'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data, 004-covering-sort-indexes, 005-idempotency-keys, 006-e-invoice-fields, 007-client-data-version\n' });
     expect(await cli(['db:migrate'], env)).toMatchObject({ code: 0, stdout: 'Schema is up to date.\n' });
     expect(await db().schema.hasTable('invoices')).toBe(true);
   });
@@ -158,14 +158,15 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', SPAWNING, () => {
     expect(unknown.stderr).toContain('Client directory "nobody" does not exist.');
   });
 
-  it.each([
+  // Each one a process start of its own and nothing shared: run at once.
+  it.concurrent.for([
     [['no:such-command'], 'Unknown command "no:such-command".'],
     [['clients:create'], '--directory <id> is required.'],
     [['clients:create', '--directory', 'bad dir'], '--directory must be'],
     [['clients:create', '--directory', 'x', '--colour', 'red'], "Unknown option '--colour'"],
     [['fixtures:load'], 'fixtures:load needs 1 argument.'],
     [[], 'Usage: pnpm cli <command>'],
-  ])('when the command line is %j, then exit 2 with the usage', async (args, message) => {
+  ] as Array<[string[], string]>)('when the command line is %j, then exit 2 with the usage', { timeout: 120_000 }, async ([args, message], { expect }) => {
     const run = await cli(args, env);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(message);

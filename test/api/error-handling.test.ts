@@ -33,6 +33,7 @@ beforeAll(async () => {
     attachFiles: unused,
     receiver: unused,
     downloadInvoicePdf: unused,
+    downloadEInvoice: unused,
   });
   server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

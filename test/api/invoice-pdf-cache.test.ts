@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tokens } from '@logi/api';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
+import { DIRS } from '../support/test-fixture.js';
 
 const run = promisify(execFile);
 const STRONG_ETAG = /^"[0-9a-f]{64}"$/;
@@ -126,5 +127,19 @@ describe('GET /invoices/{id}/pdf: cache and conditional requests', () => {
     const keys = await api.objectKeys();
     expect(keys).toContain(`pdf-cache/${after.etag!.slice(1, -1)}.pdf`);
     expect(keys.filter((key) => !key.startsWith('pdf-cache/'))).toEqual([]);
+  });
+  it("when the seller's company data or an item changes, then the next download prints it under a new ETag (what the process remembers is tied to the data version)", async () => {
+    const before = await download('/invoices/9007/pdf?lang=pl');
+    const again = await download('/invoices/9007/pdf?lang=pl');
+    expect(again.etag).toBe(before.etag);
+    await api.knex('clients').where({ directory: DIRS.baltic }).update({ company_name: 'Renamed Seller S.A.' });
+    const seller = await download('/invoices/9007/pdf?lang=pl');
+    expect(seller.etag).toMatch(STRONG_ETAG);
+    expect(seller.etag).not.toBe(before.etag);
+    expect(await pdfText(seller.body)).toContain('Renamed Seller S.A.');
+    await api.knex('invoice_items').where({ invoice_id: 9007 }).update({ name: 'Renamed freight item' });
+    const item = await download('/invoices/9007/pdf?lang=pl');
+    expect(item.etag).not.toBe(seller.etag);
+    expect(await pdfText(item.body)).toContain('Renamed freight item');
   });
 });

@@ -1,6 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { invoicePdfQuerySchema, listInvoicesQuerySchema } from '@logi/domain';
+import { eInvoiceQuerySchema, invoicePdfQuerySchema, listInvoicesQuerySchema } from '@logi/domain';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES, PNG_BYTES } from '../support/multipart.js';
 import { OpenApiContract, type OpenApiDoc } from '../support/openapi-contract.js';
@@ -12,6 +12,8 @@ const SPEC_OPERATIONS = [
   ['get', '/orders/by-nr'],
   ['get', '/invoices'],
   ['get', '/invoices/{invoice_id}/pdf'],
+  // Beyond the spec's five: the contract's e-invoice addition.
+  ['get', '/invoices/{invoice_id}/e-invoice'],
 ] as const;
 
 let api: TestApi;
@@ -36,7 +38,7 @@ describe('the OpenAPI document', () => {
     expect(contract.doc.servers).toEqual([expect.objectContaining({ url: '/v1' })]);
   });
 
-  it('when read, then it covers exactly the five endpoints of the spec, each with its error answers and exact messages', () => {
+  it('when read, then it covers exactly the five endpoints of the spec and the e-invoice addition, each with its error answers and exact messages', () => {
     const listed = Object.entries(contract.doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
     expect(listed.sort()).toEqual(SPEC_OPERATIONS.map(([method, path]) => `${method} ${path}`).sort());
     for (const [method, path] of SPEC_OPERATIONS) {
@@ -80,6 +82,16 @@ describe('the OpenAPI document', () => {
     const pdf = params('get', '/invoices/{invoice_id}/pdf');
     expect([...pdf.keys()].sort()).toEqual(['invoice_id', ...Object.keys(invoicePdfQuerySchema.shape)].sort());
     expect(pdf.get('lang')!.schema).toMatchObject({ enum: ['cs', 'de', 'en', 'pl', 'ro', 'tr'], default: 'en' });
+    // Shaped for generated clients (numbers and a boolean), while the wire stays digits and true/false/1/0.
+    expect(pdf.get('duplicate')).toMatchObject({ schema: { type: 'boolean', default: false }, description: expect.stringContaining('`1` and `0` are accepted too') });
+    for (const [method, path, name] of [['get', '/invoices/{invoice_id}/pdf', 'invoice_id'], ['get', '/invoices/{invoice_id}/e-invoice', 'invoice_id'], ['post', '/orders/{order_id}/files', 'order_id']] as const) {
+      const id = params(method, path).get(name)!;
+      expect(id).toMatchObject({ in: 'path', required: true, schema: { type: 'integer', minimum: 1 } });
+      expect(id.schema.description).toContain('(404)');
+    }
+    const eInvoice = params('get', '/invoices/{invoice_id}/e-invoice');
+    expect([...eInvoice.keys()].sort()).toEqual(['invoice_id', ...Object.keys(eInvoiceQuerySchema.shape)].sort());
+    expect(eInvoice.get('format')!.schema).toMatchObject({ enum: ['ubl', 'cii'], default: 'ubl' });
     expect(params('get', '/orders/by-nr').get('nr')).toMatchObject({ required: true });
     const body = contract.operation('post', '/orders/{order_id}/files') as unknown as {
       requestBody: { content: Record<string, { schema: { properties: Record<string, { type?: string; items?: { format?: string } }>; required: string[] } }> };
@@ -110,6 +122,10 @@ describe('real responses match the document', () => {
     await contract.expectDocumented(await api.call('/invoices?page=99'), 'get', '/invoices');
     const pdf = (await contract.expectDocumented(await api.call('/invoices/9001/pdf?lang=de&duplicate=1'), 'get', '/invoices/{invoice_id}/pdf')) as Buffer;
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    for (const format of ['ubl', 'cii']) {
+      const xml = (await contract.expectDocumented(await api.call(`/invoices/9005/e-invoice?format=${format}`), 'get', '/invoices/{invoice_id}/e-invoice')) as Buffer;
+      expect(xml.subarray(0, 5).toString()).toBe('<?xml');
+    }
   });
 
   it('when files are uploaded, then the 201 fits; a validation 422 and a missing order 404 fit too', async () => {
@@ -150,6 +166,7 @@ describe('real responses match the document', () => {
       ['/orders/by-nr?nr=1', 'get', '/orders/by-nr'],
       ['/invoices', 'get', '/invoices'],
       ['/invoices/9001/pdf', 'get', '/invoices/{invoice_id}/pdf'],
+      ['/invoices/9001/e-invoice', 'get', '/invoices/{invoice_id}/e-invoice'],
     ];
     for (const [url, method, path] of calls) {
       const response = await api.call(url, { method: method.toUpperCase(), as: null });

@@ -1,7 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { unlink } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Redis } from 'ioredis';
@@ -11,40 +9,33 @@ import { ROOT, WORK_DIR, type BenchConfig } from './config.js';
 import { log } from './progress.js';
 import { OutputTail, spawnTracked, stopChild } from './processes.js';
 import type { BenchDatabase } from './seed.js';
-import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY, TestS3Server } from '../support/s3rver.js';
-
-/**
- * s3rver 3.7.1 removes "directories" that became empty after a delete, while a
- * concurrent put under the same prefix may be opening its file there; the put
- * then dies with ENOENT and takes the server down (machine-notes.md). Deletes
- * here unlink the object's files and leave directories alone.
- */
-function patchS3rverDeletes(): void {
-  const store = createRequire(import.meta.url)('s3rver/lib/stores/filesystem') as {
-    prototype: { deleteObject(bucket: string, key: string): Promise<void>; getResourcePath(bucket: string, key: string, resource: string): string };
-  };
-  const proto = store.prototype as typeof store.prototype & { benchPatched?: boolean };
-  if (proto.benchPatched) return;
-  proto.benchPatched = true;
-  proto.deleteObject = async function deleteObject(bucket: string, key: string) {
-    await Promise.all(
-      ['object', 'object.md5', 'metadata.json'].map((resource) =>
-        unlink(this.getResourcePath(bucket, key, resource)).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'ENOENT') throw error;
-        }),
-      ),
-    );
-  };
-}
+import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY } from '../support/s3rver.js';
 
 export const BUCKET = 'logi-bench';
 
-export async function startS3(): Promise<{ server: TestS3Server; client: Client; env: Record<string, string> }> {
-  patchS3rverDeletes();
-  const server = await TestS3Server.start();
+/**
+ * The S3 server (s3rver) in a process of its own (s3-process.ts), as a real
+ * deployment has it: in the benchmark's process it would share one event
+ * loop with the load generator and slow both.
+ */
+export async function startS3(): Promise<{ stop: () => Promise<void>; client: Client; env: Record<string, string> }> {
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/bench/s3-process.ts')], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const tail = new OutputTail();
+  child.stderr!.on('data', (chunk: Buffer) => tail.push(chunk));
+  const endPoint = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the S3 server did not start: ${String(tail)}`)), 30_000);
+    readline.createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      resolve((JSON.parse(line) as { endPoint: string }).endPoint);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the S3 server exited with ${code}: ${String(tail)}`));
+    });
+  });
   const client = new Client({
     endPoint: '127.0.0.1',
-    port: Number(new URL(server.endPoint).port),
+    port: Number(new URL(endPoint).port),
     useSSL: false,
     accessKey: S3RVER_ACCESS_KEY,
     secretKey: S3RVER_SECRET_KEY,
@@ -52,9 +43,15 @@ export async function startS3(): Promise<{ server: TestS3Server; client: Client;
   });
   if (!(await client.bucketExists(BUCKET))) await client.makeBucket(BUCKET, 'us-east-1');
   return {
-    server,
+    // Closing stdin asks the process to stop and remove its data.
+    stop: async () => {
+      const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+      child.stdin!.end();
+      await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref())]);
+      await stopChild(child);
+    },
     client,
-    env: { S3_ENDPOINT: server.endPoint, S3_ACCESS_KEY: S3RVER_ACCESS_KEY, S3_SECRET_KEY: S3RVER_SECRET_KEY, S3_BUCKET: BUCKET },
+    env: { S3_ENDPOINT: endPoint, S3_ACCESS_KEY: S3RVER_ACCESS_KEY, S3_SECRET_KEY: S3RVER_SECRET_KEY, S3_BUCKET: BUCKET },
   };
 }
 

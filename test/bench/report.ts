@@ -329,7 +329,7 @@ function pdfSection(p: NonNullable<BenchResults['pdf']>): string[] {
   return [
     '## Invoice PDFs against the bare renderer',
     '',
-    `Run of ${when(p.at)}. \`GET /v1/invoices/{id}/pdf?lang=pl\` (the PDF cache emptied before each round, each request another of ${p.invoices} invoices, so every answer is rendered) ` +
+    `Run of ${when(p.at)}. \`GET /v1/invoices/{id}/pdf?lang=pl\` (before each round the PDF cache emptied and the seller's bank name changed, so that no API process holds a PDF or a printed version of it in memory either; each request another of ${p.invoices} invoices, so every answer is rendered) ` +
       'against `ChromiumPdfRenderer` in the benchmark process printing the same invoices (same template and language, warm browser, ' +
       'a pool of 2 pages like the API’s default WORKER_CONCURRENCY), alternated twice, the better round of each counted. ' +
       '`inline`: MariaDB + S3 (s3rver), jobs in the API process; `queue`: the same plus Redis/BullMQ and one `pnpm worker` process.',
@@ -356,9 +356,10 @@ function pdfCacheSection(p: NonNullable<BenchResults['pdf']>): string[] {
   return [
     '### Cached PDF downloads against renders',
     '',
-    'The render rounds above empty the PDF cache (`pdf-cache/`) before each round, so every API request there renders. Here the ' +
+    'The render rounds above make every API request render (see there). Here the ' +
       `same ${p.invoices} invoices, each rendered once, are downloaded again through the same API (same query, same concurrency), ` +
-      'answered from the cache in storage without the queue or Chromium; the better of two rounds.',
+      'answered without the queue or Chromium: from the API process’s memory (the version it printed at this data version, and the PDF’s bytes, `PDF_MEMORY_CACHE_MB`), ' +
+      'else from the cache in storage; the better of two rounds.',
     '',
     table(['Stack', 'Concurrency', 'Requests', 'Cached download', 'Render (API)', 'Cached/render', `target ≥ ${TARGETS.pdfCached}×`], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l']),
     '',

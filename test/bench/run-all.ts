@@ -118,7 +118,7 @@ async function main(): Promise<number> {
     stacks = [];
     await Promise.all([...knexes.values()].map((knex) => knex.destroy()));
     knexes.clear();
-    if (s3) await s3.server.destroy();
+    if (s3) await s3.stop();
     s3 = null;
   };
   const unregister = onCleanup(stopAll);

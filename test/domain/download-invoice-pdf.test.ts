@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   DownloadInvoicePdfUseCase,
   InvoiceNotFoundError,
@@ -9,6 +9,7 @@ import {
   type JobPayloads,
   type PdfCacheEvent,
   type PdfRendererPort,
+  RecentPdfs,
 } from '@logi/domain';
 import { balticClient, FakeClients, FakeHasher, FakeInvoices, FakeQueue, FakeStorage, sampleInvoice } from './fakes.js';
 
@@ -23,7 +24,7 @@ class FakeRenderer implements PdfRendererPort {
   async close() {}
 }
 
-function setup(options: { cache?: boolean; templateVersion?: string; storage?: FakeStorage; invoices?: FakeInvoices } = {}) {
+function setup(options: { cache?: boolean; templateVersion?: string; storage?: FakeStorage; invoices?: FakeInvoices; recent?: RecentPdfs } = {}) {
   const invoices = options.invoices ?? new FakeInvoices([sampleInvoice()]);
   const storage = options.storage ?? new FakeStorage();
   const clients = new FakeClients([balticClient]);
@@ -52,9 +53,10 @@ function setup(options: { cache?: boolean; templateVersion?: string; storage?: F
     jobTimeoutMs: 1000,
     newId: () => `id${++ids}`,
     onCacheEvent: (event) => events.push(event),
+    ...(options.recent ? { recent: options.recent } : {}),
     now: () => 5_000,
   });
-  return { useCase, storage, jobs, queue, renderer, invoices, events };
+  return { useCase, storage, jobs, queue, renderer, invoices, clients, events };
 }
 
 const download = (useCase: DownloadInvoicePdfUseCase, query = '', clientHolds?: (version: string) => boolean) =>
@@ -201,5 +203,90 @@ describe('download invoice pdf', () => {
     queue.unavailable = new Error('browser crashed');
     await expect(download(useCase)).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(storage.objects.size).toBe(0);
+  });
+});
+
+describe('download invoice pdf, remembered by the process (RecentPdfs)', () => {
+  const recent = () => new RecentPdfs({ versions: 100, pdfBytes: 1024 * 1024 });
+
+  it('when the same download is asked again at the same data version, then neither the invoice nor storage is read again, and the bytes and version are the same', async () => {
+    const { useCase, invoices, storage } = setup({ recent: recent() });
+    const first = await download(useCase, 'lang=de');
+    const findDetail = vi.spyOn(invoices, 'findDetail');
+    const getBuffer = vi.spyOn(storage, 'getBuffer');
+    const second = await download(useCase, 'lang=de');
+    expect(second).toMatchObject({ kind: 'pdf', source: 'cache', version: first.version, invoiceNr: 'FV/11/2026/0007' });
+    expect(second.kind === 'pdf' && first.kind === 'pdf' && second.pdf.equals(first.pdf)).toBe(true);
+    expect(findDetail).not.toHaveBeenCalled();
+    expect(getBuffer).not.toHaveBeenCalled();
+  });
+
+  it('when the data version changed, then the invoice is read and printed again, and a changed invoice gets a new version and a new render', async () => {
+    const { useCase, invoices, renderer } = setup({ recent: recent() });
+    const first = await download(useCase);
+    invoices.invoices[0] = sampleInvoice({ nr: 'FV/11/2026/0008' });
+    // Not bumped yet: the process still answers with what it printed, as it would have before the write committed.
+    expect(await download(useCase)).toMatchObject({ version: first.version, invoiceNr: 'FV/11/2026/0007' });
+    invoices.version += 1;
+    const changed = await download(useCase);
+    expect(changed).toMatchObject({ kind: 'pdf', source: 'render', invoiceNr: 'FV/11/2026/0008' });
+    expect(changed.version).not.toBe(first.version);
+    expect(renderer.renders).toBe(2);
+  });
+
+  it('when a remembered download holds its version, then 304 without a read; another language or an invalid query is not the remembered one', async () => {
+    const { useCase, invoices } = setup({ recent: recent() });
+    const first = await download(useCase);
+    const findDetail = vi.spyOn(invoices, 'findDetail');
+    expect(await download(useCase, '', (v) => v === first.version)).toMatchObject({ kind: 'not-modified', version: first.version });
+    expect(findDetail).not.toHaveBeenCalled();
+    const polish = await download(useCase, 'lang=pl');
+    expect(polish.version).not.toBe(first.version);
+    // Once to print it here, once in the render job.
+    expect(findDetail).toHaveBeenCalledTimes(2);
+    await expect(download(useCase, 'lang=xx')).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('when the invoice is gone, then a remembered download of it is no longer served once the version moved', async () => {
+    const { useCase, invoices } = setup({ recent: recent() });
+    await download(useCase);
+    invoices.invoices.length = 0;
+    invoices.version += 1;
+    await expect(download(useCase)).rejects.toBeInstanceOf(InvoiceNotFoundError);
+  });
+
+  it('when the PDF cache is off, then nothing is kept in memory and every download renders', async () => {
+    const { useCase, renderer } = setup({ cache: false, recent: recent() });
+    await download(useCase);
+    await download(useCase);
+    expect(renderer.renders).toBe(2);
+  });
+});
+
+describe('RecentPdfs bounds', () => {
+  it('keeps at most the configured bytes of PDFs, dropping the least recently used first, and never one over a quarter of the budget', () => {
+    const recent = new RecentPdfs({ versions: 10, pdfBytes: 100 });
+    recent.rememberPdf('a', Buffer.alloc(25));
+    recent.rememberPdf('b', Buffer.alloc(25));
+    recent.rememberPdf('c', Buffer.alloc(25));
+    expect(recent.pdf('a')?.length).toBe(25);
+    recent.rememberPdf('d', Buffer.alloc(25));
+    recent.rememberPdf('e', Buffer.alloc(25));
+    expect(['a', 'b', 'c', 'd', 'e'].filter((v) => recent.pdf(v) !== null)).toEqual(['a', 'c', 'd', 'e']);
+    recent.rememberPdf('big', Buffer.alloc(26));
+    expect(recent.pdf('big')).toBeNull();
+  });
+
+  it('keeps at most the configured number of printed versions, and forgets one read under another data version', () => {
+    const recent = new RecentPdfs({ versions: 2, pdfBytes: 0 });
+    recent.rememberPrinted('k1', '1', { version: 'v1', invoiceNr: 'A' });
+    recent.rememberPrinted('k2', '1', { version: 'v2', invoiceNr: 'B' });
+    recent.rememberPrinted('k3', '1', { version: 'v3', invoiceNr: 'C' });
+    expect(recent.printed('k1', '1')).toBeNull();
+    expect(recent.printed('k2', '1')).toEqual({ version: 'v2', invoiceNr: 'B' });
+    expect(recent.printed('k3', '2')).toBeNull();
+    expect(recent.printed('k3', '1')).toBeNull();
+    recent.rememberPdf('v2', Buffer.alloc(1));
+    expect(recent.pdf('v2')).toBeNull();
   });
 });

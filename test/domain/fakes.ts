@@ -170,6 +170,11 @@ export class FakeInvoices implements InvoiceRepositoryPort {
   async findDetail(directory: string, id: number) {
     return this.invoices.find((i) => i.directory === directory && i.id === id) ?? null;
   }
+  /** Bumped by a test that changes the data behind the use case's back, as the triggers do. */
+  version = 1;
+  async dataVersion(_directory: string) {
+    return String(this.version);
+  }
 }
 
 export function sampleInvoice(overrides: Partial<InvoiceDetail> = {}): InvoiceDetail {

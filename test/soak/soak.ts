@@ -1,8 +1,12 @@
 /**
  * `pnpm test:soak`: mixed traffic at a steady rate against the real API
  * process (and a real worker process in the production profile) for
- * SOAK_MINUTES per profile; samples the RSS and open file descriptors of
- * each process every 10 s and fits a line through them after the warm-up.
+ * SOAK_MINUTES per profile; samples the RSS, open file descriptors and V8
+ * heap in use of each process every 10 s and fits a line through them after
+ * the warm-up (Theil–Sen, robust to a collection in the window). The default
+ * is 15 minutes: 10 measured after a 5-minute warm-up, since a fresh API's
+ * RSS climbs for its first 5 to 7 minutes while V8 sizes its old generation
+ * (RELIABILITY.md).
  *
  * Fails (exit 1) on any 5xx other than a 503 (the documented answer to an
  * outage or a late job), on an RSS slope above 1 MiB per minute after the
@@ -11,8 +15,8 @@
  * Writes .tmp/soak/<profile>.json and .tmp/soak/rss.svg, and prints a
  * Markdown summary (RELIABILITY.md quotes it).
  *
- * Knobs: SOAK_PROFILES (embedded,production), SOAK_MINUTES (10),
- * SOAK_WARMUP_MINUTES (2), SOAK_RATE (requests per second, 20).
+ * Knobs: SOAK_PROFILES (embedded,production), SOAK_MINUTES (15),
+ * SOAK_WARMUP_MINUTES (5), SOAK_RATE (requests per second, 20).
  * Traffic goes to 127.0.0.1 only, bounded in count and time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,39 +25,23 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createKnex, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
+import { freePort } from '../support/free-port.js';
 import { ProductionStack } from '../support/production-stack.js';
 import { DIRS, KEYS, testFixture } from '../support/test-fixture.js';
 import type { WorkerProcess } from '../support/worker-process.js';
+import { markdown, percentile, robustSlope, rssChart, slope, median, type ProfileReport, type Sample } from './soak-report.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.join(ROOT, '.tmp/soak');
 const PROFILES = (process.env.SOAK_PROFILES ?? 'embedded,production').split(',').map((p) => p.trim()) as Array<'embedded' | 'production'>;
-const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
-const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? Math.min(2, MINUTES / 5));
+const MINUTES = Number(process.env.SOAK_MINUTES ?? 15);
+const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? Math.min(5, MINUTES / 3));
 const RATE = Number(process.env.SOAK_RATE ?? 20);
 const SAMPLE_EVERY_MS = 10_000;
 const MAX_IN_FLIGHT = 64;
 const REQUEST_TIMEOUT_MS = 60_000;
 const RSS_SLOPE_LIMIT_MIB_PER_MIN = 1;
 const FD_GROWTH_LIMIT = 16;
-
-interface Sample {
-  atMin: number;
-  rssMiB: number;
-  fds: number;
-}
-
-interface ProfileReport {
-  profile: string;
-  minutes: number;
-  requests: number;
-  byStatus: Record<string, number>;
-  noAnswer: number;
-  skipped: number;
-  latencyMs: Record<string, { p50: number; p99: number; n: number }>;
-  processes: Record<string, { samples: Sample[]; rssSlopeMiBPerMin: number; fdGrowth: number }>;
-  failures: string[];
-}
 
 function headers(): Record<string, string> {
   return { Authorization: `Bearer ${KEYS.baltic}`, 'X-Client-Directory': DIRS.baltic };
@@ -91,48 +79,50 @@ function callFor(i: number): Call {
   return { kind: 'pdf', run: (root, signal) => fetch(`${root}/v1/invoices/9001/pdf?lang=${pick(['en', 'pl', 'de'], i)}`, { headers: headers(), signal }) };
 }
 
-async function sampleProcess(pid: number): Promise<{ rssMiB: number; fds: number }> {
+interface Watched {
+  pid: number;
+  metricsUrl: string | null;
+}
+
+async function sampleProcess({ pid, metricsUrl }: Watched): Promise<Omit<Sample, 'atMin'>> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
   const fds = (await readdir(`/proc/${pid}/fd`)).length;
-  return { rssMiB: rssKiB / 1024, fds };
+  return { rssMiB: rssKiB / 1024, fds, ...(await memoryMiB(metricsUrl)) };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+/** prom-client's heap and external-memory gauges of one process, in MiB; nulls when there is no metrics listener or it does not answer. */
+async function memoryMiB(metricsUrl: string | null): Promise<Pick<Sample, 'heapUsedMiB' | 'heapTotalMiB' | 'externalMiB'>> {
+  const none = { heapUsedMiB: null, heapTotalMiB: null, externalMiB: null };
+  if (!metricsUrl) return none;
+  try {
+    const lines = (await (await fetch(metricsUrl, { signal: AbortSignal.timeout(5_000) })).text()).split('\n');
+    // Each sample carries the process's labels (`nodejs_heap_size_used_bytes{service="api"} 45383472`).
+    const gauge = (name: string) => {
+      const line = lines.find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+      return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) / 2 ** 20 : null;
+    };
+    return { heapUsedMiB: gauge('nodejs_heap_size_used_bytes'), heapTotalMiB: gauge('nodejs_heap_size_total_bytes'), externalMiB: gauge('nodejs_external_memory_bytes') };
+  } catch {
+    return none;
+  }
 }
 
-/** Least-squares slope of y over x. */
-function slope(points: Array<[number, number]>): number {
-  if (points.length < 2) return 0;
-  const n = points.length;
-  const mx = points.reduce((s, [x]) => s + x, 0) / n;
-  const my = points.reduce((s, [, y]) => s + y, 0) / n;
-  const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
-  const sxy = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
-  return sxx === 0 ? 0 : sxy / sxx;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function startApi(env: Record<string, string>): Promise<{ child: ChildProcess; root: string }> {
+async function startApi(env: Record<string, string>): Promise<{ child: ChildProcess; root: string; metricsUrl: string | null }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/api/src/main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_MAX: '1000000000', ...env },
+    env: { ...process.env, LOG_LEVEL: 'info', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()), PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_MAX: '1000000000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stderr: string[] = [];
   child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  let metricsUrl: string | null = null;
   const root = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`API did not start: ${stderr.join('')}`)), 60_000);
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
         const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'metrics listening' && entry.url) metricsUrl = entry.url;
         if (entry.msg === 'API listening' && entry.url) {
           clearTimeout(timer);
           resolve(entry.url.replace(/\/$/, ''));
@@ -146,7 +136,10 @@ async function startApi(env: Record<string, string>): Promise<{ child: ChildProc
       reject(new Error(`API exited with ${code}: ${stderr.join('')}`));
     });
   });
-  return { child, root };
+  // The metrics listener starts right after the API's own and logs its address then.
+  const metricsBy = Date.now() + 10_000;
+  while (metricsUrl === null && Date.now() < metricsBy) await new Promise((resolve) => setTimeout(resolve, 50));
+  return { child, root, metricsUrl };
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -167,10 +160,13 @@ async function soakProfile(profile: 'embedded' | 'production'): Promise<ProfileR
   await loadFixtures(knex, testFixture, { hasher: new Sha256ApiKeyHasher() });
   await knex.destroy();
   let worker: WorkerProcess | null = null;
-  if (stack) worker = await stack.startWorker(dataDir);
-  const { child, root } = await startApi(env);
-  const processes: Record<string, number> = { api: child.pid! };
-  if (worker) processes.worker = worker.pid;
+  if (stack) worker = await stack.startWorker(dataDir, { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) });
+  const { child, root, metricsUrl } = await startApi(env);
+  const processes: Record<string, Watched> = { api: { pid: child.pid!, metricsUrl } };
+  if (worker) {
+    const workerMetrics = worker.logs.find((entry) => entry.msg === 'metrics listening')?.url;
+    processes.worker = { pid: worker.pid, metricsUrl: typeof workerMetrics === 'string' ? workerMetrics : null };
+  }
   const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(processes).map((name) => [name, []]));
 
   const started = Date.now();
@@ -185,7 +181,7 @@ async function soakProfile(profile: 'embedded' | 'production'): Promise<ProfileR
 
   const sampleAll = async () => {
     const atMin = (Date.now() - started) / 60_000;
-    for (const [name, pid] of Object.entries(processes)) samples[name]!.push({ atMin, ...(await sampleProcess(pid)) });
+    for (const [name, watched] of Object.entries(processes)) samples[name]!.push({ atMin, ...(await sampleProcess(watched)) });
   };
   await sampleAll();
   const sampler = setInterval(() => void sampleAll().catch(() => undefined), SAMPLE_EVERY_MS);
@@ -253,12 +249,25 @@ async function soakProfile(profile: 'embedded' | 'production'): Promise<ProfileR
   };
   for (const [name, list] of Object.entries(samples)) {
     const after = list.filter((s) => s.atMin >= WARMUP_MINUTES);
-    const rssSlope = slope(after.map((s) => [s.atMin, s.rssMiB]));
+    const rssSlope = robustSlope(after.map((s) => [s.atMin, s.rssMiB]));
+    const rssLeastSquares = slope(after.map((s) => [s.atMin, s.rssMiB]));
+    const series = (value: (s: Sample) => number | null) => {
+      const points = after.flatMap((s): Array<[number, number]> => (value(s) === null ? [] : [[s.atMin, value(s)!]]));
+      return points.length > 1 ? Number(robustSlope(points).toFixed(3)) : null;
+    };
     // Growth, not a moment's peak: the median of the last third against that of the first third
     // (a sample taken while 60 requests are in flight holds their sockets, and says nothing of a leak).
     const third = Math.max(1, Math.floor(after.length / 3));
     const fdGrowth = after.length ? median(after.slice(-third).map((s) => s.fds)) - median(after.slice(0, third).map((s) => s.fds)) : 0;
-    report.processes[name] = { samples: list, rssSlopeMiBPerMin: Number(rssSlope.toFixed(3)), fdGrowth };
+    report.processes[name] = {
+      samples: list,
+      rssSlopeMiBPerMin: Number(rssSlope.toFixed(3)),
+      rssLeastSquaresMiBPerMin: Number(rssLeastSquares.toFixed(3)),
+      heapSlopeMiBPerMin: series((s) => s.heapUsedMiB),
+      heapTotalSlopeMiBPerMin: series((s) => s.heapTotalMiB),
+      externalSlopeMiBPerMin: series((s) => s.externalMiB),
+      fdGrowth,
+    };
     if (rssSlope > RSS_SLOPE_LIMIT_MIB_PER_MIN) failures.push(`${name}: RSS grows ${rssSlope.toFixed(2)} MiB/min after warm-up (limit ${RSS_SLOPE_LIMIT_MIB_PER_MIN})`);
     if (fdGrowth > FD_GROWTH_LIMIT) failures.push(`${name}: open descriptors grew by ${fdGrowth} after warm-up`);
   }
@@ -268,57 +277,6 @@ async function soakProfile(profile: 'embedded' | 'production'): Promise<ProfileR
   if (noAnswer > 0) failures.push(`${noAnswer} requests got no answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
   if (requests === 0) failures.push('no request was sent');
   return report;
-}
-
-/** RSS over time, one line per profile and process. */
-function rssChart(reports: ProfileReport[]): string {
-  const series = reports.flatMap((r) => Object.entries(r.processes).map(([name, p]) => ({ label: `${r.profile} ${name}`, points: p.samples })));
-  const width = 720;
-  const height = 320;
-  const pad = { left: 56, right: 170, top: 20, bottom: 40 };
-  const maxX = Math.max(1, ...series.flatMap((s) => s.points.map((p) => p.atMin)));
-  const maxY = Math.max(1, ...series.flatMap((s) => s.points.map((p) => p.rssMiB))) * 1.1;
-  const x = (v: number) => pad.left + (v / maxX) * (width - pad.left - pad.right);
-  const y = (v: number) => height - pad.bottom - (v / maxY) * (height - pad.top - pad.bottom);
-  const colors = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd'];
-  const lines = series.map((s, i) => {
-    const d = s.points.map((p, j) => `${j ? 'L' : 'M'}${x(p.atMin).toFixed(1)},${y(p.rssMiB).toFixed(1)}`).join(' ');
-    return (
-      `<path d="${d}" fill="none" stroke="${colors[i % colors.length]}" stroke-width="2"/>` +
-      `<text x="${width - pad.right + 10}" y="${pad.top + 18 * i + 10}" fill="${colors[i % colors.length]}" font-size="12">${s.label}</text>`
-    );
-  });
-  const yTicks = Array.from({ length: 5 }, (_, i) => (maxY * i) / 4).map(
-    (v) => `<text x="${pad.left - 8}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(0)}</text><line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" stroke="#eee"/>`,
-  );
-  const xTicks = Array.from({ length: 6 }, (_, i) => (maxX * i) / 5).map((v) => `<text x="${x(v)}" y="${height - pad.bottom + 16}" text-anchor="middle" font-size="11">${v.toFixed(1)}</text>`);
-  return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">`,
-    `<rect width="100%" height="100%" fill="white"/>`,
-    ...yTicks,
-    ...xTicks,
-    `<text x="${(pad.left + width - pad.right) / 2}" y="${height - 6}" text-anchor="middle" font-size="12">minutes</text>`,
-    `<text x="14" y="${height / 2}" transform="rotate(-90 14 ${height / 2})" text-anchor="middle" font-size="12">RSS (MiB)</text>`,
-    ...lines,
-    '</svg>',
-  ].join('\n');
-}
-
-function markdown(reports: ProfileReport[]): string {
-  const rows = reports.map((r) => {
-    const latency = Object.entries(r.latencyMs)
-      .map(([kind, l]) => `${kind} ${l.p50}/${l.p99}`)
-      .join(', ');
-    const procs = Object.entries(r.processes)
-      .map(([name, p]) => `${name} ${p.samples[0]?.rssMiB.toFixed(0)}→${p.samples.at(-1)?.rssMiB.toFixed(0)} MiB, slope ${p.rssSlopeMiBPerMin} MiB/min, fds +${p.fdGrowth}`)
-      .join('; ');
-    return `| ${r.profile} | ${r.minutes} | ${r.requests} | ${JSON.stringify(r.byStatus)} | ${r.noAnswer} | ${latency} | ${procs} | ${r.failures.length ? r.failures.join('; ') : 'pass'} |`;
-  });
-  return [
-    '| profile | minutes | requests | answers by status | no answer | p50/p99 ms by kind | RSS and descriptors after warm-up | verdict |',
-    '|---|---|---|---|---|---|---|---|',
-    ...rows,
-  ].join('\n');
 }
 
 const reports: ProfileReport[] = [];

@@ -51,8 +51,8 @@ export interface TestApiOptions {
   profile?: 'embedded' | 'production';
   /** Production profile: start a worker process (default true). */
   worker?: boolean;
-  /** Runs after the data is loaded and before the server starts (to plant leftovers, say), with the API's database and stack. */
-  beforeStart?: (dataDir: string, context: { knex: Knex; stack: ProductionStack | null }) => Promise<void>;
+  /** Runs after the data is loaded and before the server starts (to plant leftovers or rebind a port, say), with the API's database, stack and container. */
+  beforeStart?: (dataDir: string, context: { knex: Knex; stack: ProductionStack | null; container: Container }) => Promise<void>;
   /** Collects the API's log lines (parsed JSON) instead of silencing them. */
   logLines?: Array<Record<string, unknown>>;
 }
@@ -75,7 +75,7 @@ export async function startTestApi(env: Record<string, string> = {}, options: Te
   await migrateLatest(knex);
   await loadFixtures(knex, testFixture, { hasher: new Sha256ApiKeyHasher() });
   if (options.worker !== false) await stack?.startWorker(dataDir, env);
-  await options.beforeStart?.(dataDir, { knex, stack });
+  await options.beforeStart?.(dataDir, { knex, stack, container });
   const server = await startServer(container);
   const base = `${server.url}/v1`;
   return {

@@ -65,7 +65,8 @@ export function isChromium(p: ProcessInfo): boolean {
 
 /** Chromium's own role flag: `renderer`, `gpu-process`, `zygote`, `utility`, ...; `browser` for the main process. */
 export function chromiumRole(p: ProcessInfo): string {
-  const flag = p.args.find((arg) => arg.startsWith('--type='));
+  // A zygote-forked child rewrites its command line as one string with spaces (setproctitle), not one argument each.
+  const flag = p.args.flatMap((arg) => arg.split(' ')).find((arg) => arg.startsWith('--type='));
   return flag ? flag.slice('--type='.length) : 'browser';
 }
 
@@ -73,4 +74,14 @@ export function chromiumRole(p: ProcessInfo): string {
 export function stillRunning(p: Pick<ProcessInfo, 'pid' | 'startTime'>): boolean {
   const now = readProcess(p.pid);
   return now !== null && now.startTime === p.startTime;
+}
+
+/**
+ * True while the very process is alive and not a zombie. A zombie has exited;
+ * one whose parent died belongs to init (PID 1), which reaps it when it gets
+ * to it (tini in the image; this machine's init may take seconds).
+ */
+export function stillExecuting(p: Pick<ProcessInfo, 'pid' | 'startTime'>): boolean {
+  const now = readProcess(p.pid);
+  return now !== null && now.startTime === p.startTime && now.state !== 'Z';
 }

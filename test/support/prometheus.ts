@@ -1,14 +1,6 @@
-import net from 'node:net';
 import { expect } from 'vitest';
 
-/** A port nobody listens on right now (the OS picks it), for a metrics listener under test. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from './free-port.js';
 
 /** GET /metrics on a metrics listener; asserts a 200 and gives the exposition text. */
 export async function scrapeMetrics(port: number): Promise<string> {

@@ -41,7 +41,8 @@ describe('the API process', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it.each([
+  // Each one a process start of its own and nothing shared: run at once.
+  it.concurrent.for([
     ['PORT', 'abc'],
     ['RATE_LIMIT_MAX', '0'],
     ['DATABASE_URL', 'postgres://x@y/z'],
@@ -53,7 +54,7 @@ describe('the API process', () => {
     ['HOST', 'no.such.host.invalid'],
     // TEST-NET-3: a valid address that is on no machine here.
     ['HOST', '203.0.113.1'],
-  ])('when %s is set to %j, then it stops at start with one line naming it', async (variable, value) => {
+  ] as Array<[string, string]>)('when %s is set to %j, then it stops at start with one line naming it', { timeout: 120_000 }, async ([variable, value], { expect }) => {
     const { code, stderr } = await exitOf(runApi({ DATA_DIR: dataDir, [variable]: value }));
     expect(code).toBe(1);
     const lines = stderr.trim().split('\n');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
-import { chromiumRole, descendantsOf, isChromium, stillRunning, type ProcessInfo } from '../support/process-tree.js';
+import { chromiumRole, descendantsOf, isChromium, readProcess, stillExecuting, type ProcessInfo } from '../support/process-tree.js';
 import type { WorkerProcess } from '../support/worker-process.js';
 
 /**
@@ -17,13 +17,16 @@ import type { WorkerProcess } from '../support/worker-process.js';
 const JOB_TIMEOUT_MS = 20_000;
 const WORKER_CONCURRENCY = 2;
 /**
- * 60 renders, not 500: on the shared 2-core test machine a render through
- * the whole stack takes 0.3 to 1.8 s under load, and 500 would take minutes.
- * A browser budget of 15 keeps what 500 renders would show: the browser is
- * replaced four times, and every replaced one must leave nothing behind.
+ * 60 renders in the test command, not 500: on the shared 2-core test
+ * machine a render through the whole stack takes 0.3 to 1.8 s under load,
+ * and 500 would add minutes to every run. A browser budget of 15 keeps what
+ * 500 renders would show: the browser is replaced four times, and every
+ * replaced one must leave nothing behind. `PDF_RENDERS=500 pnpm exec vitest
+ * run test/system/pdf-concurrency.test.ts` runs the full count (about three
+ * minutes; RELIABILITY.md has its figures).
  */
 const RENDERS_PER_BROWSER = 15;
-const RENDERS = 60;
+const RENDERS = Number(process.env.PDF_RENDERS ?? 60);
 /**
  * After its deadline a PDF request still removes its result object (one S3
  * request, up to 5 s) before answering 503: measured up to 5.4 s past
@@ -37,10 +40,12 @@ const SLACK_MS = 5_000 + 2_000;
  */
 const HELPERS_PER_BROWSER = 8;
 /**
- * Renderer processes per browser: one per page (one page per context) and
- * Chromium's spare renderer it keeps ready for the next one.
+ * Renderer processes per browser: one per page (one page per context),
+ * Chromium's own renderer for its internal pages, the spare it keeps ready
+ * for the next context, and those of closed contexts still exiting. Measured
+ * 5 to 6 with two pages; the bound leaves room for two more still exiting.
  */
-const RENDERERS_PER_BROWSER = WORKER_CONCURRENCY + 2;
+const RENDERERS_PER_BROWSER = WORKER_CONCURRENCY + 6;
 
 /** The worker's browsers: the Chromium processes it started itself (every other one descends from a browser). */
 function browsersOf(workerPid: number, chromium = descendantsOf(workerPid).filter(isChromium)): ProcessInfo[] {
@@ -150,6 +155,7 @@ describe('one worker under PDF load', () => {
     // The browser budget may run out among these 50: the old browser then finishes beside the new one.
     expect(watch.maxBrowsers).toBeGreaterThanOrEqual(1);
     expect(watch.maxBrowsers).toBeLessThanOrEqual(2);
+    expect(watch.maxRenderersPerBrowser).toBeLessThanOrEqual(RENDERERS_PER_BROWSER);
     expect(watch.maxProcesses).toBeLessThanOrEqual(2 * (HELPERS_PER_BROWSER + RENDERERS_PER_BROWSER));
     const ms = answers.map((a) => a.ms).sort((a, b) => a - b);
     console.info(
@@ -180,34 +186,47 @@ describe('one worker under PDF load', () => {
     // At least four browsers served them (the first may have had renders left), never more than two at once (the old one finishing beside the new one).
     expect(watch.browsers.size).toBeGreaterThanOrEqual(RENDERS / RENDERS_PER_BROWSER);
     expect(watch.maxBrowsers).toBeLessThanOrEqual(2);
+    expect(watch.maxRenderersPerBrowser).toBeLessThanOrEqual(RENDERERS_PER_BROWSER);
     expect(watch.maxProcesses).toBeLessThanOrEqual(2 * (HELPERS_PER_BROWSER + RENDERERS_PER_BROWSER));
 
     // Once idle: one browser left, no zombie among the worker's descendants, and every Chromium
     // process of a replaced browser gone, not living on elsewhere in the process table.
     await expect.poll(() => browsersOf(worker.pid).length, { timeout: 10_000 }).toBe(1);
     await expect.poll(() => descendantsOf(worker.pid).filter((p) => p.state === 'Z').map((p) => `${p.pid} ${p.comm}`), { timeout: 10_000 }).toEqual([]);
+    // A process that exited after its parent may stay a zombie under init until init reaps it (tini in
+    // the image): it has exited. Anything else seen and not the worker's now is a leak, but for
+    // Chromium's crash handlers: double-forked to init from their start, they exit on their own after
+    // their browser, which took over 20 s once on a loaded machine (flake hunt run 11); they get a minute.
     const live = new Set(descendantsOf(worker.pid).map((p) => `${p.pid}/${p.startTime}`));
-    await expect
-      .poll(() => [...watch.seen].filter(([key, p]) => !live.has(key) && stillRunning(p)).map(([key, p]) => `${key} ${chromiumRole(p)} (parent ${p.ppid})`), { timeout: 10_000 })
-      .toEqual([]);
+    const leaked = () =>
+      [...watch.seen]
+        .filter(([key, p]) => !live.has(key) && stillExecuting(p))
+        .map(([key, p]) => `${key} ${chromiumRole(p)} ${p.comm} (parent ${p.ppid}, now ${readProcess(p.pid)?.ppid}, state ${readProcess(p.pid)?.state})`);
+    const crashHandler = (line: string) => line.includes(' chrome_crashpad ');
+    await expect.poll(() => leaked().filter((line) => !crashHandler(line)), { timeout: 20_000 }).toEqual([]);
+    await expect.poll(leaked, { timeout: 60_000 }).toEqual([]);
     const served = answers.filter((a) => a.status === 200).length;
     console.info(
       `${rendersDone()} renders in ${Date.now() - started} ms (${answers.length} requests, ${served} served, ${answers.length - served} refused);`,
       `${watch.browsers.size} browsers, at most ${watch.maxBrowsers} at once, ${watch.maxRenderersPerBrowser} renderers per browser, ${watch.maxProcesses} chromium processes; ${watch.seen.size} seen in all`,
     );
-  }, 150_000);
+  }, 130_000 + RENDERS * 1_000);
 
   it('when the worker is killed (SIGKILL) mid-render, then no Chromium process it started survives it', async () => {
     const startedBefore = worker.logs.filter((line) => line.msg === 'job started').length;
     const pending = Promise.all(Array.from({ length: 4 }, (_, n) => api.call(`/invoices/${nth(n)[0]}/pdf`).then((r) => r.status)));
     await expect.poll(() => worker.logs.filter((line) => line.msg === 'job started').length, { timeout: 15_000 }).toBeGreaterThan(startedBefore);
     const chromium = descendantsOf(worker.pid).filter(isChromium);
-    // The warm browser and its helpers, at the least.
-    expect(browsersOf(worker.pid, chromium)).toHaveLength(1);
+    // The warm browser and its helpers, at the least; two when these renders used up its budget and the
+    // next browser starts while the old one finishes (the earlier tests leave the count anywhere in the budget).
+    const browsers = browsersOf(worker.pid, chromium).length;
+    expect(browsers).toBeGreaterThanOrEqual(1);
+    expect(browsers).toBeLessThanOrEqual(2);
     const killedAt = Date.now();
     await worker.kill();
     // Chromium runs on a pipe to the worker (--remote-debugging-pipe): the pipe closes with the worker and the browser exits.
-    await expect.poll(() => chromium.filter(stillRunning).map((p) => `${p.pid} ${chromiumRole(p)} ${p.state}`), { timeout: 10_000, interval: 50 }).toEqual([]);
+    // Exited ones may stay zombies until init reaps them (they were the dead worker's children): gone all the same.
+    await expect.poll(() => chromium.filter(stillExecuting).map((p) => `${p.pid} ${chromiumRole(p)} ${readProcess(p.pid)?.state}`), { timeout: 10_000, interval: 50 }).toEqual([]);
     console.info(`${chromium.length} chromium processes of the killed worker gone ${Date.now() - killedAt} ms after SIGKILL`);
     // Their requests are answered (by the job timeout at the latest), none hangs; no worker is left to serve them.
     for (const status of await pending) expect([200, 503]).toContain(status);

@@ -38,3 +38,5 @@ export * from './shared/transient-errors.js';
 export { rebuildDerivedData, type RebuildProgress, type RebuildResult } from './knex/search/derived-data.js';
 export { indexPendingDocuments } from './knex/search/trigram-index.js';
 export { indexFold, trigramsOf } from './knex/search/search-text.js';
+export * from './e-invoice-eu/e-invoice-eu.writer.js';
+export { toLibraryInvoice } from './e-invoice-eu/e-invoice-eu.mapper.js';

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { AppState } from './http/app-state.js';
 import { clientGate } from './middleware/client-gate.middleware.js';
 import { errorHandler } from './middleware/error-handler.middleware.js';
-import { queryLimit } from './middleware/query-limit.middleware.js';
+import { requestHeadLimit } from './middleware/request-head-limit.middleware.js';
 import { requestContext } from './middleware/request-context.middleware.js';
 import { routeGuard } from './middleware/route-guard.middleware.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
@@ -41,7 +41,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(requestContext(deps.logger));
   if (deps.observe) app.use(deps.observe([clientRouter, ...publicRouters] as Router[]));
   app.use(errorHandler());
-  app.use(queryLimit());
+  app.use(requestHeadLimit());
   app.use(routeGuard([clientRouter, ...publicRouters] as Router[]));
   for (const router of publicRouters) app.use(router.routes());
   const gate = clientGate({ authenticate: deps.authenticate, limiter: deps.limiter });

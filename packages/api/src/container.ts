@@ -9,6 +9,9 @@ import {
   AttachFilesUseCase,
   AuthenticateClientUseCase,
   DownloadInvoicePdfUseCase,
+  DownloadEInvoiceUseCase,
+  type EInvoiceWriterPort,
+  RecentPdfs,
   FindOrderByNrUseCase,
   ListFileCategoriesUseCase,
   ListInvoicesUseCase,
@@ -32,6 +35,7 @@ import {
   createFileStorage,
   createKnex,
   createPdfRenderer,
+  EInvoiceEuWriter,
   createRedis,
   InlineJobQueue,
   KnexClientRepository,
@@ -52,6 +56,9 @@ import { Tokens } from './tokens.js';
 import { bindOps } from './ops/ops.bindings.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
 import { pdfCacheEvents } from './ops/metrics/pdf-cache.events.js';
+
+/** Downloads whose printed version each API process remembers (about 300 bytes each). */
+const RECENT_DOWNLOADS = 50_000;
 
 /**
  * The API's composition root. Embedded profile by default (SQLite, local
@@ -85,6 +92,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.ContentHasher).toDynamicValue(() => new Sha256ContentHasher());
   c.bind(Tokens.FileStorage).toDynamicValue(() => createFileStorage(config));
   c.bind(Tokens.PdfRenderer).toDynamicValue(() => createPdfRenderer(config));
+  c.bind(Tokens.EInvoiceWriter).toDynamicValue(() => new EInvoiceEuWriter());
   c.bind(Tokens.JobHandlers).toDynamicValue(() =>
     buildJobHandlers({
       invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
@@ -95,6 +103,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       hasher: get<ContentHasherPort>(Tokens.ContentHasher),
       templateVersion: invoiceTemplateVersion(),
       timeZone: config.timeZone,
+      eInvoiceWriter: get<EInvoiceWriterPort>(Tokens.EInvoiceWriter),
     }),
   );
   c.bind(Tokens.JobQueue).toDynamicValue(() =>
@@ -163,11 +172,23 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         queue: get<JobQueuePort>(Tokens.JobQueue),
         hasher: get<ContentHasherPort>(Tokens.ContentHasher),
         templateVersion: invoiceTemplateVersion(),
+        eInvoiceWriterVersion: get<EInvoiceWriterPort>(Tokens.EInvoiceWriter).version,
         timeZone: config.timeZone,
         cache: config.pdfCache.maxObjects > 0,
         jobTimeoutMs: config.jobTimeoutMs,
         newId: randomUUID,
         onCacheEvent: pdfCacheEvents(logger, () => get<ApiMetrics>(Tokens.Metrics)),
+        recent: new RecentPdfs({ versions: RECENT_DOWNLOADS, pdfBytes: config.pdfCache.memoryBytes }),
+      }),
+  );
+  c.bind(Tokens.DownloadEInvoice).toDynamicValue(
+    () =>
+      new DownloadEInvoiceUseCase({
+        invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
+        clients: get<ClientRepositoryPort>(Tokens.ClientRepository),
+        writer: get<EInvoiceWriterPort>(Tokens.EInvoiceWriter),
+        hasher: get<ContentHasherPort>(Tokens.ContentHasher),
+        timeZone: config.timeZone,
       }),
   );
   bindOps(c, config, logger);

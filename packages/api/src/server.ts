@@ -12,6 +12,7 @@ import { answerClientError } from './http/client-error.js';
 import { Tokens } from './tokens.js';
 import { startHousekeeping } from './maintenance/housekeeping.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
+import { PARSER_HEAD_BYTES } from './middleware/request-head-limit.middleware.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
 import { httpMetrics } from './ops/metrics/http-metrics.middleware.js';
 import { createOpsRouters } from './ops/ops-routers.js';
@@ -25,8 +26,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Query strings up to 8 KiB must reach the app (to be answered 414 past that), so headers may be larger than Node's default. */
-const MAX_HEADER_BYTES = 64 * 1024;
 /** In-flight requests get at least this long to finish on stop... */
 const SHUTDOWN_GRACE_MS = 10_000;
 /** ...and a request waiting on a job its whole JOB_TIMEOUT_MS gets this much on top, to send its answer. */
@@ -55,11 +54,12 @@ export async function startServer(container: Container, options: { publicRouters
     receiver: container.get(Tokens.UploadReceiver),
     listInvoices: container.get(Tokens.ListInvoices),
     downloadInvoicePdf: container.get(Tokens.DownloadInvoicePdf),
+    downloadEInvoice: container.get(Tokens.DownloadEInvoice),
     publicRouters: [...createOpsRouters(container), ...(options.publicRouters ?? [])],
     observe: httpMetrics(metrics),
     proxy: config.trustProxy,
   });
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
+  const server = http.createServer({ maxHeaderSize: PARSER_HEAD_BYTES }, app.callback());
   // Requests Node refuses before the app sees them still get the envelope (414 for a query that is too long).
   server.on('clientError', answerClientError);
   // Uploads of 20 x 10 MiB over slow links take a while; idle sockets still close.

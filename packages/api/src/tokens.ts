@@ -25,6 +25,8 @@ export const Tokens = {
   AttachFiles: Symbol.for('AttachFiles'),
   ListInvoices: Symbol.for('ListInvoices'),
   DownloadInvoicePdf: Symbol.for('DownloadInvoicePdf'),
+  EInvoiceWriter: Symbol.for('EInvoiceWriter'),
+  DownloadEInvoice: Symbol.for('DownloadEInvoice'),
   Metrics: Symbol.for('Metrics'),
   Readiness: Symbol.for('Readiness'),
   QueueInspector: Symbol.for('QueueInspector'),

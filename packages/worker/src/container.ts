@@ -15,6 +15,7 @@ import {
   createFileStorage,
   createKnex,
   createPdfRenderer,
+  EInvoiceEuWriter,
   KnexClientRepository,
   KnexInvoiceRepository,
   KnexOrderFileRepository,
@@ -55,6 +56,8 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
       hasher: new Sha256ContentHasher(),
       templateVersion: invoiceTemplateVersion(),
       timeZone: config.timeZone,
+      // Factur-X is made where the PDF is rendered: here, in the production profile.
+      eInvoiceWriter: new EInvoiceEuWriter(),
     }),
   );
   // One registry per container; the renderer and the handlers are timed on activation, so their bindings stay as they are.

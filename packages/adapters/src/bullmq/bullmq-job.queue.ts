@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
-import { Job, Queue, QueueEvents } from 'bullmq';
+import type { Queue, QueueEvents } from 'bullmq';
+import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import {
   JobOutcomeUnknownError,
@@ -13,6 +14,8 @@ import {
 import { createRedis, whenRedisReady } from '../redis/create-redis.js';
 import { decodeJobFailure } from './job-failure.codec.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+
+const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
 /** How long a caller waits for a connect that is under way before being told Redis is down. */
 const CONNECTING_GRACE_MS = 1_000;
@@ -171,8 +174,8 @@ export class BullmqJobQueue implements JobQueuePort {
     let channel = this.channels.get(name);
     if (!channel) {
       const queueName = QUEUE_NAME_BY_JOB[name];
-      const queue = new Queue(queueName, { connection: this.client, prefix: this.prefix });
-      const events = new QueueEvents(queueName, { connection: this.blocking, prefix: this.prefix });
+      const queue = new (bullmq().Queue)(queueName, { connection: this.client, prefix: this.prefix });
+      const events = new (bullmq().QueueEvents)(queueName, { connection: this.blocking, prefix: this.prefix });
       // EventEmitter throws on an 'error' nobody listens to; these are reports, the deadline decides.
       queue.on('error', this.onError);
       events.on('error', this.onError);
@@ -265,7 +268,7 @@ export class BullmqJobQueue implements JobQueuePort {
     // The state first: once it reads finished, the job's hash already holds the outcome.
     const state = await queue.getJobState(jobId);
     if (state !== 'completed' && state !== 'failed') return null;
-    const job = await Job.fromId(queue, jobId);
+    const job = await bullmq().Job.fromId(queue, jobId);
     if (!job) return null;
     return state === 'completed' ? { result: job.returnvalue } : { failedReason: job.failedReason };
   }

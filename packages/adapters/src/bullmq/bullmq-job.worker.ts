@@ -1,4 +1,5 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
+import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { DomainError, JOB_NAMES, ServiceUnavailableError, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
@@ -6,6 +7,8 @@ import { createRedis } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 import { encodeDomainError } from './job-failure.codec.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+
+const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
 export interface BullmqJobWorkerOptions {
   redisUrl: string;
@@ -40,7 +43,7 @@ export class BullmqJobWorker {
       onError: (error) => logger.warn({ err: error }, 'redis connection error'),
     });
     this.workers = JOB_NAMES.map((name) => {
-      const worker = new Worker(QUEUE_NAME_BY_JOB[name], (job: Job) => this.process(job), {
+      const worker = new (bullmq().Worker)(QUEUE_NAME_BY_JOB[name], (job: Job) => this.process(job), {
         connection: this.connection,
         prefix,
         concurrency: options.concurrency,
@@ -75,7 +78,7 @@ export class BullmqJobWorker {
     const handler = this.options.handlers[name] as JobHandler<JobName> | undefined;
     if (!handler) {
       log.error('unknown job name');
-      throw new UnrecoverableError(`Unknown job name: ${name}`);
+      throw new (bullmq().UnrecoverableError)(`Unknown job name: ${name}`);
     }
     const started = Date.now();
     log.info('job started');
@@ -88,14 +91,14 @@ export class BullmqJobWorker {
       // A passing outage may heal before the next try; any other domain error will not.
       if (error instanceof DomainError && !(error instanceof ServiceUnavailableError)) {
         log.info({ durationMs, code: error.code }, 'job ended with a domain error');
-        throw new UnrecoverableError(encodeDomainError(error));
+        throw new (bullmq().UnrecoverableError)(encodeDomainError(error));
       }
       log.error({ durationMs, err: error }, 'job failed');
       // The last try of a job that met an outage: the caller hears "unavailable" (503, try again), not "failed".
       const lastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (lastTry && (error instanceof ServiceUnavailableError || isTransientInfrastructureError(error))) {
         const reason = error instanceof ServiceUnavailableError ? error.reason : 'a dependency of the worker is unavailable';
-        throw new UnrecoverableError(encodeDomainError(new ServiceUnavailableError(reason)));
+        throw new (bullmq().UnrecoverableError)(encodeDomainError(new ServiceUnavailableError(reason)));
       }
       throw error;
     }

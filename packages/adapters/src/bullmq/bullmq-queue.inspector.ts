@@ -1,8 +1,11 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import { JOB_NAMES } from '@logi/domain';
 import { createRedis, whenRedisReady } from '../redis/create-redis.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+
+const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
 /** The job states an operator watches: a growing `waiting` means too few workers, `failed` means trouble. */
 export const WATCHED_JOB_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
@@ -35,7 +38,7 @@ export class BullmqQueueInspector {
     const onError = options.onError ?? (() => undefined);
     this.client = createRedis(options.redisUrl, { role: 'client', connectionName: `${prefix}:api-inspector`, onError });
     this.queues = JOB_NAMES.map((name) => {
-      const queue = new Queue(QUEUE_NAME_BY_JOB[name], { connection: this.client, prefix });
+      const queue = new (bullmq().Queue)(QUEUE_NAME_BY_JOB[name], { connection: this.client, prefix });
       // EventEmitter throws on an 'error' nobody listens to; these are reports.
       queue.on('error', onError);
       return queue;

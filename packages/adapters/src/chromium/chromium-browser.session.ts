@@ -1,6 +1,19 @@
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 
-/** Flags for a headless Chromium on a closed network: no GPU, no background traffic. */
+/**
+ * playwright-core is loaded on the first launch, not with the adapters: it
+ * costs about 0.6 s of start-up, which a CLI command, a process that never
+ * prints and every test file that imports the adapters would pay for nothing.
+ */
+let playwright: Promise<typeof import('playwright-core')> | null = null;
+
+/**
+ * Flags for a headless Chromium on a closed network: no GPU, no background
+ * traffic. Debian's build starts two crash handlers per browser whatever the
+ * flags say (`--disable-crash-reporter` and Playwright's `--disable-breakpad`
+ * do not stop them), double-forked so that they belong to init; they exit on
+ * their own after their browser.
+ */
 const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
@@ -36,6 +49,7 @@ export class ChromiumBrowserSession {
 
   /** `timeoutMs` bounds the start; a browser that is not up by then is killed. */
   static async launch(executablePath: string, onBlockedRequest: (url: string) => void, timeoutMs: number): Promise<ChromiumBrowserSession> {
+    const { chromium } = await (playwright ??= import('playwright-core'));
     const browser = await chromium.launch({
       executablePath,
       headless: true,

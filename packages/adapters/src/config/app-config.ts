@@ -94,6 +94,8 @@ const schema = z.object({
   PDF_CACHE_MAX_AGE_HOURS: positiveInt('PDF_CACHE_MAX_AGE_HOURS').default(720),
   /** At most this many PDFs are kept; 0 turns the cache off (every download renders). */
   PDF_CACHE_MAX_OBJECTS: positiveInt('PDF_CACHE_MAX_OBJECTS', 0).default(10_000),
+  /** MiB of recently served PDFs each API process keeps in memory beside the storage cache; 0 keeps none. */
+  PDF_MEMORY_CACHE_MB: positiveInt('PDF_MEMORY_CACHE_MB', 0).default(64),
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (per-IP rate limits). */
   TRUST_PROXY: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1').default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -121,7 +123,7 @@ export type AppConfig = {
   workerConcurrency: number;
   pdf: { rendersPerBrowser: number; renderTimeoutMs: number };
   /** The PDF cache's bounds; maxObjects 0 = off. */
-  pdfCache: { maxAgeHours: number; maxObjects: number };
+  pdfCache: { maxAgeHours: number; maxObjects: number; memoryBytes: number };
   trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** Credentials of the queue dashboard; null = dashboard off. */
@@ -176,7 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseQueryTimeoutMs: c.DB_QUERY_TIMEOUT_MS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
-    pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS },
+    pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS, memoryBytes: c.PDF_MEMORY_CACHE_MB * 1024 * 1024 },
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
     dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,

@@ -82,6 +82,12 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
     });
   }
 
+  /** The directory's data version, bumped by triggers on every write (migrations 003 and 007); "0" before the first. */
+  async dataVersion(directory: string): Promise<string> {
+    const row = (await this.knex('directory_versions').select('version').where('directory', directory).first()) as { version: unknown } | undefined;
+    return String(row?.version ?? 0);
+  }
+
   /**
    * The exact number of matches. Type, status, branch and country filters alone are
    * summed from the kept counts; anything else is counted once per directory
@@ -97,9 +103,8 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
       const row = (await query.first()) as { total: unknown } | undefined;
       return Number(row?.total ?? 0);
     }
-    const versionRow = (await this.knex('directory_versions').select('version').where('directory', criteria.directory).first()) as { version: unknown } | undefined;
     const { page: _page, perPage: _perPage, sortBy: _sortBy, sortDir: _sortDir, ...filters } = criteria;
-    const key = `${String(versionRow?.version ?? 0)}\u0000${JSON.stringify(filters)}`;
+    const key = `${await this.dataVersion(criteria.directory)}\u0000${JSON.stringify(filters)}`;
     const cached = this.totals.get(key);
     if (cached !== undefined) return cached;
     const counted = (await applyInvoiceFilters(this.knex('invoices as i'), criteria, this.dialect, candidates).count({ total: '*' }).first()) as

@@ -1,9 +1,12 @@
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { Client, CopyDestinationOptions, CopySourceOptions } from 'minio';
+import type { Client } from 'minio';
 import type { FileStoragePort, StoragePage, StoredObjectPage } from '@logi/domain';
+import { lazyModule } from '../shared/lazy-module.js';
 import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
+
+const minio = lazyModule<typeof import('minio')>('minio');
 
 export interface MinioFileStorageOptions {
   /** `http(s)://host[:port]`; the path, if any, is ignored (S3 addresses buckets itself). */
@@ -46,7 +49,7 @@ export class MinioFileStorage implements FileStoragePort {
     const timeoutMs = options.requestTimeoutMs ?? 5_000;
     this.bucket = options.bucket;
     this.region = options.region ?? 'us-east-1';
-    this.client = new Client({
+    this.client = new (minio().Client)({
       endPoint: url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: url.port ? Number(url.port) : useSSL ? 443 : 80,
       useSSL,
@@ -102,8 +105,8 @@ export class MinioFileStorage implements FileStoragePort {
     await this.inBucket(
       () =>
         this.client.copyObject(
-          new CopySourceOptions({ Bucket: this.bucket, Object: fromKey }),
-          new CopyDestinationOptions({ Bucket: this.bucket, Object: toKey }),
+          new (minio().CopySourceOptions)({ Bucket: this.bucket, Object: fromKey }),
+          new (minio().CopyDestinationOptions)({ Bucket: this.bucket, Object: toKey }),
         ),
       fromKey,
     );

@@ -1,10 +1,10 @@
 import type { Duplex } from 'node:stream';
-import { MAX_QUERY_BYTES } from '../middleware/query-limit.middleware.js';
+import { MAX_QUERY_BYTES } from '../middleware/request-head-limit.middleware.js';
 import { MESSAGE_BY_STATUS } from './error-statuses.js';
 
 /**
  * The http server's `clientError` handler. Node refuses some requests before
- * the app sees them (request line and headers over `maxHeaderSize`, bytes that
+ * the app sees them (request line and headers over `PARSER_HEAD_BYTES`, bytes that
  * are not HTTP) and would answer with an empty body; clients are promised the
  * envelope on every answer, and a query string over 8 KiB is a 414 however
  * long it is.
@@ -30,16 +30,26 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: Bu
 }
 
 /**
- * Whether the packet on which the headers overflowed shows a request line
- * over the query limit. Node hands over only that packet: either it starts
- * the request (then its first line is the request line), or it continues a
- * line begun earlier, which is the request line when it ends with the version.
+ * Whether a head Node refused (over `PARSER_HEAD_BYTES`) was refused for its
+ * request line. Node hands over only the packet on which the limit was
+ * passed:
+ * - a packet that starts the request shows its request line, whole or in
+ *   part, so its length decides;
+ * - a packet that continues the head and shows the end of a line: that line
+ *   is the request line when it ends in the version; a header line in view
+ *   over the query limit makes it the headers' fault (431);
+ * - anything else (a line running through the whole packet, or short lines
+ *   only) cannot be told apart: 414, since the query is the one part of a
+ *   request the contract bounds, and a header block this large with no long
+ *   line in view is unheard of.
+ * Heads up to `PARSER_HEAD_BYTES` reach the app, which measures each part
+ * exactly (`requestHeadLimit`).
  */
 function requestLineTooLong(packet: Buffer | undefined): boolean {
   if (!packet) return false;
-  const text = packet.toString('latin1');
-  const lineEnd = text.indexOf('\r\n');
-  const line = lineEnd === -1 ? text : text.slice(0, lineEnd);
-  if (/^[A-Z]+ /.test(text)) return Buffer.byteLength(line, 'latin1') > MAX_QUERY_BYTES;
-  return lineEnd !== -1 && / HTTP\/\d\.\d$/.test(line);
+  const lines = packet.toString('latin1').split('\r\n');
+  const first = lines[0]!;
+  if (/^[A-Z]+ /.test(first)) return first.length > MAX_QUERY_BYTES;
+  if (lines.length === 1 || / HTTP\/\d\.\d$/.test(first)) return true;
+  return lines.every((line) => line.length <= MAX_QUERY_BYTES);
 }

@@ -40,3 +40,26 @@ export function sendJsonWithEtag(ctx: Context, status: number, body: unknown): v
   ctx.type = 'application/json';
   ctx.body = text;
 }
+
+/**
+ * A versioned download: a strong ETag (the version of everything in the
+ * document, so the same version is the same bytes) and `private, no-cache`;
+ * the document, or 304 with no body when the client holds it (`null`).
+ */
+export function sendVersioned(ctx: Context, version: string, document: { type: string; disposition: string; body: Buffer | string } | null): void {
+  ctx.set('ETag', strongEtag(version));
+  ctx.set('Cache-Control', 'private, no-cache');
+  if (document === null) {
+    ctx.status = 304;
+    ctx.body = null;
+    return;
+  }
+  ctx.status = 200;
+  ctx.type = document.type;
+  ctx.set('Content-Disposition', document.disposition);
+  ctx.body = document.body;
+}
+
+export function strongEtag(version: string): string {
+  return `"${version}"`;
+}

@@ -1,14 +1,15 @@
 import Router from '@koa/router';
-import { envelope, InvoiceNotFoundError, type DownloadInvoicePdfUseCase, type ListInvoicesUseCase } from '@logi/domain';
+import { envelope, InvoiceNotFoundError, type DownloadEInvoiceUseCase, type DownloadInvoicePdfUseCase, type ListInvoicesUseCase } from '@logi/domain';
 import type { AppState } from '../http/app-state.js';
-import { pdfContentDisposition } from '../http/content-disposition.js';
+import { invoiceDownloadDisposition, pdfContentDisposition } from '../http/content-disposition.js';
 import { parsePathId, queryPairs } from '../http/path-id.js';
-import { ifNoneMatchHits, sendJsonWithEtag } from '../http/conditional.js';
+import { ifNoneMatchHits, sendJsonWithEtag, sendVersioned, strongEtag } from '../http/conditional.js';
 import { toInvoiceListDto } from '../mappers/invoice.mapper.js';
 
 export interface InvoiceRouteDeps {
   listInvoices: ListInvoicesUseCase;
   downloadInvoicePdf: DownloadInvoicePdfUseCase;
+  downloadEInvoice: DownloadEInvoiceUseCase;
 }
 
 export function registerInvoiceRoutes(router: Router<AppState>, deps: InvoiceRouteDeps): void {
@@ -29,21 +30,23 @@ export function registerInvoiceRoutes(router: Router<AppState>, deps: InvoiceRou
       requestId: ctx.state.requestId,
       clientHolds: (version) => ifNoneMatchHits(ifNoneMatch, strongEtag(version)),
     });
-    // A strong validator: the version of everything printed, so the same version is the same document.
-    ctx.set('ETag', strongEtag(answer.version));
-    ctx.set('Cache-Control', 'private, no-cache');
-    if (answer.kind === 'not-modified') {
-      ctx.status = 304;
-      ctx.body = null;
-      return;
-    }
-    ctx.status = 200;
-    ctx.type = 'application/pdf';
-    ctx.set('Content-Disposition', pdfContentDisposition(answer.invoiceNr));
-    ctx.body = answer.pdf;
+    sendVersioned(ctx, answer.version, answer.kind === 'pdf' ? { type: 'application/pdf', disposition: pdfContentDisposition(answer.invoiceNr), body: answer.pdf } : null);
   });
-}
 
-function strongEtag(version: string): string {
-  return `"${version}"`;
+  router.get('/invoices/:invoiceId/e-invoice', async (ctx) => {
+    const invoiceId = parsePathId(ctx.params.invoiceId);
+    if (invoiceId === null) throw new InvoiceNotFoundError();
+    const ifNoneMatch = ctx.get('If-None-Match') || undefined;
+    const answer = await deps.downloadEInvoice.execute({
+      directory: ctx.state.client.directory,
+      invoiceId,
+      query: queryPairs(ctx.querystring),
+      clientHolds: (version) => ifNoneMatchHits(ifNoneMatch, strongEtag(version)),
+    });
+    sendVersioned(
+      ctx,
+      answer.version,
+      answer.kind === 'not-modified' ? null : { type: 'application/xml; charset=utf-8', disposition: invoiceDownloadDisposition(answer.invoiceNr, 'xml'), body: answer.xml },
+    );
+  });
 }

@@ -5,6 +5,8 @@ export interface CompanyDetails {
   vat: string;
   bankAccount: string;
   bankName: string;
+  /** ISO 3166-1 alpha-2 code for e-invoices; absent: the VAT number's prefix. */
+  country?: string | null;
 }
 
 /** A client system: one directory that owns its orders, invoices and files. */

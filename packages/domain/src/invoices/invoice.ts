@@ -24,6 +24,12 @@ export interface InvoiceItem {
   amountNet: number;
   amountTax: number;
   amountGross: number;
+  /** UN/ECE Rec. 20 unit code for e-invoices; absent: derived from `unit` (see e-invoice-defaults). */
+  unitCode?: string | null;
+  /** EN 16931 VAT category (S, Z, E, AE, K, G, O, L, M); absent: derived from `taxRate`. */
+  taxCategory?: string | null;
+  /** Why the item is not taxed (BT-120); absent: the printed name of the tax code. */
+  taxExemptionReason?: string | null;
 }
 
 /** All timestamps are Unix seconds, UTC. */

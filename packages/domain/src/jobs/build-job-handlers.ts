@@ -5,6 +5,7 @@ import type { ContentHasherPort } from '../ports/content-hasher.port.js';
 import type { FileStoragePort } from '../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../ports/invoice-repository.port.js';
 import type { OrderFileRepositoryPort } from '../ports/order-file-repository.port.js';
+import type { EInvoiceWriterPort } from '../ports/e-invoice-writer.port.js';
 import type { PdfRendererPort } from '../ports/pdf-renderer.port.js';
 import type { JobHandlers } from './job-definitions.js';
 
@@ -18,6 +19,8 @@ export interface JobHandlerDeps {
   /** The version of the PDF layout (template files and renderer settings). */
   templateVersion: string;
   timeZone: string;
+  /** Makes Factur-X PDFs (render jobs with `format: 'facturx'`). */
+  eInvoiceWriter?: EInvoiceWriterPort;
 }
 
 /** The one set of job handlers: the in-process queue and every worker run these. */
@@ -30,6 +33,7 @@ export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
     hasher: deps.hasher,
     templateVersion: deps.templateVersion,
     timeZone: deps.timeZone,
+    eInvoiceWriter: deps.eInvoiceWriter,
   });
   const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage });
   return {

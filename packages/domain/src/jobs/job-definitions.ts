@@ -1,3 +1,4 @@
+import type { PdfFormat } from '../invoices/download-invoice-pdf/invoice-pdf.query.js';
 import type { DocumentLanguage } from '../invoices/invoice-document/invoice-document.js';
 
 export const JOB_NAMES = ['render-invoice-pdf', 'store-order-file'] as const;
@@ -43,6 +44,8 @@ export interface JobPayloads {
     invoiceId: number;
     lang: DocumentLanguage;
     duplicate: boolean;
+    /** `facturx`: the PDF made Factur-X (PDF/A-3 with the CII XML inside). Absent: `pdf`. */
+    format?: PdfFormat;
     /** Where the rendered PDF is handed over when it is not kept in the PDF cache. */
     pdfKey: string;
     /**

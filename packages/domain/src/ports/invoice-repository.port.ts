@@ -7,4 +7,9 @@ export interface InvoiceRepositoryPort {
   list(criteria: InvoiceCriteria): Promise<InvoicePage>;
   exists(directory: string, id: number): Promise<boolean>;
   findDetail(directory: string, id: number): Promise<InvoiceDetail | null>;
+  /**
+   * A value that changes on every write of the directory's invoices, their
+   * rows or its client's company data (never back to an earlier value).
+   */
+  dataVersion(directory: string): Promise<string>;
 }

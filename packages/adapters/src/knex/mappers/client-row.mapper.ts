@@ -11,6 +11,7 @@ export const CLIENT_COLUMNS = [
   'company_vat',
   'company_bank_account',
   'company_bank_name',
+  'company_country',
 ] as const;
 
 export type ClientRow = Record<(typeof CLIENT_COLUMNS)[number], unknown>;
@@ -26,6 +27,7 @@ export function toClient(row: ClientRow): Client {
       vat: toText(row.company_vat, 'clients.company_vat'),
       bankAccount: toText(row.company_bank_account, 'clients.company_bank_account'),
       bankName: toText(row.company_bank_name, 'clients.company_bank_name'),
+      ...(row.company_country == null ? {} : { country: toText(row.company_country, 'clients.company_country') }),
     },
   };
 }
@@ -41,5 +43,6 @@ export function companyColumns(company: CompanyDetails) {
     company_vat: company.vat,
     company_bank_account: company.bankAccount,
     company_bank_name: company.bankName,
+    company_country: company.country ?? null,
   };
 }

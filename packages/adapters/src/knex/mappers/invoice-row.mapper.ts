@@ -42,6 +42,9 @@ export const INVOICE_ITEM_COLUMNS = [
   'amount_net',
   'amount_tax',
   'amount_gross',
+  'unit_code',
+  'tax_category',
+  'tax_exemption_reason',
 ] as const;
 export type InvoiceItemRow = Record<(typeof INVOICE_ITEM_COLUMNS)[number], unknown>;
 
@@ -99,5 +102,9 @@ export function toInvoiceItem(row: InvoiceItemRow): InvoiceItem {
     amountNet: toNumber(row.amount_net, 'invoice_items.amount_net'),
     amountTax: toNumber(row.amount_tax, 'invoice_items.amount_tax'),
     amountGross: toNumber(row.amount_gross, 'invoice_items.amount_gross'),
+    // The e-invoice fields only when set: an item without them reads as it always did.
+    ...(row.unit_code == null ? {} : { unitCode: toText(row.unit_code, 'invoice_items.unit_code') }),
+    ...(row.tax_category == null ? {} : { taxCategory: toText(row.tax_category, 'invoice_items.tax_category') }),
+    ...(row.tax_exemption_reason == null ? {} : { taxExemptionReason: toText(row.tax_exemption_reason, 'invoice_items.tax_exemption_reason') }),
   };
 }

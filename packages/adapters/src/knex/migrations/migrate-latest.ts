@@ -5,6 +5,8 @@ import * as sqliteFoldedIndexes from './002-sqlite-folded-indexes.migration.js';
 import * as derivedSearchData from './003-derived-search-data.migration.js';
 import * as coveringSortIndexes from './004-covering-sort-indexes.migration.js';
 import * as idempotencyKeys from './005-idempotency-keys.migration.js';
+import * as eInvoiceFields from './006-e-invoice-fields.migration.js';
+import * as clientDataVersion from './007-client-data-version.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -20,6 +22,8 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '003-derived-search-data', up: derivedSearchData.up, down: derivedSearchData.down, config: { transaction: false } },
   { name: '004-covering-sort-indexes', up: coveringSortIndexes.up, down: coveringSortIndexes.down },
   { name: '005-idempotency-keys', up: idempotencyKeys.up, down: idempotencyKeys.down },
+  { name: '006-e-invoice-fields', up: eInvoiceFields.up, down: eInvoiceFields.down },
+  { name: '007-client-data-version', up: clientDataVersion.up, down: clientDataVersion.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

@@ -24,7 +24,7 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
     ],
     tags: [
       { name: 'Orders', description: 'Order lookup, file categories and file uploads.' },
-      { name: 'Invoices', description: 'Invoice list and PDF download.' },
+      { name: 'Invoices', description: 'Invoice list, PDF download and EN 16931 e-invoices (UBL, CII).' },
     ],
     paths: paths({ uploadMaxFiles: facts.uploadMaxFiles }),
     components: {

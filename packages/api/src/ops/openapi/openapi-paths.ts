@@ -1,4 +1,4 @@
-import { invoicePdfQuerySchema, listInvoicesQuerySchema, Messages, MAX_FILE_BYTES } from '@logi/domain';
+import { eInvoiceQuerySchema, invoicePdfQuerySchema, listInvoicesQuerySchema, Messages, MAX_FILE_BYTES } from '@logi/domain';
 import { toJsonSchema } from './json-schema.js';
 import { ref } from './openapi-components.js';
 import { COUNTED, commonErrors, errorResponse, jsonResponse, responseHeaders, validationResponse } from './openapi-responses.js';
@@ -11,7 +11,7 @@ const pathId = (name: string, what: string) => ({
   required: true,
   description: `${what} ID.`,
   schema: toJsonSchema(pathIdSchema(what), 'input'),
-  example: what === 'Order' ? '3001' : '9001',
+  example: what === 'Order' ? 3001 : 9001,
 });
 
 const invalidData = { const: Messages.INVALID_DATA };
@@ -147,13 +147,7 @@ export function paths(options: { uploadMaxFiles: number }) {
         ].join('\n\n'),
         parameters: [
           ...queryParameters(listInvoicesQuerySchema),
-          {
-            name: 'If-None-Match',
-            in: 'header',
-            required: false,
-            description: 'The `ETag` of an earlier answer (or several, or `*`): when this answer would be the same bytes, 304 with no body.',
-            schema: { type: 'string' },
-          },
+          ifNoneMatchHeader('The `ETag` of an earlier answer (or several, or `*`): when this answer would be the same bytes, 304 with no body.'),
         ],
         responses: {
           '200': jsonResponse('A page of invoices (a page past the end is empty, with a correct `pagination`).', ref('InvoiceListEnvelope'), [
@@ -184,17 +178,12 @@ export function paths(options: { uploadMaxFiles: number }) {
           'The invoice printed as PDF in the chosen language (title, labels, dates and amounts in its conventions); with `duplicate` it is marked as a duplicate copy. A missing invoice is 404 even when the query is also invalid.',
           'Every answer carries a strong `ETag` (the version of everything printed and of the template) and `Cache-Control: private, no-cache`. A client that sends it back in `If-None-Match` gets 304 with no body while nothing printed changed; credentials, rate limit, tenancy (404) and validation (422) come first, and nothing is rendered for a 304.',
           'A rendered PDF is kept on the server under its version (for up to PDF_CACHE_MAX_AGE_HOURS, at most PDF_CACHE_MAX_OBJECTS of them), so a repeated download is served from storage without a render; any change to the invoice, its related rows, the seller\'s data or the template gives a new version, and an old PDF is never served for new data.',
+          '`format=facturx` gives the same PDF (in the same `lang`, with the same duplicate mark) as Factur-X: PDF/A-3b with XMP metadata (PDF/A identification, Factur-X extension schema), an sRGB output intent, its fonts embedded, and the EN 16931 CII XML attached as `factur-x.xml` (relationship `Alternative`, profile EN 16931); that XML is byte for byte the answer of `GET /invoices/{invoice_id}/e-invoice?format=cii` in the same `lang`. Factur-X and the plain PDF are two versions (two ETags, two cached objects). The plain PDF stays the default.',
         ].join('\n\n'),
         parameters: [
           pathId('invoice_id', 'Invoice'),
           ...queryParameters(invoicePdfQuerySchema),
-          {
-            name: 'If-None-Match',
-            in: 'header',
-            required: false,
-            description: 'The `ETag` of an earlier download (or several, or `*`): when the document is still that version, 304 with no body.',
-            schema: { type: 'string' },
-          },
+          ifNoneMatchHeader('The `ETag` of an earlier download (or several, or `*`): when the document is still that version, 304 with no body.'),
         ],
         responses: {
           '200': {
@@ -207,7 +196,7 @@ export function paths(options: { uploadMaxFiles: number }) {
             headers: responseHeaders([...COUNTED, 'ETag (PDF)', 'Cache-Control']),
           },
           '404': errorResponse(404, 'No such invoice for this client, or an id that is not a positive integer.', Messages.INVOICE_NOT_FOUND),
-          '422': validationResponse('`lang` or `duplicate` invalid, or sent twice.', invalidData, {
+          '422': validationResponse('`lang`, `duplicate` or `format` invalid, or sent twice.', invalidData, {
             status: 422,
             message: Messages.INVALID_DATA,
             data: null,
@@ -217,5 +206,47 @@ export function paths(options: { uploadMaxFiles: number }) {
         },
       },
     },
+    '/invoices/{invoice_id}/e-invoice': {
+      get: {
+        operationId: 'downloadEInvoice',
+        tags: ['Invoices'],
+        summary: 'Download an invoice as an EN 16931 e-invoice (UBL or CII)',
+        description: [
+          'The invoice as a structured EN 16931 document for machine booking: `format=ubl` (default) is OASIS UBL 2.1, `format=cii` is UN/CEFACT Cross Industry Invoice D16B; both carry the customization ID `urn:cen.eu:en16931:2017`. The document is built from the very data and texts the PDF prints, so the two never disagree: amounts, the VAT breakdown per rate, the payment terms and the client\'s bank account are the PDF\'s; the related order numbers are the buyer reference (BT-10) and their CMR numbers the despatch advice reference (BT-16).',
+          'A sales invoice (`s`) is an invoice (type code 380). A correcting invoice (`c`) is a credit note (UBL `CreditNote`, CII type code 381) that references the corrected invoice (BT-25); its amounts change sign, so a correction that lowers the price is a credit note with positive amounts. A purchase invoice (`p`) swaps the parties as the PDF does: the counterparty is the seller. `lang` chooses the language of the texts inside (correction note, payment terms, reasons for untaxed items), as on the PDF.',
+          'Data EN 16931 needs that the invoice does not hold gets documented defaults (README, "E-invoices"): unit codes from the printed unit (`pcs` H87, `h` HUR, else C62), VAT category from the rate (a percentage S, 0 Z, `zw` E, `np` AE reverse charge), the seller\'s country from its VAT number\'s prefix.',
+          'Same rules as the PDF: credentials, rate limit, tenancy (404, even with an invalid query) and validation (422) in that order; a strong `ETag` (the SHA-256 of the document\'s data, syntax and writer version) with `Cache-Control: private, no-cache`, and 304 for a matching `If-None-Match`.',
+        ].join('\n\n'),
+        parameters: [
+          pathId('invoice_id', 'Invoice'),
+          ...queryParameters(eInvoiceQuerySchema),
+          ifNoneMatchHeader('The `ETag` of an earlier download (or several, or `*`): when the document is still that version, 304 with no body.'),
+        ],
+        responses: {
+          '200': {
+            description: 'The XML (UTF-8), as a download named after the invoice number with `.xml`.',
+            headers: responseHeaders([...COUNTED, 'Content-Disposition', 'ETag (e-invoice)', 'Cache-Control']),
+            content: { 'application/xml': { schema: { type: 'string', contentMediaType: 'application/xml' } } },
+          },
+          '304': {
+            description: 'The client\'s copy (named in `If-None-Match`) is still this document: no body.',
+            headers: responseHeaders([...COUNTED, 'ETag (e-invoice)', 'Cache-Control']),
+          },
+          '404': errorResponse(404, 'No such invoice for this client, or an id that is not a positive integer.', Messages.INVOICE_NOT_FOUND),
+          '422': validationResponse('`format` or `lang` invalid, or sent twice.', invalidData, {
+            status: 422,
+            message: Messages.INVALID_DATA,
+            data: null,
+            errors: { format: ['The selected format is invalid.'] },
+          }),
+          ...commonErrors(),
+        },
+      },
+    },
   };
+}
+
+/** The `If-None-Match` request header of a conditional GET. */
+function ifNoneMatchHeader(description: string) {
+  return { name: 'If-None-Match', in: 'header', required: false, description, schema: { type: 'string' } } as const;
 }

@@ -32,9 +32,15 @@ const HEADERS = {
   },
   'ETag (PDF)': {
     description:
-      'A strong validator: the SHA-256 (hex) of everything printed (the invoice and its related rows, the seller\'s company data, `lang`, `duplicate`) and the template\'s version. Any change to them gives another value; send it back in `If-None-Match` to get 304 and no body while the document is unchanged.',
+      'A strong validator: the SHA-256 (hex) of everything printed (the invoice and its related rows, the seller\'s company data, `lang`, `duplicate`) and the template\'s version; for `format=facturx` also of the embedded e-invoice and its writer\'s version. Any change to them gives another value; send it back in `If-None-Match` to get 304 and no body while the document is unchanged.',
     schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$' },
     example: '"9f2c4e0b7d1a3c5e8f6b2d4a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c6d8e"',
+  },
+  'ETag (e-invoice)': {
+    description:
+      'A strong validator: the SHA-256 (hex) of the e-invoice\'s data (the invoice, its related rows, the seller\'s company data, the texts in `lang`), the syntax and the writer\'s version. Send it back in `If-None-Match` to get 304 and no body while the document is unchanged.',
+    schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$' },
+    example: '"4b1e0c7d9f2a3c5e8f6b2d4a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c6d8e"',
   },
   'Cache-Control': { description: 'The answer may be kept by the client only, and must be revalidated before each use.', schema: { type: 'string', const: 'private, no-cache' } },
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' }, example: 'HEAD, GET, OPTIONS' },
@@ -96,7 +102,8 @@ export function commonErrors() {
       Messages.METHOD_NOT_ALLOWED,
       ['Allow'],
     ),
-    '414': errorResponse(414, 'The query string is over 8 KiB.', Messages.URI_TOO_LONG, []),
+    '414': errorResponse(414, 'The query string is over 8 KiB. The connection is closed after the answer.', Messages.URI_TOO_LONG, []),
+    '431': errorResponse(431, 'The header fields are over 64 KiB together. The connection is closed after the answer.', 'Request Header Fields Too Large', []),
     '429': errorResponse(
       429,
       'Too many requests in this window: counted per client directory, or per IP when the credentials are not valid.',

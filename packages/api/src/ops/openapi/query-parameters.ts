@@ -32,6 +32,7 @@ export function queryParameters(schema: z.ZodObject, required: readonly string[]
     if (meta.default !== undefined) value.default = typedDefault(value, meta.default);
     const parameter: QueryParameter = { name, in: 'query', required: required.includes(name), schema: value };
     if (meta.description) parameter.description = meta.description;
+    if (value.type === 'boolean') parameter.description = `${meta.description ?? ''} \`true\` or \`false\`; \`1\` and \`0\` are accepted too.`.trim();
     if (value.type === 'array') Object.assign(parameter, { style: 'form', explode: false });
     return parameter;
   });
@@ -40,7 +41,7 @@ export function queryParameters(schema: z.ZodObject, required: readonly string[]
 /**
  * Walks the zod schema of one query value. Transforms cannot be shown, so a
  * pipe shows its target when that is a plain type (`"12"` -> integer 1..500)
- * and its source otherwise (`"1"|"true"` -> the accepted strings).
+ * and its source otherwise (`"s,c"` -> the accepted strings), a flag as a boolean.
  */
 function describeValue(schema: z.ZodType): JsonSchema {
   const def = (schema as z.ZodType & { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
@@ -53,7 +54,7 @@ function describeValue(schema: z.ZodType): JsonSchema {
       const input = def.in as z.ZodType;
       const output = def.out as z.ZodType;
       const outType = (output as unknown as { _zod: { def: { type: string } } })._zod.def.type;
-      if (outType === 'transform') return describeValue(input);
+      if (outType === 'transform') return asBoolean(describeValue(input));
       const target = describeValue(output);
       const source = describeValue(input);
       // Digits read as a number: the value is an integer, whatever zod calls it.
@@ -67,7 +68,18 @@ function describeValue(schema: z.ZodType): JsonSchema {
   }
 }
 
+/**
+ * A flag read from `true`/`false`/`1`/`0` is shown as a boolean, which is
+ * what a generated client wants to pass; it serialises as `true`/`false`,
+ * and the description adds that `1` and `0` are accepted too.
+ */
+function asBoolean(value: JsonSchema): JsonSchema {
+  const members = Array.isArray(value.enum) ? [...(value.enum as unknown[])].sort() : [];
+  return members.join() === '0,1,false,true' ? { type: 'boolean' } : value;
+}
+
 function typedDefault(value: JsonSchema, raw: string): unknown {
   if (value.type === 'integer') return Number(raw);
+  if (value.type === 'boolean') return raw === 'true';
   return raw;
 }

@@ -7,11 +7,17 @@ import { MAX_FILE_BYTES } from '@logi/domain';
  * the words of the rules they document.
  */
 
+/**
+ * A path id as a generated client should hold it: an integer. On the wire it
+ * is plain digits (up to 15); anything else is not rejected as invalid but
+ * names no resource, so it is a 404, as the description says.
+ */
 export const pathIdSchema = (what: string) =>
   z
-    .string()
-    .regex(/^[0-9]{1,15}$/)
-    .meta({ description: `${what} ID: a positive integer in plain digits. Anything else names no resource (404).` });
+    .int()
+    .min(1)
+    .max(999_999_999_999_999)
+    .meta({ description: `${what} ID: a positive integer in plain digits. Anything else (\`abc\`, \`1.5\`, \`-1\`) names no resource (404).` });
 
 export const orderByNrQuerySchema = z.object({
   nr: z

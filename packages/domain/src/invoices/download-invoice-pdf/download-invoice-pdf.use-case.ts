@@ -6,11 +6,15 @@ import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import type { JobQueuePort } from '../../ports/job-queue.port.js';
 import { jobDeadline } from '../../jobs/job-definitions.js';
+import type { CompanyDetails } from '../../clients/client.js';
+import { buildEInvoice } from '../e-invoice/build-e-invoice.js';
+import type { InvoiceDetail } from '../invoice.js';
 import { buildInvoiceDocument } from '../invoice-document/build-invoice-document.js';
-import type { DocumentLanguage } from '../invoice-document/invoice-document.js';
-import { pdfCacheKey, pdfVersionOf } from '../invoice-pdf-cache/pdf-version.js';
+import type { DocumentLanguage, InvoiceDocument } from '../invoice-document/invoice-document.js';
+import { pdfCacheKey, pdfVersionOf, type FacturXPart } from '../invoice-pdf-cache/pdf-version.js';
+import { downloadKey, type PrintedVersion, type RecentPdfs } from '../invoice-pdf-cache/recent-pdfs.js';
 import { InvoiceNotFoundError } from '../invoices.errors.js';
-import { parseInvoicePdfQuery } from './invoice-pdf.query.js';
+import { parseInvoicePdfQuery, type PdfFormat } from './invoice-pdf.query.js';
 
 /** The answer to a download: the PDF, or word that the client's copy (by version) is current. */
 export type InvoicePdf =
@@ -40,6 +44,8 @@ export class DownloadInvoicePdfUseCase {
       storage: FileStoragePort;
       queue: JobQueuePort;
       hasher: ContentHasherPort;
+      /** The version of the Factur-X writer (`EInvoiceWriterPort.version`); needed for `format=facturx` only. */
+      eInvoiceWriterVersion?: string;
       /** The version of the PDF layout; the same in the API and the workers of one release. */
       templateVersion: string;
       /** IANA zone the printed dates are read in (APP_TIMEZONE). */
@@ -49,6 +55,8 @@ export class DownloadInvoicePdfUseCase {
       jobTimeoutMs: number;
       newId: () => string;
       onCacheEvent?: (event: PdfCacheEvent) => void;
+      /** What this process remembers of the PDFs it served; none when absent. */
+      recent?: RecentPdfs;
       /** Unix ms; the system clock by default. */
       now?: () => number;
     },
@@ -62,31 +70,79 @@ export class DownloadInvoicePdfUseCase {
     /** Whether the client already holds this version (its If-None-Match). */
     clientHolds?: (version: string) => boolean;
   }): Promise<InvoicePdf> {
-    const invoice = await this.deps.invoices.findDetail(input.directory, input.invoiceId);
-    if (!invoice) throw new InvoiceNotFoundError();
-    const { lang, duplicate } = parseInvoicePdfQuery(input.query);
-    const client = await this.deps.clients.findByDirectory(input.directory);
-    // The invoice exists, so its directory must: a missing client is a data fault, not a 404.
-    if (!client) throw new Error(`Client directory "${input.directory}" has no company details to print as seller.`);
-    const document = buildInvoiceDocument(invoice, client.company, lang, duplicate, this.deps.timeZone);
-    const version = pdfVersionOf(document, this.deps.templateVersion, this.deps.hasher);
+    // The data version is read first: what is printed below is at least as new as it.
+    const recent = this.deps.recent;
+    const dataVersion = recent ? await this.deps.invoices.dataVersion(input.directory) : '';
+    const remembered = recent ? this.remembered(recent, input, dataVersion) : null;
+    const {
+      query: { lang, duplicate, format },
+      printed: { version, invoiceNr },
+    } = remembered ?? (await this.print(input, dataVersion));
     const key = pdfCacheKey(version);
 
     if (input.clientHolds?.(version)) {
       this.deps.onCacheEvent?.({ outcome: 'not-modified', key, requestId: input.requestId });
-      return { kind: 'not-modified', invoiceNr: invoice.nr, version };
+      return { kind: 'not-modified', invoiceNr, version };
     }
-    const cached = this.deps.cache ? await this.readCached(key, input.requestId) : 'off';
-    if (cached instanceof Buffer) return { kind: 'pdf', invoiceNr: invoice.nr, version, pdf: cached, source: 'cache' };
+    const cached = this.deps.cache ? await this.readCached(version, key, input.requestId) : 'off';
+    if (cached instanceof Buffer) return { kind: 'pdf', invoiceNr, version, pdf: cached, source: 'cache' };
     // A cached copy that is there but cannot be read would stop the job from rendering: render past the cache.
-    return this.render({ ...input, lang, duplicate }, version, cached === 'miss');
+    const rendered = await this.render({ ...input, lang, duplicate, format }, version, cached === 'miss');
+    if (this.deps.cache && rendered.kind === 'pdf') recent?.rememberPdf(rendered.version, rendered.pdf);
+    return rendered;
+  }
+
+  /**
+   * What this process printed for the same download while the directory's
+   * data was at the same version, or null. An invalid query is left to the
+   * full path, where a missing invoice (404) comes before it (422).
+   */
+  private remembered(recent: RecentPdfs, input: { directory: string; invoiceId: number; query: Iterable<[string, string]> }, dataVersion: string) {
+    let query: ReturnType<typeof parseInvoicePdfQuery>;
+    try {
+      query = parseInvoicePdfQuery(input.query);
+    } catch {
+      return null;
+    }
+    const printed = recent.printed(downloadKey(input.directory, input.invoiceId, query), dataVersion);
+    return printed ? { query, printed } : null;
+  }
+
+  /** Reads the invoice and its seller, prints them as a document and hashes it; remembered under `dataVersion`. */
+  private async print(
+    input: { directory: string; invoiceId: number; query: Iterable<[string, string]> },
+    dataVersion: string,
+  ): Promise<{ query: { lang: DocumentLanguage; duplicate: boolean; format: PdfFormat }; printed: PrintedVersion }> {
+    const invoice = await this.deps.invoices.findDetail(input.directory, input.invoiceId);
+    if (!invoice) throw new InvoiceNotFoundError();
+    const query = parseInvoicePdfQuery(input.query);
+    const client = await this.deps.clients.findByDirectory(input.directory);
+    // The invoice exists, so its directory must: a missing client is a data fault, not a 404.
+    if (!client) throw new Error(`Client directory "${input.directory}" has no company details to print as seller.`);
+    const document = buildInvoiceDocument(invoice, client.company, query.lang, query.duplicate, this.deps.timeZone);
+    const facturX = query.format === 'facturx' ? this.facturXPart(invoice, client.company, document) : undefined;
+    const printed = { version: pdfVersionOf(document, this.deps.templateVersion, this.deps.hasher, facturX), invoiceNr: invoice.nr };
+    this.deps.recent?.rememberPrinted(downloadKey(input.directory, input.invoiceId, query), dataVersion, printed);
+    return { query, printed };
+  }
+
+  /** What Factur-X adds to the version: the same e-invoice the render job will embed. */
+  private facturXPart(invoice: InvoiceDetail, company: CompanyDetails, document: InvoiceDocument): FacturXPart {
+    if (this.deps.eInvoiceWriterVersion === undefined) throw new Error('Factur-X asked of an API without an e-invoice writer.');
+    return { writer: this.deps.eInvoiceWriterVersion, invoice: buildEInvoice(invoice, company, document, this.deps.timeZone) };
   }
 
   /** The cached PDF, `miss`, or `unreadable` when storage failed (reported). */
-  private async readCached(key: string, requestId: string): Promise<Buffer | 'miss' | 'unreadable'> {
+  private async readCached(version: string, key: string, requestId: string): Promise<Buffer | 'miss' | 'unreadable'> {
+    const kept = this.deps.recent?.pdf(version);
+    if (kept) {
+      this.deps.onCacheEvent?.({ outcome: 'hit', key, requestId });
+      return kept;
+    }
     try {
       const pdf = await this.deps.storage.getBuffer(key);
       this.deps.onCacheEvent?.({ outcome: 'hit', key, requestId });
+      this.deps.recent?.rememberPdf(version, pdf);
       return pdf;
     } catch (error) {
       // The port does not tell a missing object from a failed read: ask, and a failed answer is a failure too.
@@ -97,7 +153,7 @@ export class DownloadInvoicePdfUseCase {
   }
 
   private async render(
-    input: { directory: string; invoiceId: number; lang: DocumentLanguage; duplicate: boolean; requestId: string },
+    input: { directory: string; invoiceId: number; lang: DocumentLanguage; duplicate: boolean; format: PdfFormat; requestId: string },
     version: string,
     cache: boolean,
   ): Promise<InvoicePdf> {
@@ -111,6 +167,8 @@ export class DownloadInvoicePdfUseCase {
           invoiceId: input.invoiceId,
           lang: input.lang,
           duplicate: input.duplicate,
+          // Absent for a plain PDF, so a worker of the previous release runs the job as it always did.
+          ...(input.format === 'facturx' ? { format: input.format } : {}),
           pdfKey,
           cache,
           requestId: input.requestId,

@@ -1,5 +1,6 @@
 import type { CompanyDetails } from '../../clients/client.js';
 import type { InvoiceDetail, InvoiceItem } from '../invoice.js';
+import { clientIsSeller } from '../invoice-roles.js';
 import type { DocumentLanguage, InvoiceDocument, InvoiceParty } from './invoice-document.js';
 import { INVOICE_TRANSLATIONS } from './invoice-translations.js';
 import { InvoiceValueFormatter } from './invoice-value.formatter.js';
@@ -26,9 +27,7 @@ export function buildInvoiceDocument(
     vat: invoice.customerVat,
     country: format.country(invoice.customerCountry),
   };
-  // A purchase invoice was issued to the client by its counterparty: the roles
-  // swap, and the client's own bank account is not where the money goes.
-  const isPurchase = invoice.type === 'p';
+  const isPurchase = !clientIsSeller(invoice.type);
 
   return {
     lang,

@@ -1,4 +1,5 @@
 import type { ContentHasherPort } from '../../ports/content-hasher.port.js';
+import type { EInvoice } from '../e-invoice/e-invoice.js';
 import type { InvoiceDocument } from '../invoice-document/invoice-document.js';
 
 /** Where rendered PDFs are kept for reuse, one object per version: `pdf-cache/<version>.pdf`. */
@@ -16,8 +17,19 @@ const VERSION = /^[0-9a-f]{64}$/;
  * served for other data; the same data and template give the same version
  * in every process. It is the PDF's strong ETag and its cache key.
  */
-export function pdfVersionOf(document: InvoiceDocument, templateVersion: string, hasher: ContentHasherPort): string {
-  return hasher.sha256Hex(canonicalJson({ format: 'invoice-pdf/1', template: templateVersion, document }));
+export function pdfVersionOf(document: InvoiceDocument, templateVersion: string, hasher: ContentHasherPort, facturX?: FacturXPart): string {
+  // A plain PDF hashes as it always did (`facturX` absent), so its cached copies and ETags stay valid.
+  return hasher.sha256Hex(canonicalJson({ format: 'invoice-pdf/1', template: templateVersion, document, facturX }));
+}
+
+/**
+ * What a Factur-X PDF adds to the printed page: the e-invoice embedded in it
+ * and the writer's version. Part of its version, so a Factur-X PDF and the
+ * plain PDF of the same invoice are two versions and two cache objects.
+ */
+export interface FacturXPart {
+  writer: string;
+  invoice: EInvoice;
 }
 
 export function pdfCacheKey(version: string): string {

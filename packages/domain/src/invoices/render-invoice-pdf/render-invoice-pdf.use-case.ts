@@ -3,7 +3,9 @@ import type { ClientRepositoryPort } from '../../ports/client-repository.port.js
 import type { ContentHasherPort } from '../../ports/content-hasher.port.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
+import type { EInvoiceWriterPort } from '../../ports/e-invoice-writer.port.js';
 import type { PdfRendererPort } from '../../ports/pdf-renderer.port.js';
+import { buildEInvoice } from '../e-invoice/build-e-invoice.js';
 import { buildInvoiceDocument } from '../invoice-document/build-invoice-document.js';
 import { pdfCacheKey, pdfVersionOf } from '../invoice-pdf-cache/pdf-version.js';
 import { InvoiceNotFoundError } from '../invoices.errors.js';
@@ -33,6 +35,8 @@ export class RenderInvoicePdfUseCase {
       templateVersion: string;
       /** IANA zone the printed dates are read in (APP_TIMEZONE). */
       timeZone: string;
+      /** Makes Factur-X of a printed PDF; needed for `format: 'facturx'` jobs only. */
+      eInvoiceWriter?: EInvoiceWriterPort;
       /** Unix ms; the system clock by default. */
       now?: () => number;
     },
@@ -45,7 +49,10 @@ export class RenderInvoicePdfUseCase {
     // The invoice exists, so its directory must: a missing client is a data fault, not a 404.
     if (!client) throw new Error(`Client directory "${job.directory}" has no company details to print as seller.`);
     const document = buildInvoiceDocument(invoice, client.company, job.lang, job.duplicate, this.deps.timeZone);
-    const version = pdfVersionOf(document, this.deps.templateVersion, this.deps.hasher);
+    // Factur-X: the e-invoice of the same document goes inside, and into the version.
+    const eInvoice = job.format === 'facturx' ? buildEInvoice(invoice, client.company, document, this.deps.timeZone) : null;
+    const writer = eInvoice ? this.writer() : null;
+    const version = pdfVersionOf(document, this.deps.templateVersion, this.deps.hasher, eInvoice && writer ? { writer: writer.version, invoice: eInvoice } : undefined);
     const unrendered: RenderResult = { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr, version };
 
     // A job that starts after its caller gave up (a backlog, a retry) is not worth a render.
@@ -54,7 +61,8 @@ export class RenderInvoicePdfUseCase {
     // Another request for the same page may have rendered it meanwhile; a failed look is a miss.
     if (cacheKey && (await this.deps.storage.exists(cacheKey).catch(() => false))) return { ...unrendered, pdfKey: cacheKey };
 
-    const pdf = await this.deps.renderer.render(document);
+    const printed = await this.deps.renderer.render(document);
+    const pdf = eInvoice && writer ? await writer.facturX(printed, eInvoice) : printed;
     // Nobody will fetch a PDF that is ready after the caller gave up: storing it would only leave it behind.
     if (this.late(job)) return unrendered;
     let cacheError: string | undefined;
@@ -69,6 +77,11 @@ export class RenderInvoicePdfUseCase {
     }
     await this.deps.storage.putBuffer(job.pdfKey, pdf, 'application/pdf');
     return { ...unrendered, bytes: pdf.length, ...(cacheError === undefined ? {} : { cacheError }) };
+  }
+
+  private writer(): EInvoiceWriterPort {
+    if (!this.deps.eInvoiceWriter) throw new Error('A Factur-X job reached a renderer without an e-invoice writer.');
+    return this.deps.eInvoiceWriter;
   }
 
   private late(job: RenderJob): boolean {

@@ -1,0 +1,50 @@
+import type { FormatFactoryService, InvoiceServiceOptions, Logger } from '@e-invoice-eu/core';
+import type { EInvoice, EInvoiceFormat, EInvoiceWriterPort } from '@logi/domain';
+import { toLibraryInvoice } from './e-invoice-eu.mapper.js';
+
+/** The library's version, pinned in package.json, and this mapping's revision: a change to either is a new ETag. */
+const LIBRARY_VERSION = '2.3.4';
+const MAPPING_REVISION = 2;
+
+const FORMATS: Record<EInvoiceFormat, string> = { ubl: 'UBL', cii: 'CII' };
+/** The Factur-X profile of the embedded XML: EN 16931 (also called Comfort). */
+const FACTUR_X_FORMAT = 'Factur-X-EN16931';
+
+/** The library logs through this; its warnings are not the client's business. */
+const quiet: Logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * EN 16931 documents written by @e-invoice-eu/core: UBL 2.1 (Invoice, or
+ * CreditNote for type 381), CII D16B, and Factur-X (PDF/A-3 with the CII
+ * inside) from the PDF the renderer printed.
+ *
+ * It calls the library's format services directly: the library's own entry
+ * point (InvoiceService) compiles its JSON schema on every call, about a
+ * third of a second of CPU per document. The mapping is typed against that
+ * schema, and the adapter tests check that both ways write the same bytes.
+ */
+export class EInvoiceEuWriter implements EInvoiceWriterPort {
+  readonly version = `e-invoice-eu/${LIBRARY_VERSION}/${MAPPING_REVISION}`;
+  /** The library is loaded on the first document (about half a second of start-up a process that writes none should not pay). */
+  private formats: Promise<FormatFactoryService> | null = null;
+
+  async xml(invoice: EInvoice, format: EInvoiceFormat): Promise<string> {
+    const output = await this.generate(invoice, format, FORMATS[format], {});
+    return typeof output === 'string' ? output : Buffer.from(output).toString('utf8');
+  }
+
+  async facturX(pdf: Buffer, invoice: EInvoice): Promise<Buffer> {
+    const output = await this.generate(invoice, 'cii', FACTUR_X_FORMAT, {
+      pdf: { buffer: new Uint8Array(pdf), filename: `${invoice.number}.pdf`, mimetype: 'application/pdf' },
+    });
+    return Buffer.from(output);
+  }
+
+  private async generate(invoice: EInvoice, syntax: EInvoiceFormat, format: string, options: Partial<InvoiceServiceOptions>): Promise<string | Uint8Array> {
+    const formats = await (this.formats ??= import('@e-invoice-eu/core').then((library) => new library.FormatFactoryService()));
+    const service = formats.createFormatService(format, quiet);
+    const data = toLibraryInvoice(invoice, syntax);
+    service.fillInvoiceDefaults(data);
+    return service.generate(data, { format: formats.normalizeFormat(format), lang: invoice.lang, noWarnings: true, ...options });
+  }
+}

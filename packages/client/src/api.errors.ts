@@ -1,0 +1,47 @@
+/** Messages per field of a 422, e.g. `{ per_page: ['The per_page field must not be greater than 500.'] }`. */
+export type FieldErrors = Record<string, string[]>;
+
+/**
+ * Any answer other than a success, as one exception: the HTTP `status`, the
+ * envelope's `message`, the 422 `errors` map (empty otherwise) and its
+ * `data` (the attach-files payload of `No files were uploaded`, else null).
+ */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+  readonly errors: FieldErrors;
+  readonly data: unknown;
+  /** Seconds the server asks to wait (`Retry-After` of a 429, 503 or 409), or null. */
+  readonly retryAfterSeconds: number | null;
+  /** The server's `X-Request-Id`, to quote when reporting a problem. */
+  readonly requestId: string | null;
+
+  constructor(response: Response, body: unknown) {
+    const envelope = isEnvelope(body) ? body : null;
+    super(envelope?.message ?? (response.statusText || `HTTP ${response.status}`));
+    this.status = response.status;
+    this.errors = envelope?.errors ?? {};
+    this.data = envelope?.data ?? null;
+    this.retryAfterSeconds = retryAfterSeconds(response.headers.get('retry-after'));
+    this.requestId = response.headers.get('x-request-id');
+  }
+}
+
+interface ErrorEnvelope {
+  status: number;
+  message: string;
+  data?: unknown;
+  errors?: FieldErrors;
+}
+
+function isEnvelope(body: unknown): body is ErrorEnvelope {
+  return typeof body === 'object' && body !== null && typeof (body as ErrorEnvelope).message === 'string';
+}
+
+/** `Retry-After` in seconds: a number of seconds or an HTTP date (RFC 9110), null when absent or unreadable. */
+export function retryAfterSeconds(value: string | null, now = Date.now()): number | null {
+  if (value === null || value.trim() === '') return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
+}

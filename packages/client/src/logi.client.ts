@@ -1,0 +1,116 @@
+import createFetchClient, { type Client } from 'openapi-fetch';
+import { ApiError } from './api.errors.js';
+import { downloadedFile, type DownloadedFile } from './downloaded-file.js';
+import type { paths } from './generated/openapi.js';
+import { retryingFetch, type RetryOptions } from './retrying.fetch.js';
+import type { AttachFilesPayload, EInvoiceOptions, FileCategory, InvoiceList, InvoicePdfOptions, ListInvoicesQuery, OrderLookup } from './schema.types.js';
+import { toFile, type UploadSource } from './upload-source.js';
+
+export interface ClientOptions {
+  /** The API's base address, `/v1` included: `https://api.example.com/v1`. */
+  baseUrl: string;
+  /** The API key (sent as `Authorization: Bearer <token>`). */
+  token: string;
+  /** The client directory the key belongs to (sent as `X-Client-Directory`). */
+  clientDirectory: string;
+  /** Resend after 429 and 503, honouring `Retry-After`; off unless given (`true` for the defaults). */
+  retry?: RetryOptions | boolean;
+  /** Another fetch (a proxy agent, a test double); the global one by default. */
+  fetch?: typeof fetch;
+}
+
+export interface UploadOptions {
+  /** A file category id (`orders.fileCategories()`); none by default. */
+  categoryId?: number | null;
+  /** Makes a retry safe: a repeat with the same key and files gets the first answer again and stores nothing. */
+  idempotencyKey?: string;
+}
+
+export interface LogiClient {
+  invoices: {
+    /** A page of invoices with its pagination. */
+    list(query?: ListInvoicesQuery): Promise<InvoiceList>;
+    /** The invoice as PDF, with the download name the server gives it. */
+    downloadPdf(invoiceId: number, options?: InvoicePdfOptions): Promise<DownloadedFile>;
+    /** The invoice as an EN 16931 e-invoice (UBL by default, or CII), XML bytes with the server's file name. */
+    downloadEInvoice(invoiceId: number, options?: EInvoiceOptions): Promise<DownloadedFile>;
+  };
+  orders: {
+    /** The order whose number matches `nr` best (exact, else the first containing it). */
+    findByNr(nr: string): Promise<OrderLookup>;
+    fileCategories(): Promise<FileCategory[]>;
+    /** Uploads files to an order; files that could not be stored are listed in `failed` of the answer. */
+    uploadFiles(orderId: number, files: readonly UploadSource[], options?: UploadOptions): Promise<AttachFilesPayload>;
+  };
+  /**
+   * The generated openapi-fetch client with the same credentials, list
+   * serialisation and retry: for whole envelopes and headers (`ETag`,
+   * `X-RateLimit-Remaining`) or conditional requests.
+   */
+  raw: Client<paths>;
+}
+
+/**
+ * The SDK: credentials and base address once, list parameters sent the way
+ * the contract reads them (`statuses=overdue,paid`), the envelope's `data`
+ * returned, and every other answer thrown as an `ApiError`.
+ */
+export function createClient(options: ClientOptions): LogiClient {
+  const baseFetch = options.fetch ?? globalThis.fetch;
+  const retry = options.retry === true ? {} : options.retry || null;
+  const raw = createFetchClient<paths>({
+    baseUrl: options.baseUrl,
+    headers: { Authorization: `Bearer ${options.token}`, 'X-Client-Directory': options.clientDirectory },
+    // Every list parameter of this API is `style: form, explode: false`: one comma-separated value.
+    querySerializer: { array: { style: 'form', explode: false } },
+    fetch: retry ? retryingFetch(baseFetch, retry) : baseFetch,
+  });
+
+  return {
+    raw,
+    invoices: {
+      list: async (query = {}) => dataOf(await raw.GET('/invoices', { params: { query } })),
+      downloadPdf: async (invoiceId, query = {}) => {
+        const result = await raw.GET('/invoices/{invoice_id}/pdf', { params: { path: { invoice_id: invoiceId }, query }, parseAs: 'arrayBuffer' });
+        if (result.error !== undefined || result.data === undefined) throw new ApiError(result.response, result.error);
+        return downloadedFile(result.data, result.response, `invoice-${invoiceId}.pdf`);
+      },
+      downloadEInvoice: async (invoiceId, query = {}) => {
+        const result = await raw.GET('/invoices/{invoice_id}/e-invoice', { params: { path: { invoice_id: invoiceId }, query }, parseAs: 'arrayBuffer' });
+        if (result.error !== undefined || result.data === undefined) throw new ApiError(result.response, result.error);
+        return downloadedFile(result.data, result.response, `invoice-${invoiceId}.xml`);
+      },
+    },
+    orders: {
+      findByNr: async (nr) => dataOf(await raw.GET('/orders/by-nr', { params: { query: { nr } } })),
+      fileCategories: async () => dataOf(await raw.GET('/orders/file-categories')),
+      uploadFiles: async (orderId, sources, upload = {}) => {
+        const files = await Promise.all(sources.map(toFile));
+        return dataOf(
+          await raw.POST('/orders/{order_id}/files', {
+            params: {
+              path: { order_id: orderId },
+              header: upload.idempotencyKey === undefined ? undefined : { 'Idempotency-Key': upload.idempotencyKey },
+            },
+            body: { files, category_id: upload.categoryId ?? null },
+            bodySerializer: multipartForm,
+          }),
+        );
+      },
+    },
+  };
+}
+
+/** The envelope's `data` of a success; anything else as an ApiError. */
+function dataOf<T>(result: { data?: { data: T }; error?: unknown; response: Response }): T {
+  if (result.error !== undefined || result.data === undefined) throw new ApiError(result.response, result.error);
+  return result.data.data;
+}
+
+/** The upload body as multipart parts: one `files` part a file (its name travels with it), `category_id` when set. */
+function multipartForm(body: { files: Blob[]; category_id?: number | null }): FormData {
+  const form = new FormData();
+  for (const file of body.files) form.append('files', file);
+  if (body.category_id !== undefined && body.category_id !== null) form.append('category_id', String(body.category_id));
+  return form;
+}

@@ -1,0 +1,43 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const EXAMPLES = ['packages/client/examples/quick-start.ts', 'packages/client/examples/readme-example.ts'];
+
+describe('the SDK\'s example programs', () => {
+  it('when the README shows its example, then it is the example file, word for word', async () => {
+    const readme = await readFile('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('## Calling the API from TypeScript'));
+    const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(block).toBe(await readFile('packages/client/examples/readme-example.ts', 'utf8'));
+  });
+
+  it('when compiled with tsc --strict as a client would (no project settings), then they have no type errors', async () => {
+    const tsc = path.resolve('node_modules/typescript/bin/tsc');
+    const options = ['--strict', '--noEmit', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', '--types', 'node'];
+    const result = await run(process.execPath, [tsc, ...options, ...EXAMPLES]).catch((error: { stdout: string }) => error);
+    expect(result.stdout).toBe('');
+  });
+
+  it('when built as a packed copy is (pnpm pack), then plain Node imports the compiled ESM and it makes a request', async () => {
+    // Inside the package's node_modules, so that the build finds its dependencies as an installed copy would.
+    const outDir = path.resolve(`packages/client/node_modules/.cache/build-${randomUUID()}`);
+    try {
+      const tsc = path.resolve('node_modules/typescript/bin/tsc');
+      await run(process.execPath, [tsc, '-p', 'packages/client/tsconfig.build.json', '--outDir', outDir]);
+      const program = `
+        import { createClient } from ${JSON.stringify(path.join(outDir, 'index.js'))};
+        const fetch = async (request) => Response.json({ status: 200, message: 'OK', data: [{ id: 1, name: request.url, visible_customer: 1 }] });
+        const api = createClient({ baseUrl: 'http://api.test/v1', token: 'k', clientDirectory: 'd', fetch });
+        console.log(JSON.stringify(await api.orders.fileCategories()));`;
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program]);
+      expect(JSON.parse(stdout)).toEqual([{ id: 1, name: 'http://api.test/v1/orders/file-categories', visible_customer: 1 }]);
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
+  });
+});
