@@ -1,13 +1,13 @@
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ChromiumPdfRenderer, createPdfRenderer, loadConfig, RenderTimeoutError, type InvoiceHtmlTemplate } from '@logi/adapters';
+import { ChromiumPdfRenderer, createPdfRenderer, loadConfig, RenderTimeoutError, sweepCrashHandlerDirs, type InvoiceHtmlTemplate } from '@logi/adapters';
 import { buildInvoiceDocument, type CompanyDetails, type DocumentLanguage, type InvoiceDetail, type InvoiceDocument } from '@logi/domain';
 import { sampleInvoice } from '../domain/fakes.js';
-import { childChromiumPids, collapse, pdfText } from './pdf-tools.helper.js';
+import { childChromiumPids, collapse, crashHandlers, pdfText } from './pdf-tools.helper.js';
 
 const seller: CompanyDetails = {
   name: 'Baltic Haulage Sp. z o.o.',
@@ -255,6 +255,58 @@ describe('ChromiumPdfRenderer', () => {
       await vi.waitFor(async () => expect((await childChromiumPids()).filter((pid) => !before.has(pid))).toHaveLength(1), { timeout: 10_000 });
     } finally {
       await cycling.close();
+    }
+  });
+
+  it('when browsers are replaced and closed, then their crash handlers are killed and their crash directories removed', async () => {
+    // Chromium double-forks two crash handlers per browser to init: nothing would wait for them.
+    const before = new Set((await crashHandlers()).map((handler) => handler.pid));
+    const cycling = new ChromiumPdfRenderer({ rendersPerBrowser: 1, renderTimeoutMs: 20_000 });
+    const mine = async () => (await crashHandlers()).filter((handler) => !before.has(handler.pid));
+    const seen = new Map<number, string>();
+    try {
+      for (let i = 1; i <= 3; i++) {
+        await cycling.render(documentFor('en', { nr: `FV/CRASHPAD/${i}` }));
+        for (const handler of await mine()) seen.set(handler.pid, handler.database);
+      }
+      expect(cycling.stats.browsersLaunched).toBe(3);
+      // Each browser's handlers name a crash database of its own under the temp dir, not the user's home.
+      const databases = new Set(seen.values());
+      expect(databases.size).toBeGreaterThanOrEqual(2);
+      for (const database of databases) expect(path.basename(database)).toMatch(/^logi-chromium-crash-/);
+      // The retired browsers' handlers go once their browser has closed; the current browser keeps its own.
+      await vi.waitFor(async () => expect(new Set((await mine()).map((handler) => handler.database)).size).toBeLessThanOrEqual(1), { timeout: 10_000 });
+    } finally {
+      await cycling.close();
+    }
+    // close() resolves once every handler it started is gone and every crash directory removed.
+    expect(await mine()).toEqual([]);
+    for (const database of new Set(seen.values())) await expect(access(database)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('when a killed worker left crash directories, then the renderer sweeps away the old ones no handler names and keeps the rest', async () => {
+    const leftOver = path.join(os.tmpdir(), `logi-chromium-crash-test-old-${process.pid}`);
+    const recent = path.join(os.tmpdir(), `logi-chromium-crash-test-new-${process.pid}`);
+    await mkdir(path.join(leftOver, 'completed'), { recursive: true });
+    await mkdir(recent, { recursive: true });
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(leftOver, hourAgo, hourAgo);
+    const live = new ChromiumPdfRenderer({ rendersPerBrowser: 100, renderTimeoutMs: 20_000 });
+    try {
+      // The renderer sweeps by itself as it launches its first browser.
+      await live.ping();
+      await vi.waitFor(() => expect(access(leftOver)).rejects.toMatchObject({ code: 'ENOENT' }), { timeout: 5_000 });
+      // A live browser's directory stays however old, and so does one too young to tell from a browser still starting.
+      const database = (await crashHandlers()).find((handler) => path.basename(handler.database).startsWith('logi-chromium-crash-'))?.database;
+      expect(database).toBeDefined();
+      await utimes(database!, hourAgo, hourAgo);
+      await sweepCrashHandlerDirs();
+      await access(recent);
+      await access(database!);
+    } finally {
+      await live.close();
+      await rm(leftOver, { recursive: true, force: true });
+      await rm(recent, { recursive: true, force: true });
     }
   });
 

@@ -85,3 +85,19 @@ export function stillExecuting(p: Pick<ProcessInfo, 'pid' | 'startTime'>): boole
   const now = readProcess(p.pid);
   return now !== null && now.startTime === p.startTime && now.state !== 'Z';
 }
+
+/** The environment a process started with (empty when it is gone or not ours to read). */
+export function environOf(pid: number): Record<string, string> {
+  try {
+    const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+    return Object.fromEntries(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+  } catch {
+    return {};
+  }
+}
+
+/** For a Chromium crash handler, the crash database its command line names (null for any other process). */
+export function crashDatabaseOf(p: ProcessInfo): string | null {
+  if (!(p.args[0] ?? '').endsWith('chrome_crashpad_handler')) return null;
+  return p.args.find((arg) => arg.startsWith('--database='))?.slice('--database='.length) ?? null;
+}

@@ -1,4 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CrashHandlerDir } from './crash-handler-dir.js';
 
 /**
  * playwright-core is loaded on the first launch, not with the adapters: it
@@ -9,10 +10,8 @@ let playwright: Promise<typeof import('playwright-core')> | null = null;
 
 /**
  * Flags for a headless Chromium on a closed network: no GPU, no background
- * traffic. Debian's build starts two crash handlers per browser whatever the
- * flags say (`--disable-crash-reporter` and Playwright's `--disable-breakpad`
- * do not stop them), double-forked so that they belong to init; they exit on
- * their own after their browser.
+ * traffic. The crash handlers it starts whatever the flags say are dealt
+ * with by CrashHandlerDir.
  */
 const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -44,23 +43,35 @@ export class ChromiumBrowserSession {
 
   private constructor(
     readonly browser: Browser,
+    private readonly crashHandlers: CrashHandlerDir,
     private readonly onBlockedRequest: (url: string) => void,
-  ) {}
+  ) {
+    // Closed, crashed or killed: its crash handlers have nothing left to watch.
+    browser.on('disconnected', () => void crashHandlers.release());
+  }
 
   /** `timeoutMs` bounds the start; a browser that is not up by then is killed. */
   static async launch(executablePath: string, onBlockedRequest: (url: string) => void, timeoutMs: number): Promise<ChromiumBrowserSession> {
     const { chromium } = await (playwright ??= import('playwright-core'));
-    const browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      timeout: timeoutMs,
-      // The process owner decides when to shut down and closes the renderer itself.
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-    });
-    return new ChromiumBrowserSession(browser, onBlockedRequest);
+    const crashHandlers = await CrashHandlerDir.create();
+    let browser: Browser;
+    try {
+      browser = await chromium.launch({
+        executablePath,
+        headless: true,
+        args: CHROMIUM_ARGS,
+        env: crashHandlers.env(),
+        timeout: timeoutMs,
+        // The process owner decides when to shut down and closes the renderer itself.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+      });
+    } catch (error) {
+      await crashHandlers.release();
+      throw error;
+    }
+    return new ChromiumBrowserSession(browser, crashHandlers, onBlockedRequest);
   }
 
   /** Connected, and not being replaced. */
@@ -113,9 +124,13 @@ export class ChromiumBrowserSession {
     this.closeIfRetiredAndIdle();
   }
 
-  /** Closes the browser now, whatever is in flight (renders on it fail). */
+  /** Closes the browser now, whatever is in flight (renders on it fail), and kills its crash handlers. */
   close(): Promise<void> {
-    this.closing ??= this.browser.close().catch(() => undefined);
+    this.closing ??= this.browser
+      .close()
+      .catch(() => undefined)
+      .then(() => this.crashHandlers.release())
+      .then(() => undefined);
     return this.closing;
   }
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { InvoiceDocument, PdfRendererPort } from '@logi/domain';
 import { HandlebarsInvoiceTemplate, type InvoiceHtmlTemplate } from '../handlebars/handlebars-invoice.template.js';
 import { ChromiumBrowserSession, type PageSlot } from './chromium-browser.session.js';
+import { sweepCrashHandlerDirs } from './crash-handler-dir.js';
 import { RenderPermits } from './render-permits.js';
 import { RenderTimeoutError } from './render-timeout.error.js';
 
@@ -47,6 +48,7 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
   /** Every browser not yet closed, current and retiring, so close() reaches them all. */
   private readonly sessions = new Set<ChromiumBrowserSession>();
   private closed = false;
+  private swept = false;
   private readonly counters: ChromiumPdfRendererStats = { browsersLaunched: 0, blockedRequests: 0 };
 
   constructor(private readonly options: ChromiumPdfRendererOptions) {
@@ -131,6 +133,11 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
 
   private async launch(): Promise<ChromiumBrowserSession> {
     const executablePath = this.executablePath();
+    if (!this.swept) {
+      // Crash directories of a worker killed outright (see CrashHandlerDir); in the background.
+      this.swept = true;
+      void sweepCrashHandlerDirs().catch(() => undefined);
+    }
     let session: ChromiumBrowserSession;
     try {
       // A browser that is not up within a render's time is killed: the renders waiting on it have given up.

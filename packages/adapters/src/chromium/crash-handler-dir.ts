@@ -1,0 +1,137 @@
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Chromium (Debian's build, and Google's) starts two crash handler processes
+ * per browser whatever the flags say, double-forked so that they belong to
+ * init, not to the browser or the worker. They usually exit a second after
+ * their browser; under load one was seen still alive 80 s after its browser
+ * closed, and a worker replaces its browser every few dozen renders, so they
+ * cannot be left to themselves. (`--disable-crashpad-for-testing` stops them,
+ * but then Chromium's network service crashes on an aborted iframe request
+ * and the render hangs.)
+ *
+ * Each browser gets a crash database of its own (`BREAKPAD_DUMP_LOCATION`, a
+ * fresh directory under the system temp dir, not the user's home): the
+ * handlers name it on their command line (`--database=<dir>`), which tells
+ * this browser's handlers from any other's. Once the browser is gone,
+ * `release()` kills them and removes the directory. Where there is no /proc
+ * (not Linux), the handlers are left to exit on their own.
+ *
+ * A worker killed outright (SIGKILL) cannot remove its directories (its
+ * handlers exit on their own once its browsers are gone): `sweep()`, run by
+ * each renderer before its first browser, removes those no live handler names.
+ */
+export class CrashHandlerDir {
+  private released: Promise<number> | null = null;
+
+  private constructor(readonly path: string) {}
+
+  static async create(): Promise<CrashHandlerDir> {
+    return new CrashHandlerDir(await mkdtemp(join(tmpdir(), PREFIX)));
+  }
+
+  /** The environment for the browser process: the parent's, with the crash database set. */
+  env(): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+    env.BREAKPAD_DUMP_LOCATION = this.path;
+    return env;
+  }
+
+  /**
+   * Kills this browser's crash handlers (call it once the browser is gone) and
+   * resolves once they have exited (at most EXIT_WAIT_MS), with how many there were. Runs once.
+   */
+  release(): Promise<number> {
+    this.released ??= (async () => {
+      const killed = await killCrashHandlers(this.path);
+      await rm(this.path, { recursive: true, force: true }).catch(() => undefined);
+      return killed;
+    })();
+    return this.released;
+  }
+}
+
+const PREFIX = 'logi-chromium-crash-';
+
+/** Live crash handlers by pid, each with the crash database its command line names. */
+async function crashHandlers(): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return found;
+  }
+  await Promise.all(
+    entries
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(async (pid) => {
+        try {
+          const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+          if (!argv[0]?.endsWith('chrome_crashpad_handler')) return;
+          const database = argv.find((arg) => arg.startsWith('--database='));
+          if (database) found.set(pid, database.slice('--database='.length));
+        } catch {
+          // gone meanwhile, or not ours to read
+        }
+      }),
+  );
+  return found;
+}
+
+async function killCrashHandlers(database: string): Promise<number> {
+  const mine = [...(await crashHandlers())].filter(([, named]) => named === database).map(([pid]) => pid);
+  let killed = 0;
+  await Promise.all(
+    mine.map(async (pid) => {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        return; // exited on its own meanwhile
+      }
+      killed += 1;
+      await exited(pid);
+    }),
+  );
+  return killed;
+}
+
+/**
+ * Removes crash directories left by killed workers: named by no live handler
+ * (on Linux; elsewhere none is removed) and older than `minAgeMs`, so that one
+ * whose browser is still starting is left alone. Resolves how many went.
+ */
+export async function sweepCrashHandlerDirs(minAgeMs = 10 * 60_000): Promise<number> {
+  if (!(await readdir('/proc').then(() => true, () => false))) return 0;
+  const root = tmpdir();
+  const [entries, handlers] = await Promise.all([readdir(root).catch(() => [] as string[]), crashHandlers()]);
+  const named = new Set(handlers.values());
+  let removed = 0;
+  for (const entry of entries.filter((name) => name.startsWith(PREFIX))) {
+    const dir = join(root, entry);
+    if (named.has(dir)) continue;
+    const info = await stat(dir).catch(() => null);
+    if (!info?.isDirectory() || Date.now() - info.mtimeMs < minAgeMs) continue;
+    await rm(dir, { recursive: true, force: true }).then(() => removed++, () => undefined);
+  }
+  return removed;
+}
+
+const EXIT_WAIT_MS = 2_000;
+
+/** Resolves when the process is gone or a zombie (exited; init reaps it), or after EXIT_WAIT_MS. */
+async function exited(pid: string): Promise<void> {
+  const deadline = Date.now() + EXIT_WAIT_MS;
+  while (Date.now() < deadline) {
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return;
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
