@@ -150,6 +150,25 @@ describe('download invoice pdf', () => {
     expect(events.at(-1)).toMatchObject({ outcome: 'read-failed', error: 'Storage unavailable: ECONNRESET' });
   });
 
+  it('when storage hands back an empty object, then it is never served: the render answers 503, an empty cached copy is rendered past', async () => {
+    // Cache off: the job's PDF is read back from its own key.
+    const uncached = setup({ cache: false });
+    const readUncached = uncached.storage.getBuffer.bind(uncached.storage);
+    uncached.storage.getBuffer = async (key) => (key.startsWith('pdf/') ? Buffer.alloc(0) : readUncached(key));
+    await expect(download(uncached.useCase)).rejects.toBeInstanceOf(ServiceUnavailableError);
+
+    // Cache on: an empty cached copy counts as unreadable, and the PDF is rendered past it.
+    const { useCase, storage, events, renderer } = setup();
+    await download(useCase);
+    const read = storage.getBuffer.bind(storage);
+    storage.getBuffer = async (key) => (key.startsWith('pdf-cache/') ? Buffer.alloc(0) : read(key));
+    const answer = await download(useCase);
+    expect(answer).toMatchObject({ kind: 'pdf', source: 'render' });
+    expect(answer.kind === 'pdf' && answer.pdf.length).toBeGreaterThan(0);
+    expect(renderer.renders).toBe(2);
+    expect(events.at(-1)).toMatchObject({ outcome: 'read-failed', error: expect.stringContaining('empty object') });
+  });
+
   it('when the cache cannot keep the PDF, then the client still gets it and the failure is reported', async () => {
     const storage = new FakeStorage();
     const put = storage.putBuffer.bind(storage);

@@ -4,9 +4,9 @@
  * SOAK_MINUTES per profile; samples the RSS, open file descriptors and V8
  * heap in use of each process every 10 s and fits a line through them after
  * the warm-up (Theil–Sen, robust to a collection in the window). The default
- * is 15 minutes: 10 measured after a 5-minute warm-up, since a fresh API's
- * RSS climbs for its first 5 to 7 minutes while V8 sizes its old generation
- * (RELIABILITY.md).
+ * is 20 minutes: 10 measured after a 10-minute warm-up, since a fresh API's
+ * RSS climbs for its first 5 to 10 minutes while V8 sizes its old generation
+ * (a 60-minute run levels off from minute 10; RELIABILITY.md).
  *
  * Fails (exit 1) on any 5xx other than a 503 (the documented answer to an
  * outage or a late job), on an RSS slope above 1 MiB per minute after the
@@ -15,8 +15,8 @@
  * Writes .tmp/soak/<profile>.json and .tmp/soak/rss.svg, and prints a
  * Markdown summary (RELIABILITY.md quotes it).
  *
- * Knobs: SOAK_PROFILES (embedded,production), SOAK_MINUTES (15),
- * SOAK_WARMUP_MINUTES (5), SOAK_RATE (requests per second, 20).
+ * Knobs: SOAK_PROFILES (embedded,production), SOAK_MINUTES (20),
+ * SOAK_WARMUP_MINUTES (10, or half of a shorter run), SOAK_RATE (requests per second, 20).
  * Traffic goes to 127.0.0.1 only, bounded in count and time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -34,8 +34,8 @@ import { markdown, percentile, robustSlope, rssChart, slope, median, type Profil
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.join(ROOT, '.tmp/soak');
 const PROFILES = (process.env.SOAK_PROFILES ?? 'embedded,production').split(',').map((p) => p.trim()) as Array<'embedded' | 'production'>;
-const MINUTES = Number(process.env.SOAK_MINUTES ?? 15);
-const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? Math.min(5, MINUTES / 3));
+const MINUTES = Number(process.env.SOAK_MINUTES ?? 20);
+const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? Math.min(10, MINUTES / 2));
 const RATE = Number(process.env.SOAK_RATE ?? 20);
 const SAMPLE_EVERY_MS = 10_000;
 const MAX_IN_FLIGHT = 64;

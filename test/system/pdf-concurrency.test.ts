@@ -95,13 +95,18 @@ interface Answer {
   ms: number;
   retryAfter: string | null;
   pdf: boolean;
+  bytes: number;
+  head: string;
 }
 
 async function requestPdf(invoiceId: number, lang: string): Promise<Answer> {
   const started = Date.now();
   const response = await api.call(`/invoices/${invoiceId}/pdf?lang=${lang}`);
-  const answer = { status: response.status, ms: Date.now() - started, retryAfter: response.headers.get('retry-after'), pdf: false };
-  if (response.status === 200) answer.pdf = Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString() === '%PDF-';
+  const answer = { status: response.status, ms: Date.now() - started, retryAfter: response.headers.get('retry-after'), pdf: false, bytes: 0, head: '' };
+  if (response.status === 200) {
+    const body = Buffer.from(await response.arrayBuffer());
+    Object.assign(answer, { pdf: body.subarray(0, 5).toString() === '%PDF-', bytes: body.length, head: JSON.stringify(body.subarray(0, 16).toString('latin1')) });
+  }
   else if (response.status === 503) expect(await envelopeOf(response)).toEqual({ status: 503, message: 'Service Unavailable', data: null });
   else throw new Error(`PDF answered ${response.status}: ${await response.text()}`);
   return answer;
@@ -117,7 +122,7 @@ const rendersDone = () => worker.logs.filter((line) => line.msg === 'job complet
 
 /** A served answer is a PDF within the job timeout; an excess one is 503 with Retry-After within it. */
 function expectServedOrRefused(answer: Answer): void {
-  const label = `answered ${answer.status} in ${answer.ms} ms`;
+  const label = `answered ${answer.status} in ${answer.ms} ms` + (answer.status === 200 ? ` with ${answer.bytes} bytes starting ${answer.head}` : '');
   expect(answer.ms, label).toBeLessThanOrEqual(JOB_TIMEOUT_MS + SLACK_MS);
   if (answer.status === 200) expect(answer.pdf, label).toBe(true);
   else expect(Number(answer.retryAfter), label).toBeGreaterThanOrEqual(1);

@@ -140,7 +140,7 @@ export class DownloadInvoicePdfUseCase {
       return kept;
     }
     try {
-      const pdf = await this.deps.storage.getBuffer(key);
+      const pdf = nonEmpty(await this.deps.storage.getBuffer(key), key);
       this.deps.onCacheEvent?.({ outcome: 'hit', key, requestId });
       this.deps.recent?.rememberPdf(version, pdf);
       return pdf;
@@ -179,7 +179,7 @@ export class DownloadInvoicePdfUseCase {
       if (rendered.cacheError !== undefined) {
         this.deps.onCacheEvent?.({ outcome: 'store-failed', key: pdfCacheKey(rendered.version ?? version), requestId: input.requestId, error: rendered.cacheError });
       }
-      const pdf = await this.deps.storage.getBuffer(rendered.pdfKey);
+      const pdf = nonEmpty(await this.deps.storage.getBuffer(rendered.pdfKey), rendered.pdfKey);
       await this.deps.storage.delete(pdfKey).catch(() => undefined);
       // The version of what the job printed: it differs from ours only when the data changed in between.
       return { kind: 'pdf', invoiceNr: rendered.invoiceNr, version: rendered.version ?? version, pdf, source: 'render' };
@@ -196,4 +196,14 @@ export class DownloadInvoicePdfUseCase {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * An empty object is never a PDF: a store that answered a write before the
+ * bytes were down (s3rver did) would otherwise be served as a 200 with no body.
+ * Failing the read instead gives a 503 the client can retry, or a render past the cache.
+ */
+function nonEmpty(pdf: Buffer, key: string): Buffer {
+  if (pdf.length === 0) throw new Error(`Storage returned an empty object for ${key}`);
+  return pdf;
 }
