@@ -20,7 +20,7 @@ import { join } from 'node:path';
  * (not Linux), the handlers are left to exit on their own.
  *
  * A worker killed outright (SIGKILL) cannot remove its directories (its
- * handlers exit on their own once its browsers are gone): `sweep()`, run by
+ * handlers exit on their own once its browsers are gone): `sweepCrashHandlerDirs()`, run by
  * each renderer before its first browser, removes those no live handler names.
  */
 export class CrashHandlerDir {
