@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { allProcesses, crashDatabaseOf } from '../support/process-tree.js';
 
 const run = promisify(execFile);
 
@@ -43,20 +44,11 @@ export async function childChromiumPids(): Promise<number[]> {
 }
 
 /** Live Chromium crash handlers (they belong to init, not to us), each with the crash database its command line names. */
-export async function crashHandlers(): Promise<{ pid: number; database: string }[]> {
-  const found: { pid: number; database: string }[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      const argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
-      if (!argv[0]?.endsWith('chrome_crashpad_handler')) continue;
-      const database = argv.find((arg) => arg.startsWith('--database='))?.slice('--database='.length) ?? '';
-      found.push({ pid: Number(entry), database });
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return found;
+export function crashHandlers(): { pid: number; database: string }[] {
+  return allProcesses()
+    .filter((p) => p.state !== 'Z')
+    .flatMap((p) => {
+      const database = crashDatabaseOf(p);
+      return database === null ? [] : [{ pid: p.pid, database }];
+    });
 }

@@ -56,14 +56,14 @@ export class CrashHandlerDir {
 
 const PREFIX = 'logi-chromium-crash-';
 
-/** Live crash handlers by pid, each with the crash database its command line names. */
-async function crashHandlers(): Promise<Map<string, string>> {
+/** Live crash handlers by pid, each with the crash database its command line names; null without /proc. */
+async function crashHandlers(): Promise<Map<string, string> | null> {
   const found = new Map<string, string>();
   let entries: string[];
   try {
     entries = await readdir('/proc');
   } catch {
-    return found;
+    return null;
   }
   await Promise.all(
     entries
@@ -83,7 +83,7 @@ async function crashHandlers(): Promise<Map<string, string>> {
 }
 
 async function killCrashHandlers(database: string): Promise<number> {
-  const mine = [...(await crashHandlers())].filter(([, named]) => named === database).map(([pid]) => pid);
+  const mine = [...((await crashHandlers()) ?? [])].filter(([, named]) => named === database).map(([pid]) => pid);
   let killed = 0;
   await Promise.all(
     mine.map(async (pid) => {
@@ -105,9 +105,10 @@ async function killCrashHandlers(database: string): Promise<number> {
  * whose browser is still starting is left alone. Resolves how many went.
  */
 export async function sweepCrashHandlerDirs(minAgeMs = 10 * 60_000): Promise<number> {
-  if (!(await readdir('/proc').then(() => true, () => false))) return 0;
+  const handlers = await crashHandlers();
+  if (!handlers) return 0;
   const root = tmpdir();
-  const [entries, handlers] = await Promise.all([readdir(root).catch(() => [] as string[]), crashHandlers()]);
+  const entries = await readdir(root).catch(() => [] as string[]);
   const named = new Set(handlers.values());
   let removed = 0;
   for (const entry of entries.filter((name) => name.startsWith(PREFIX))) {
