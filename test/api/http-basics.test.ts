@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
+import { authHeaders, envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -88,6 +88,25 @@ describe('HTTP basics', () => {
     expect(await envelopeOf(response)).toEqual({ status: 431, message: 'Request Header Fields Too Large', data: null });
   });
 
+  it('when 3,000 headers of 24 bytes each are sent (over 64 KiB together), then 431, though Node keeps only the first 2,000 by default', async () => {
+    const raw = await rawExchange(headWith(Array.from({ length: 3000 }, (_, i) => `X-H-${i}: ${'v'.repeat(24)}`)));
+    expect(raw).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ status: 431, message: 'Request Header Fields Too Large', data: null });
+  });
+
+  it('when more headers are sent than Node keeps by default, then their size decides: exactly 64 KiB together is 200, one byte more is 431', async () => {
+    const base = headerLines([]);
+    const used = base.reduce((sum, line) => sum + Buffer.byteLength(line) + 2, 0);
+    // 3,000 lines of `X-Fill-<i>: ` plus a value; the last one takes what is left to reach 64 KiB exactly.
+    const fill = Array.from({ length: 3000 }, (_, i) => `X-Fill-${i}: v`);
+    const filled = used + fill.reduce((sum, line) => sum + line.length + 2, 0);
+    fill[fill.length - 1] += 'v'.repeat(64 * 1024 - filled);
+    const exact = await rawExchange(headWith(fill));
+    expect(exact).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    fill[fill.length - 1] += 'v';
+    expect(await rawExchange(headWith(fill))).toMatch(/^HTTP\/1\.1 431 /);
+  });
+
   it('when a query over 8 KiB reaches the app, then 414 and the connection closes', async () => {
     const response = await api.call(`/invoices?search=${'a'.repeat(20 * 1024)}`);
     expect(response.status).toBe(414);
@@ -152,6 +171,17 @@ describe('authentication', () => {
     expect((await api.call('/orders/999/files', { method: 'POST', as: null })).status).toBe(401);
   });
 });
+
+/** The header lines of an authenticated GET /v1/orders/file-categories that closes its connection, `extra` among them. */
+function headerLines(extra: string[]): string[] {
+  const { host } = new URL(api.root);
+  return [`Host: ${host}`, ...Object.entries(authHeaders('baltic')).map(([name, value]) => `${name}: ${value}`), ...extra, 'Connection: close'];
+}
+
+/** A whole request head with `extra` header lines, each `Name: value`. */
+function headWith(extra: string[]): string {
+  return `GET /v1/orders/file-categories HTTP/1.1\r\n${headerLines(extra).join('\r\n')}\r\n\r\n`;
+}
 
 /** Sends raw bytes and returns everything the server writes until it closes the connection. */
 /** Sends the bytes and reads until the server closes; `splitAt` sends them in two writes, the second once the first has left. */

@@ -12,7 +12,7 @@ import { answerClientError } from './http/client-error.js';
 import { Tokens } from './tokens.js';
 import { startHousekeeping } from './maintenance/housekeeping.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
-import { PARSER_HEAD_BYTES } from './middleware/request-head-limit.middleware.js';
+import { PARSER_HEAD_BYTES, PARSER_HEADER_COUNT } from './middleware/request-head-limit.middleware.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
 import { httpMetrics } from './ops/metrics/http-metrics.middleware.js';
 import { createOpsRouters } from './ops/ops-routers.js';
@@ -60,6 +60,8 @@ export async function startServer(container: Container, options: { publicRouters
     proxy: config.trustProxy,
   });
   const server = http.createServer({ maxHeaderSize: PARSER_HEAD_BYTES }, app.callback());
+  // Every header field reaches the app, so the 64 KiB rule measures what was sent, not the first 2,000 entries.
+  server.maxHeadersCount = PARSER_HEADER_COUNT;
   // Requests Node refuses before the app sees them still get the envelope (414 for a query that is too long).
   server.on('clientError', answerClientError);
   // Uploads of 20 x 10 MiB over slow links take a while; idle sockets still close.
