@@ -5,6 +5,8 @@ import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.j
 import { multipart, PDF_BYTES, PNG_BYTES } from '../support/multipart.js';
 import { OpenApiContract, type OpenApiDoc } from '../support/openapi-contract.js';
 import { replaceDirectoryWithFile } from '../support/break-storage.js';
+import { rawRequest } from '../support/raw-http.js';
+import { authHeaders } from '../support/api-harness.js';
 
 const SPEC_OPERATIONS = [
   ['post', '/orders/{order_id}/files'],
@@ -227,6 +229,70 @@ describe('real responses match the document', () => {
     const tooLong = await api.call(`/invoices?search=${'a'.repeat(9000)}`);
     expect(tooLong.status).toBe(414);
     await contract.expectDocumented(tooLong, 'get', '/invoices');
+  });
+
+  it('when a multipart body cannot be read, then the 400 and its message fit', async () => {
+    const { body, contentType } = multipart([{ name: 'files', filename: 'cmr.pdf', content: PDF_BYTES }]);
+    const truncated = await api.call('/orders/3001/files', { method: 'POST', body: body.subarray(0, body.length - 30), headers: { 'Content-Type': contentType } });
+    expect(truncated.status).toBe(400);
+    expect(await contract.expectDocumented(truncated, 'post', '/orders/{order_id}/files')).toMatchObject({ message: 'Bad Request: the multipart body could not be read.' });
+  });
+
+  it('when nr holds a line break and matches nothing, then the 404 naming it fits', async () => {
+    const response = await api.call('/orders/by-nr?nr=ab%0Acd');
+    expect(response.status).toBe(404);
+    expect(await contract.expectDocumented(response, 'get', '/orders/by-nr')).toMatchObject({ message: 'Order with given nr (ab\ncd) not found' });
+  });
+
+  it('when page or a branch id is above 2^53-1, then 422, and the document bounds them there', async () => {
+    const list = new Map((contract.operation('get', '/invoices').parameters ?? []).map((p) => [p.name, p.schema]));
+    expect(list.get('page')).toMatchObject({ maximum: Number.MAX_SAFE_INTEGER });
+    expect(list.get('branch_ids')).toMatchObject({ items: { maximum: Number.MAX_SAFE_INTEGER } });
+    for (const query of ['page=9007199254740992', 'branch_ids=1,9007199254740992']) {
+      const response = await api.call(`/invoices?${query}`);
+      expect(response.status, query).toBe(422);
+      await contract.expectDocumented(response, 'get', '/invoices');
+    }
+  });
+
+  it('when a list item or a file is empty, then 422, and the schemas say so: minItems, minLength', async () => {
+    const list = new Map((contract.operation('get', '/invoices').parameters ?? []).map((p) => [p.name, p.schema]));
+    for (const name of ['types', 'statuses', 'branch_ids', 'customer_vats']) expect(list.get(name), name).toMatchObject({ minItems: 1 });
+    expect(list.get('customer_vats')).toMatchObject({ items: { minLength: 1, maxLength: 64 } });
+    const upload = (contract.operation('post', '/orders/{order_id}/files') as unknown as { requestBody: { content: Record<string, { schema: { properties: { files: { items: unknown } } } }> } })
+      .requestBody.content['multipart/form-data']!.schema.properties.files.items;
+    expect(upload).toMatchObject({ minLength: 1 });
+    const emptyItem = await api.call('/invoices?customer_vats=PL1,,PL2');
+    expect(emptyItem.status).toBe(422);
+    await contract.expectDocumented(emptyItem, 'get', '/invoices');
+    const { body, contentType } = multipart([{ name: 'files', filename: 'empty.pdf', content: Buffer.alloc(0) }]);
+    const emptyFile = await api.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': contentType } });
+    expect(emptyFile.status).toBe(422);
+    await contract.expectDocumented(emptyFile, 'post', '/orders/{order_id}/files');
+  });
+
+  it('when a header holds a control byte, the query is over 8 KiB or the headers over 64 KiB, then every operation answers a 400, 414 or 431 that fits', async () => {
+    const { host } = new URL(api.root);
+    const credentials = Object.entries(authHeaders('baltic')).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const calls: Array<[string, string, string]> = [
+      ['/orders/3001/files', 'post', '/orders/{order_id}/files'],
+      ['/orders/file-categories', 'get', '/orders/file-categories'],
+      ['/orders/by-nr?nr=1', 'get', '/orders/by-nr'],
+      ['/invoices', 'get', '/invoices'],
+      ['/invoices/9001/pdf', 'get', '/invoices/{invoice_id}/pdf'],
+      ['/invoices/9001/e-invoice', 'get', '/invoices/{invoice_id}/e-invoice'],
+    ];
+    for (const [url, method, path] of calls) {
+      const controlByte = await rawRequest(api.root, `${method.toUpperCase()} /v1${url} HTTP/1.1\r\nHost: ${host}\r\n${credentials}If-None-Match: sQ\x7f\r\nConnection: close\r\n\r\n`);
+      expect(controlByte.status, `${method} ${url}`).toBe(400);
+      expect(await contract.expectDocumented(controlByte, method, path)).toMatchObject({ message: 'Bad Request' });
+      const longQuery = await api.call(`${url}${url.includes('?') ? '&' : '?'}x=${'a'.repeat(9000)}`, { method: method.toUpperCase() });
+      expect(longQuery.status, `${method} ${url}`).toBe(414);
+      await contract.expectDocumented(longQuery, method, path);
+      const bigHeaders = await api.call(url, { method: method.toUpperCase(), headers: { 'X-Padding': 'p'.repeat(70 * 1024) } });
+      expect(bigHeaders.status, `${method} ${url}`).toBe(431);
+      await contract.expectDocumented(bigHeaders, method, path);
+    }
   });
 
   it('when the rate limit is exceeded, then the 429 fits, and the document itself is never limited', async () => {

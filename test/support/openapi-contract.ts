@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 
 type Operation = { responses: Record<string, DocumentedResponse>; parameters?: Array<{ name: string; in: string; schema: Record<string, unknown> }> };
 type DocumentedResponse = {
+  $ref?: string;
   description: string;
   headers?: Record<string, { required?: boolean; schema: Record<string, unknown> }>;
   content?: Record<string, { schema: Record<string, unknown> }>;
@@ -31,12 +32,34 @@ export class OpenApiContract {
     return operation;
   }
 
+  /**
+   * Where the document answers this status for the operation: its own entry
+   * (or `default`), followed to a shared response (`#/components/responses/...`)
+   * when it is a reference. Undefined when the status is not documented.
+   */
+  documentedResponse(method: string, path: string, status: number): { response: DocumentedResponse; pointer: string[] } | undefined {
+    const responses = this.operation(method, path).responses;
+    const key = String(status) in responses ? String(status) : 'default' in responses ? 'default' : undefined;
+    if (key === undefined) return undefined;
+    let pointer = ['paths', path, method.toLowerCase(), 'responses', key];
+    let response = responses[key]!;
+    while (response.$ref) {
+      const target = response.$ref;
+      if (!target.startsWith('#/')) throw new Error(`${method} ${path} ${key}: only local references are followed, not ${target}`);
+      pointer = target.slice(2).split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+      response = pointer.reduce<any>((node, part) => node?.[part], this.doc) as DocumentedResponse;
+      if (!response) throw new Error(`${method} ${path} ${key}: ${target} is not in the document`);
+    }
+    return { response, pointer };
+  }
+
   /** Asserts the response is documented and fits; returns the parsed body (JSON) or the bytes. */
   async expectDocumented(response: Response, method: string, path: string): Promise<unknown> {
     const where = `${method} ${path} -> ${response.status}`;
-    const documented = this.operation(method, path).responses[String(response.status)];
-    expect(documented, `${where} is documented`).toBeDefined();
-    for (const [name, header] of Object.entries(documented!.headers ?? {})) {
+    const found = this.documentedResponse(method, path, response.status);
+    expect(found, `${where} is documented`).toBeDefined();
+    const documented = found!.response;
+    for (const [name, header] of Object.entries(documented.headers ?? {})) {
       const value = response.headers.get(name);
       if (!header.required) continue;
       expect(value, `${where}: header ${name}`).not.toBeNull();
@@ -45,18 +68,23 @@ export class OpenApiContract {
       const check = this.ajv.compile(header.schema);
       expect(check(typed), `${where}: header ${name}=${value} fits ${JSON.stringify(header.schema)}`).toBe(true);
     }
+    if (!documented.content) {
+      // An answer without content (a 304): nothing may come.
+      expect((await response.arrayBuffer()).byteLength, `${where}: a body where the document has none`).toBe(0);
+      return null;
+    }
     const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
-    const content = documented!.content?.[mediaType];
+    const content = documented.content[mediaType];
     expect(content, `${where}: content type ${mediaType} is documented`).toBeDefined();
     if (mediaType !== 'application/json') return Buffer.from(await response.arrayBuffer());
     const body: unknown = await response.json();
-    const validate = this.validatorFor(path, method, response.status, mediaType);
+    const validate = this.validatorFor([...found!.pointer, 'content', mediaType, 'schema']);
     expect(validate(body), `${where}: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`).toBe(true);
     return body;
   }
 
-  private validatorFor(path: string, method: string, status: number, mediaType: string): ValidateFunction {
-    const pointer = ['paths', path, method.toLowerCase(), 'responses', String(status), 'content', mediaType, 'schema']
+  private validatorFor(parts: string[]): ValidateFunction {
+    const pointer = parts
       .map((part) => encodeURIComponent(part.replace(/~/g, '~0').replace(/\//g, '~1')))
       .join('/');
     const ref = `${DOC_ID}#/${pointer}`;

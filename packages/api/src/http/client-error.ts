@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { MAX_QUERY_BYTES } from '../middleware/request-head-limit.middleware.js';
 import { MESSAGE_BY_STATUS } from './error-statuses.js';
@@ -21,6 +22,8 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: Bu
   const body = JSON.stringify({ status, message, data: null });
   const head = [
     `HTTP/1.1 ${status} ${message}`,
+    // Every answer carries a request id; the client's cannot be read from a head the parser refused.
+    `X-Request-Id: ${randomUUID()}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     // The parser has lost its place in the stream: this connection can carry nothing more.

@@ -23,7 +23,7 @@ export const MESSAGE_BY_STATUS: Record<number, string> = {
   413: Messages.PAYLOAD_TOO_LARGE,
   414: Messages.URI_TOO_LONG,
   415: 'Unsupported Media Type',
-  431: 'Request Header Fields Too Large',
+  431: Messages.HEADER_FIELDS_TOO_LARGE,
   429: Messages.TOO_MANY_ATTEMPTS,
   500: Messages.SERVER_ERROR,
   503: Messages.SERVICE_UNAVAILABLE,

@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import type { Context } from 'koa';
 import multer from '@koa/multer';
-import { baseFileName, MAX_FILE_BYTES, ValidationError, type ReceivedUpload } from '@logi/domain';
+import { baseFileName, MAX_FILE_BYTES, Messages, ValidationError, type ReceivedUpload } from '@logi/domain';
 import { HttpError } from '../http/http-error.js';
 import { TempFileEngine, type TempFileInfo } from './temp-file.engine.js';
 
@@ -206,7 +206,7 @@ export class MultipartUploadReceiver {
         return ValidationError.invalidData({ [field]: ['The request has too many or too large form fields.'] });
       }
       default:
-        return new HttpError(400, 'Bad Request: the multipart body could not be read.');
+        return new HttpError(400, Messages.MULTIPART_UNREADABLE);
     }
   }
 }

@@ -353,7 +353,77 @@ export interface components {
             data: components["schemas"]["AttachFilesPayload"];
         };
     };
-    responses: never;
+    responses: {
+        /** @description The request is not well-formed HTTP (a control byte in a header value, a malformed request line or header): refused before anything reads it. The connection is closed after the answer. */
+        BadRequest: {
+            headers: {
+                /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                "X-Request-Id": string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": 400,
+                 *       "message": "Bad Request",
+                 *       "data": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    /** @constant */
+                    status?: 400;
+                    /** @constant */
+                    message?: "Bad Request";
+                };
+            };
+        };
+        /** @description The query string is over 8 KiB. The connection is closed after the answer. */
+        UriTooLong: {
+            headers: {
+                /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                "X-Request-Id": string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": 414,
+                 *       "message": "URI Too Long",
+                 *       "data": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    /** @constant */
+                    status?: 414;
+                    /** @constant */
+                    message?: "URI Too Long";
+                };
+            };
+        };
+        /** @description The header fields are over 64 KiB together, each counted as its `Name: value` line with CRLF, however many fields there are. The connection is closed after the answer. */
+        HeaderFieldsTooLarge: {
+            headers: {
+                /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                "X-Request-Id": string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": 431,
+                 *       "message": "Request Header Fields Too Large",
+                 *       "data": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    /** @constant */
+                    status?: 431;
+                    /** @constant */
+                    message?: "Request Header Fields Too Large";
+                };
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -438,7 +508,7 @@ export interface operations {
                     "application/json": components["schemas"]["AttachFilesEnvelope"];
                 };
             };
-            /** @description A multipart body that cannot be parsed (bad boundary, truncated). */
+            /** @description A multipart body that cannot be read (bad boundary, truncated), with the message `Bad Request: the multipart body could not be read.`; or a request that is not well-formed HTTP (a control byte in a header, say), `Bad Request`, refused before anything reads it, the connection closed after the answer. */
             400: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -449,15 +519,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": 400,
-                     *       "message": "Bad Request",
+                     *       "message": "Bad Request: the multipart body could not be read.",
                      *       "data": null
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 400;
-                        /** @constant */
-                        message?: "Bad Request";
+                        /** @enum {unknown} */
+                        message?: "Bad Request: the multipart body could not be read." | "Bad Request";
                     };
                 };
             };
@@ -631,29 +701,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The query string is over 8 KiB. The connection is closed after the answer. */
-            414: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 414,
-                     *       "message": "URI Too Long",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 414;
-                        /** @constant */
-                        message?: "URI Too Long";
-                    };
-                };
-            };
+            414: components["responses"]["UriTooLong"];
             /** @description Validation failed (no file part: `The files field is required.`; an empty or too large file, too many files, a bad `category_id`: a message naming the field, e.g. `files.2`; an `Idempotency-Key` over 255 characters or with other than visible ASCII, or one already used for a different request: `errors` names `Idempotency-Key`), data null. Or no file could be stored: `No files were uploaded` with the payload as data. */
             422: {
                 headers: {
@@ -737,29 +785,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The header fields are over 64 KiB together. The connection is closed after the answer. */
-            431: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 431,
-                     *       "message": "Request Header Fields Too Large",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 431;
-                        /** @constant */
-                        message?: "Request Header Fields Too Large";
-                    };
-                };
-            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Something unexpected; the details are logged with the request id and never sent. */
             500: {
                 headers: {
@@ -859,6 +885,7 @@ export interface operations {
                     "application/json": components["schemas"]["FileCategoriesEnvelope"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
             401: {
                 headers: {
@@ -926,29 +953,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The query string is over 8 KiB. The connection is closed after the answer. */
-            414: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 414,
-                     *       "message": "URI Too Long",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 414;
-                        /** @constant */
-                        message?: "URI Too Long";
-                    };
-                };
-            };
+            414: components["responses"]["UriTooLong"];
             /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
             429: {
                 headers: {
@@ -990,29 +995,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The header fields are over 64 KiB together. The connection is closed after the answer. */
-            431: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 431,
-                     *       "message": "Request Header Fields Too Large",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 431;
-                        /** @constant */
-                        message?: "Request Header Fields Too Large";
-                    };
-                };
-            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Something unexpected; the details are logged with the request id and never sent. */
             500: {
                 headers: {
@@ -1066,7 +1049,7 @@ export interface operations {
     findOrderByNr: {
         parameters: {
             query: {
-                /** @description An order number or a fragment of one; trimmed, matched literally and case-insensitively. */
+                /** @description An order number or a fragment of one; trimmed (a value of spaces only is missing), matched literally and case-insensitively. */
                 nr: string;
             };
             header?: never;
@@ -1113,6 +1096,7 @@ export interface operations {
                     "application/json": components["schemas"]["OrderLookupEnvelope"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
             401: {
                 headers: {
@@ -1218,29 +1202,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The query string is over 8 KiB. The connection is closed after the answer. */
-            414: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 414,
-                     *       "message": "URI Too Long",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 414;
-                        /** @constant */
-                        message?: "URI Too Long";
-                    };
-                };
-            };
+            414: components["responses"]["UriTooLong"];
             /** @description `nr` missing or empty (`The nr field is required.`), sent twice, or longer than 255 characters. */
             422: {
                 headers: {
@@ -1323,29 +1285,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The header fields are over 64 KiB together. The connection is closed after the answer. */
-            431: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 431,
-                     *       "message": "Request Header Fields Too Large",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 431;
-                        /** @constant */
-                        message?: "Request Header Fields Too Large";
-                    };
-                };
-            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Something unexpected; the details are logged with the request id and never sent. */
             500: {
                 headers: {
@@ -1505,6 +1445,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
             401: {
                 headers: {
@@ -1572,29 +1513,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The query string is over 8 KiB. The connection is closed after the answer. */
-            414: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 414,
-                     *       "message": "URI Too Long",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 414;
-                        /** @constant */
-                        message?: "URI Too Long";
-                    };
-                };
-            };
+            414: components["responses"]["UriTooLong"];
             /** @description Any invalid value, unknown enum member, repeated or bracketed parameter. */
             422: {
                 headers: {
@@ -1678,29 +1597,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The header fields are over 64 KiB together. The connection is closed after the answer. */
-            431: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 431,
-                     *       "message": "Request Header Fields Too Large",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 431;
-                        /** @constant */
-                        message?: "Request Header Fields Too Large";
-                    };
-                };
-            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Something unexpected; the details are logged with the request id and never sent. */
             500: {
                 headers: {
@@ -1847,6 +1744,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
             401: {
                 headers: {
@@ -1953,29 +1851,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The query string is over 8 KiB. The connection is closed after the answer. */
-            414: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 414,
-                     *       "message": "URI Too Long",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 414;
-                        /** @constant */
-                        message?: "URI Too Long";
-                    };
-                };
-            };
+            414: components["responses"]["UriTooLong"];
             /** @description `lang`, `duplicate` or `format` invalid, or sent twice. */
             422: {
                 headers: {
@@ -2059,29 +1935,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The header fields are over 64 KiB together. The connection is closed after the answer. */
-            431: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 431,
-                     *       "message": "Request Header Fields Too Large",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 431;
-                        /** @constant */
-                        message?: "Request Header Fields Too Large";
-                    };
-                };
-            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Something unexpected; the details are logged with the request id and never sent. */
             500: {
                 headers: {
@@ -2226,6 +2080,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
             401: {
                 headers: {
@@ -2332,29 +2187,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The query string is over 8 KiB. The connection is closed after the answer. */
-            414: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 414,
-                     *       "message": "URI Too Long",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 414;
-                        /** @constant */
-                        message?: "URI Too Long";
-                    };
-                };
-            };
+            414: components["responses"]["UriTooLong"];
             /** @description `format` or `lang` invalid, or sent twice. */
             422: {
                 headers: {
@@ -2438,29 +2271,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The header fields are over 64 KiB together. The connection is closed after the answer. */
-            431: {
-                headers: {
-                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "status": 431,
-                     *       "message": "Request Header Fields Too Large",
-                     *       "data": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        /** @constant */
-                        status?: 431;
-                        /** @constant */
-                        message?: "Request Header Fields Too Large";
-                    };
-                };
-            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
             /** @description Something unexpected; the details are logged with the request id and never sent. */
             500: {
                 headers: {

@@ -20,6 +20,8 @@ export const Messages = {
   PAYLOAD_TOO_LARGE: 'Payload Too Large',
   URI_TOO_LONG: 'URI Too Long',
   BAD_REQUEST: 'Bad Request',
+  MULTIPART_UNREADABLE: 'Bad Request: the multipart body could not be read.',
+  HEADER_FIELDS_TOO_LARGE: 'Request Header Fields Too Large',
   SERVICE_UNAVAILABLE: 'Service Unavailable',
   SERVER_ERROR: 'Server Error',
   OK: 'OK',

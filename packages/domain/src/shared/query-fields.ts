@@ -23,7 +23,11 @@ export function enumField<const T extends readonly [string, ...string[]]>(name: 
   return z.enum(values, { error: `The selected ${name} is invalid.` });
 }
 
-/** A comma-separated list; spaces around items are ignored, an empty item is invalid. */
+/**
+ * A comma-separated list; spaces around items are ignored, an empty item is
+ * invalid. It always has an item: an empty value counts as absent, so
+ * `.min(1)` never refuses anything, but it tells the document (`minItems`).
+ */
 export function listField<T extends z.ZodType<unknown, string>>(name: string, item: T) {
   return z
     .string()
@@ -36,6 +40,7 @@ export function listField<T extends z.ZodType<unknown, string>>(name: string, it
             .min(1, { error: `The ${name} field must not contain empty items.` })
             .pipe(item),
         )
+        .min(1)
         .transform((items) => [...new Set(items)] as z.output<T>[]),
     );
 }

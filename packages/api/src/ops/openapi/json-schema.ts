@@ -4,12 +4,14 @@ export type JsonSchema = Record<string, unknown>;
 
 /**
  * zod to JSON Schema 2020-12 (what OpenAPI 3.1 uses), without the `$schema`
- * header that only a standalone document needs, and without the ±2^53 bounds
- * zod puts on every integer (true, but noise to a reader).
+ * header that only a standalone document needs. A request value keeps the
+ * ±2^53 bounds zod puts on every integer: the server refuses a `page` past
+ * them (422), so a client must be able to read that. A response drops them
+ * (true, but noise to a reader).
  */
 export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonSchema;
-  return withoutSafeIntegerBounds(rest) as JsonSchema;
+  return io === 'input' ? rest : (withoutSafeIntegerBounds(rest) as JsonSchema);
 }
 
 export function withoutSafeIntegerBounds(value: unknown): unknown {

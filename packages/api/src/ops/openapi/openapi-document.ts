@@ -1,6 +1,7 @@
 import { apiDescription, type DeploymentFacts } from './api-description.js';
 import { componentSchemas, securitySchemes } from './openapi-components.js';
 import { paths } from './openapi-paths.js';
+import { sharedResponses } from './openapi-responses.js';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, unknown>> };
 
@@ -29,6 +30,7 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
     paths: paths({ uploadMaxFiles: facts.uploadMaxFiles }),
     components: {
       schemas: componentSchemas(),
+      responses: sharedResponses(),
       securitySchemes,
     },
   };

@@ -76,8 +76,15 @@ export function paths(options: { uploadMaxFiles: number }) {
           },
         },
         responses: {
+          // First, so that its own 400 (a body that cannot be read is one too) replaces the shared one.
+          ...commonErrors(),
           '201': uploadCreatedResponse(),
-          '400': errorResponse(400, 'A multipart body that cannot be parsed (bad boundary, truncated).', Messages.BAD_REQUEST, []),
+          '400': errorResponse(
+            400,
+            'A multipart body that cannot be read (bad boundary, truncated), with the message `Bad Request: the multipart body could not be read.`; or a request that is not well-formed HTTP (a control byte in a header, say), `Bad Request`, refused before anything reads it, the connection closed after the answer.',
+            [Messages.MULTIPART_UNREADABLE, Messages.BAD_REQUEST],
+            [],
+          ),
           '404': errorResponse(404, 'No such order for this client (other clients\' orders answer the same).', Messages.ORDER_NOT_FOUND),
           '409': errorResponse(
             409,
@@ -92,7 +99,6 @@ export function paths(options: { uploadMaxFiles: number }) {
             COUNTED,
             { status: 422, message: Messages.FILES_REQUIRED, data: null, errors: { files: [Messages.FILES_REQUIRED] } },
           ),
-          ...commonErrors(),
         },
       },
     },
@@ -123,7 +129,8 @@ export function paths(options: { uploadMaxFiles: number }) {
         responses: {
           '200': jsonResponse('The order.', ref('OrderLookupEnvelope'), COUNTED, { status: 200, message: 'OK', data: { id: 3001, nr: 'ZL/0412/11/2026', ownnr: 'PO-7781' } }),
           '404': errorResponse(404, 'No order of this client matches; the message names the trimmed nr.', {
-            pattern: '^Order with given nr \\(.*\\) not found$',
+            // Any characters, line breaks too (`nr=ab%0Acd`): `.` would stop at one.
+            pattern: '^Order with given nr \\([\\s\\S]*\\) not found$',
             example: 'Order with given nr (XYZ-1) not found',
           }),
           '422': validationResponse(

@@ -70,15 +70,15 @@ export function jsonResponse(description: string, schema: JsonSchema, headerName
   };
 }
 
-/** An error envelope with its status and, when it never varies, its exact message. */
+/** An error envelope with its status and its message: exact, one of a few, or a pattern. */
 export function errorResponse(
   status: number,
   description: string,
-  message: string | { pattern: string; example: string },
+  message: string | readonly string[] | { pattern: string; example: string },
   headerNames: readonly HeaderName[] = COUNTED,
 ) {
-  const messageSchema = typeof message === 'string' ? { const: message } : { pattern: message.pattern };
-  const exampleMessage = typeof message === 'string' ? message : message.example;
+  const messageSchema = typeof message === 'string' ? { const: message } : isMessageList(message) ? { enum: [...message] } : { pattern: message.pattern };
+  const exampleMessage = typeof message === 'string' ? message : isMessageList(message) ? message[0]! : message.example;
   return jsonResponse(
     description,
     { allOf: [ref('ErrorEnvelope'), { properties: { status: { const: status }, message: messageSchema } }] },
@@ -87,14 +87,44 @@ export function errorResponse(
   );
 }
 
+function isMessageList(message: readonly string[] | { pattern: string }): message is readonly string[] {
+  return Array.isArray(message);
+}
+
 /** A 422 whose body is the validation envelope, with `errors` naming the fields. */
 export function validationResponse(description: string, messageSchema: JsonSchema, example: unknown) {
   return jsonResponse(description, { allOf: [ref('ValidationErrorEnvelope'), { properties: { message: messageSchema } }] }, COUNTED, example);
 }
 
+/**
+ * Refusals of the request itself, before any route reads it, the same for
+ * every operation: shared responses (`#/components/responses/...`), listed
+ * by each operation. Each closes the connection.
+ */
+export function sharedResponses() {
+  return {
+    BadRequest: errorResponse(
+      400,
+      'The request is not well-formed HTTP (a control byte in a header value, a malformed request line or header): refused before anything reads it. The connection is closed after the answer.',
+      Messages.BAD_REQUEST,
+      [],
+    ),
+    UriTooLong: errorResponse(414, 'The query string is over 8 KiB. The connection is closed after the answer.', Messages.URI_TOO_LONG, []),
+    HeaderFieldsTooLarge: errorResponse(
+      431,
+      'The header fields are over 64 KiB together, each counted as its `Name: value` line with CRLF, however many fields there are. The connection is closed after the answer.',
+      Messages.HEADER_FIELDS_TOO_LARGE,
+      [],
+    ),
+  };
+}
+
+const responseRef = (name: keyof ReturnType<typeof sharedResponses>) => ({ $ref: `#/components/responses/${name}` });
+
 /** The answers every client endpoint can give, whatever it does. */
 export function commonErrors() {
   return {
+    '400': responseRef('BadRequest'),
     '401': errorResponse(401, 'Credentials missing or invalid: both the bearer key and the client directory are needed.', Messages.AUTHENTICATION_FAILED),
     '405': errorResponse(
       405,
@@ -102,8 +132,8 @@ export function commonErrors() {
       Messages.METHOD_NOT_ALLOWED,
       ['Allow'],
     ),
-    '414': errorResponse(414, 'The query string is over 8 KiB. The connection is closed after the answer.', Messages.URI_TOO_LONG, []),
-    '431': errorResponse(431, 'The header fields are over 64 KiB together. The connection is closed after the answer.', 'Request Header Fields Too Large', []),
+    '414': responseRef('UriTooLong'),
+    '431': responseRef('HeaderFieldsTooLarge'),
     '429': errorResponse(
       429,
       'Too many requests in this window: counted per client directory, or per IP when the credentials are not valid.',

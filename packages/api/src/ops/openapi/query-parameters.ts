@@ -59,10 +59,14 @@ function describeValue(schema: z.ZodType): JsonSchema {
       const source = describeValue(input);
       // Digits read as a number: the value is an integer, whatever zod calls it.
       if (target.type === 'number' && source.type === 'string' && source.pattern === '^\\d+$') target.type = 'integer';
+      // Text checked twice (a list item: not empty, then at most 64 characters): both checks hold.
+      if (target.type === 'string' && source.type === 'string' && target.enum === undefined) return { ...source, ...target };
       return target;
     }
-    case 'array':
-      return { type: 'array', items: describeValue(def.element as z.ZodType) };
+    case 'array': {
+      const { minItems, maxItems } = toJsonSchema(schema, 'input');
+      return { type: 'array', ...(minItems === undefined ? {} : { minItems }), ...(maxItems === undefined ? {} : { maxItems }), items: describeValue(def.element as z.ZodType) };
+    }
     default:
       return toJsonSchema(schema, 'input');
   }

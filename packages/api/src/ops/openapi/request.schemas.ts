@@ -24,11 +24,16 @@ export const orderByNrQuerySchema = z.object({
     .string()
     .min(1)
     .max(255)
-    .meta({ description: 'An order number or a fragment of one; trimmed, matched literally and case-insensitively.' }),
+    // Trimmed first: a value of spaces only is missing (422).
+    .regex(/\S/)
+    .meta({ description: 'An order number or a fragment of one; trimmed (a value of spaces only is missing), matched literally and case-insensitively.' }),
 });
 
+// A binary string's length is its bytes: an empty file, or one over 10 MiB, is a 422.
 const binaryFile = z
   .string()
+  .min(1)
+  .max(MAX_FILE_BYTES)
   .meta({ format: 'binary', contentMediaType: 'application/octet-stream', description: `One file, 1 byte to ${MAX_FILE_BYTES} bytes (10 MiB).` });
 
 export const uploadBodySchema = (maxFiles: number) =>
