@@ -41,3 +41,5 @@ export { indexPendingDocuments } from './knex/search/trigram-index.js';
 export { indexFold, trigramsOf } from './knex/search/search-text.js';
 export * from './e-invoice-eu/e-invoice-eu.writer.js';
 export { toLibraryInvoice } from './e-invoice-eu/e-invoice-eu.mapper.js';
+export * from './knex/events/knex-event.capture.js';
+export * from './knex/events/knex-event.feed.js';

@@ -25,6 +25,7 @@ export const Messages = {
   SERVICE_UNAVAILABLE: 'Service Unavailable',
   SERVER_ERROR: 'Server Error',
   OK: 'OK',
+  EVENTS_EXPIRED: 'Events after this cursor are no longer kept.',
 } as const;
 
 export function orderNrNotFoundMessage(nr: string): string {

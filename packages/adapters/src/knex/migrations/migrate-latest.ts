@@ -7,6 +7,7 @@ import * as coveringSortIndexes from './004-covering-sort-indexes.migration.js';
 import * as idempotencyKeys from './005-idempotency-keys.migration.js';
 import * as eInvoiceFields from './006-e-invoice-fields.migration.js';
 import * as clientDataVersion from './007-client-data-version.migration.js';
+import * as changeEvents from './008-change-events.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -24,6 +25,8 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '005-idempotency-keys', up: idempotencyKeys.up, down: idempotencyKeys.down },
   { name: '006-e-invoice-fields', up: eInvoiceFields.up, down: eInvoiceFields.down },
   { name: '007-client-data-version', up: clientDataVersion.up, down: clientDataVersion.down },
+  // Snapshots every existing invoice in batches (minutes at millions): not one transaction.
+  { name: '008-change-events', up: changeEvents.up, down: changeEvents.down, config: { transaction: false } },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

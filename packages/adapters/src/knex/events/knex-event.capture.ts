@@ -1,0 +1,164 @@
+import type { Knex } from 'knex';
+import type { CapturedChange, EventCapturePort, EventDraft, PublishedItem } from '@logi/domain';
+import { isMysql } from '../sql-dialect.js';
+import { IDS_PER_QUERY, loadListItems, PENDING_FILE, PENDING_INVOICE, type LoadedItem } from './event-tables.js';
+
+/** Events per INSERT statement (their data is up to a few KiB each). */
+const EVENTS_PER_INSERT = 100;
+
+export interface KnexEventCaptureOptions {
+  /** A captured invoice the list cannot show (a row another system wrote with an unknown status): its change is dropped, and said here. */
+  onUnreadable?: (invoiceId: number, reason: string) => void;
+  now?: () => number;
+}
+
+/**
+ * The captured changes in `event_pending` (written by triggers in the
+ * writers' transactions) turned into events. One publisher at a time: each
+ * batch is a transaction that first locks the single `event_publisher` row
+ * (on SQLite, that write takes the database's write lock), so event ids are
+ * given and committed in one order, the order readers see.
+ *
+ * MariaDB: the batch reads in READ COMMITTED and takes pending rows with
+ * `FOR UPDATE SKIP LOCKED`, so a change whose transaction has not committed
+ * (its pending row is locked by it) is left for a later batch, and a writer
+ * marking an invoice the batch holds waits for the batch, then marks it
+ * again. Nothing a writer committed is lost, and nothing uncommitted is read.
+ */
+export class KnexEventCapture implements EventCapturePort {
+  private readonly mysql: boolean;
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly options: KnexEventCaptureOptions = {},
+  ) {
+    this.mysql = isMysql(knex);
+  }
+
+  async hasPending(): Promise<boolean> {
+    return (await this.knex('event_pending').select('kind').limit(1)).length > 0;
+  }
+
+  async publishBatch(limit: number, decide: (change: CapturedChange) => EventDraft[]): Promise<{ changes: number; events: number }> {
+    const work = async (trx: Knex.Transaction) => {
+      await trx('event_publisher').where({ id: 1 }).increment('runs', 1);
+      const pending = await this.claim(trx, limit);
+      if (pending.length === 0) return { changes: 0, events: 0 };
+      const invoiceIds = pending.filter((row) => row.kind === PENDING_INVOICE).map((row) => row.entityId);
+      const fileIds = pending.filter((row) => row.kind === PENDING_FILE).map((row) => row.entityId);
+      const drafts: EventDraft[] = [];
+      // Files first: an upload's event is not held behind a bulk load's invoices in the same batch.
+      for (const change of await this.fileChanges(trx, fileIds)) drafts.push(...decide(change));
+      const invoices = await this.invoiceChanges(trx, invoiceIds);
+      // Corrections show the corrected invoice's nr: when it appears, changes or goes, they change too.
+      const corrected = invoices.filter((change) => change.before?.item.nr !== change.now?.item.nr).map((change) => change.invoiceId);
+      const correctors = await this.correctorsOf(trx, corrected, new Set(invoiceIds));
+      const all = [...invoices, ...(await this.invoiceChanges(trx, correctors))];
+      for (const change of all) drafts.push(...decide(change));
+      await this.storeEvents(trx, drafts);
+      await this.rememberPublished(trx, all);
+      await this.forget(trx, pending);
+      return { changes: pending.length, events: drafts.length };
+    };
+    return this.mysql ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work);
+  }
+
+  private async claim(trx: Knex.Transaction, limit: number): Promise<Array<{ kind: number; entityId: number }>> {
+    const rows = (
+      this.mysql
+        ? ((await trx.raw('SELECT kind, entity_id FROM event_pending ORDER BY kind DESC, entity_id LIMIT ? FOR UPDATE SKIP LOCKED', [limit])) as unknown as [
+            Array<{ kind: unknown; entity_id: unknown }>,
+          ])[0]
+        : await trx('event_pending').select('kind', 'entity_id').orderBy([{ column: 'kind', order: 'desc' }, { column: 'entity_id' }]).limit(limit)
+    ) as Array<{ kind: unknown; entity_id: unknown }>;
+    return rows.map((row) => ({ kind: Number(row.kind), entityId: Number(row.entity_id) }));
+  }
+
+  private async fileChanges(trx: Knex.Transaction, ids: number[]): Promise<CapturedChange[]> {
+    const changes: CapturedChange[] = [];
+    for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
+      const chunk = ids.slice(start, start + IDS_PER_QUERY);
+      const rows = (await trx('order_files').select('id', 'directory', 'order_id', 'name', 'category_id').whereIn('id', chunk)) as Array<Record<string, unknown>>;
+      const byId = new Map(rows.map((row) => [Number(row.id), row]));
+      for (const id of chunk) {
+        const row = byId.get(id);
+        changes.push({
+          kind: 'order_file',
+          fileId: id,
+          file: row
+            ? { directory: String(row.directory), id, orderId: Number(row.order_id), name: String(row.name), categoryId: row.category_id == null ? null : Number(row.category_id) }
+            : null,
+        });
+      }
+    }
+    return changes;
+  }
+
+  private async invoiceChanges(trx: Knex.Transaction, ids: number[]): Promise<Array<CapturedChange & { kind: 'invoice' }>> {
+    const changes: Array<CapturedChange & { kind: 'invoice' }> = [];
+    for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
+      const chunk = ids.slice(start, start + IDS_PER_QUERY);
+      const [snapshots, items] = await Promise.all([this.snapshotsOf(trx, chunk), loadListItems(trx, chunk)]);
+      for (const id of chunk) {
+        const now = items.get(id);
+        if (now && !isReadable(now)) {
+          this.options.onUnreadable?.(id, now.unreadable);
+          continue;
+        }
+        changes.push({ kind: 'invoice', invoiceId: id, before: snapshots.get(id) ?? null, now: now ?? null });
+      }
+    }
+    return changes;
+  }
+
+  private async snapshotsOf(trx: Knex.Transaction, ids: number[]): Promise<Map<number, PublishedItem>> {
+    const rows = (await trx('event_snapshots').select('invoice_id', 'directory', 'item').whereIn('invoice_id', ids)) as Array<Record<string, unknown>>;
+    return new Map(rows.map((row) => [Number(row.invoice_id), { directory: String(row.directory), item: JSON.parse(String(row.item)) as PublishedItem['item'] }]));
+  }
+
+  private async correctorsOf(trx: Knex.Transaction, ids: number[], already: Set<number>): Promise<number[]> {
+    const found = new Set<number>();
+    for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
+      const rows = (await trx('invoices').select('id').whereIn('correct_of_id', ids.slice(start, start + IDS_PER_QUERY))) as Array<{ id: unknown }>;
+      for (const row of rows) if (!already.has(Number(row.id))) found.add(Number(row.id));
+    }
+    return [...found];
+  }
+
+  private async storeEvents(trx: Knex.Transaction, drafts: EventDraft[]): Promise<void> {
+    const created = Math.floor((this.options.now?.() ?? Date.now()) / 1000);
+    const rows = drafts.map((draft) => ({ directory: draft.directory, type: draft.type, created, data: JSON.stringify(draft.data) }));
+    // In order: ids follow the order of the drafts.
+    for (let start = 0; start < rows.length; start += EVENTS_PER_INSERT) await trx('events').insert(rows.slice(start, start + EVENTS_PER_INSERT));
+  }
+
+  private async rememberPublished(trx: Knex.Transaction, changes: Array<CapturedChange & { kind: 'invoice' }>): Promise<void> {
+    // A write that changed nothing a client sees leaves the snapshot as it is.
+    const kept = changes.filter((change) => change.now !== null && !samePublished(change.before, change.now));
+    const gone = changes.filter((change) => change.now === null && change.before !== null).map((change) => change.invoiceId);
+    for (let start = 0; start < kept.length; start += EVENTS_PER_INSERT) {
+      const rows = kept
+        .slice(start, start + EVENTS_PER_INSERT)
+        .map((change) => ({ invoice_id: change.invoiceId, directory: change.now!.directory, item: JSON.stringify(change.now!.item) }));
+      await trx('event_snapshots').insert(rows).onConflict('invoice_id').merge(['directory', 'item']);
+    }
+    for (let start = 0; start < gone.length; start += IDS_PER_QUERY) await trx('event_snapshots').whereIn('invoice_id', gone.slice(start, start + IDS_PER_QUERY)).delete();
+  }
+
+  private async forget(trx: Knex.Transaction, pending: Array<{ kind: number; entityId: number }>): Promise<void> {
+    for (const kind of [PENDING_INVOICE, PENDING_FILE]) {
+      const ids = pending.filter((row) => row.kind === kind).map((row) => row.entityId);
+      for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
+        await trx('event_pending').where({ kind }).whereIn('entity_id', ids.slice(start, start + IDS_PER_QUERY)).delete();
+      }
+    }
+  }
+}
+
+function samePublished(before: PublishedItem | null, now: PublishedItem): boolean {
+  return before !== null && before.directory === now.directory && JSON.stringify(before.item) === JSON.stringify(now.item);
+}
+
+function isReadable(item: LoadedItem): item is PublishedItem {
+  return 'item' in item;
+}

@@ -1,0 +1,34 @@
+import type { CapturedChange, EventCapturePort } from '../../ports/event-capture.port.js';
+import type { EventDraft } from '../event.js';
+import { decideInvoiceEvents } from '../invoice-event.js';
+
+/**
+ * Turns the changes the database captured into events, a batch at a time,
+ * until none is left or the budget is spent. Any process may run it at any
+ * moment: the capture lets one publisher in at a time, so ids grow in the
+ * order readers see them.
+ */
+export class PublishEventsUseCase {
+  constructor(private readonly deps: { capture: EventCapturePort; batchSize: number; budgetMs: number; now?: () => number }) {}
+
+  async execute(): Promise<{ changes: number; events: number }> {
+    const now = this.deps.now ?? Date.now;
+    const started = now();
+    const total = { changes: 0, events: 0 };
+    if (!(await this.deps.capture.hasPending())) return total;
+    for (;;) {
+      const batch = await this.deps.capture.publishBatch(this.deps.batchSize, eventsOf);
+      total.changes += batch.changes;
+      total.events += batch.events;
+      if (batch.changes < this.deps.batchSize || now() - started >= this.deps.budgetMs) return total;
+    }
+  }
+}
+
+/** What each kind of captured change makes: see decideInvoiceEvents; a stored file is attached once. */
+export function eventsOf(change: CapturedChange): EventDraft[] {
+  if (change.kind === 'invoice') return decideInvoiceEvents(change.before, change.now);
+  if (!change.file) return [];
+  const { directory, id, name, categoryId, orderId } = change.file;
+  return [{ directory, type: 'order.file_attached', data: { object: { id, name, category_id: categoryId, order_id: orderId } } }];
+}
