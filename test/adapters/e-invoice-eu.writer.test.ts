@@ -1,7 +1,16 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { InvoiceService } from '@e-invoice-eu/core';
-import { describe, expect, it } from 'vitest';
+import { PDFArray, PDFDict, PDFDocument, PDFHeader, PDFHexString, PDFName, PDFString, StandardFonts } from '@cantoo/pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EInvoiceEuWriter, toLibraryInvoice } from '@logi/adapters';
 import type { EInvoice } from '@logi/domain';
+import { iccComponents, iccProblems, infoXmpDisagreements, parseXmp, pdfAFacts, xmpText, xmpValues, XMP_TWIN } from '../support/pdfa-facts.js';
+
+const run = promisify(execFile);
 
 const invoice: EInvoice = {
   lang: 'en',
@@ -47,5 +56,119 @@ describe('EInvoiceEuWriter', () => {
 
   it('when the same document is written twice, then the same text', async () => {
     expect(await writer.xml({ ...invoice }, 'cii')).toBe(await writer.xml(invoice, 'cii'));
+  });
+});
+
+/** A page as Chromium prints it: PDF 1.4, a classic cross-reference table, Chromium's Title, Creator, Producer and dates. */
+async function printedPdf(): Promise<Buffer> {
+  const pdf = await PDFDocument.create({ updateMetadata: false });
+  pdf.context.header = PDFHeader.forVersion(1, 4);
+  pdf.addPage().drawText('FV/1', { font: await pdf.embedFont(StandardFonts.Helvetica) });
+  pdf.setTitle('Faktura FV/1');
+  pdf.setCreator('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36');
+  pdf.setProducer('Skia/PDF m156');
+  pdf.setCreationDate(new Date('2026-11-18T10:00:00Z'));
+  pdf.setModificationDate(new Date('2026-11-18T10:00:00Z'));
+  return Buffer.from(await pdf.save({ useObjectStreams: false }));
+}
+
+describe('EInvoiceEuWriter: Factur-X as a PDF/A-3 validator reads it', () => {
+  const writer = new EInvoiceEuWriter();
+  /** A seller whose name is outside Latin-1 and holds XML's special characters. */
+  const polish: EInvoice = { ...invoice, seller: { ...invoice.seller, name: 'Bałtyk Spółka <Z&O> – Łódź' } };
+  let printed: Buffer;
+  let dir: string;
+  beforeAll(async () => {
+    printed = await printedPdf();
+    dir = await mkdtemp(path.join(os.tmpdir(), 'logi-facturx-'));
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('when a PDF 1.4 is made Factur-X, then the header says %PDF-1.7 with a binary comment, as the XMP says (6.1.2)', async () => {
+    const facts = await pdfAFacts(await writer.facturX(printed, invoice));
+    expect(facts.headerVersion).toBe('1.7');
+    expect([...facts.binaryComment!].filter((byte) => byte > 127).length).toBeGreaterThanOrEqual(4);
+    expect(facts.catalogVersion).toBeNull();
+    expect(xmpValues(await parseXmp(xmpText(facts)), 'pdf:PDFVersion')).toEqual(['1.7']);
+  });
+
+  it('when Factur-X is made, then every Info entry has its XMP twin with the same value, and no twin is without its entry (6.6.2.3.1)', async () => {
+    for (const document of [invoice, polish]) {
+      const facts = await pdfAFacts(await writer.facturX(printed, document));
+      const xmp = await parseXmp(xmpText(facts));
+      expect(Object.keys(facts.info).sort()).toEqual(Object.keys(XMP_TWIN).sort());
+      expect(infoXmpDisagreements(facts, xmp), document.seller.name).toEqual([]);
+    }
+  });
+
+  it('when the seller\'s name is outside Latin-1, then the XMP is UTF-8 and names the seller as the Info does', async () => {
+    const facts = await pdfAFacts(await writer.facturX(printed, polish));
+    expect(() => xmpText(facts)).not.toThrow();
+    const xmp = await parseXmp(xmpText(facts));
+    expect(facts.info.Author).toBe(polish.seller.name);
+    expect(xmp.values(XMP_TWIN.Author.xpath)).toEqual([polish.seller.name]);
+    expect(xmp.values(XMP_TWIN.Subject.xpath)).toEqual([facts.info.Subject]);
+    expect(facts.info.Subject).toContain(polish.seller.name);
+  });
+
+  it('when the process runs in another time zone, then the XMP dates are the Info dates: the same instant in the same zone', async () => {
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      expect(new Date('2026-11-18T12:00:00Z').getTimezoneOffset()).toBe(300);
+      const facts = await pdfAFacts(await writer.facturX(printed, invoice));
+      const xmp = await parseXmp(xmpText(facts));
+      expect(infoXmpDisagreements(facts, xmp).filter((problem) => /Date/.test(problem))).toEqual([]);
+      expect(xmpValues(xmp, 'xmp:MetadataDate')).toEqual(xmpValues(xmp, 'xmp:ModifyDate'));
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
+  it('when Factur-X is made, then its one output intent is GTS_PDFA1 with a sound sRGB profile whose stream says /N 3 (6.2.3)', async () => {
+    const facts = await pdfAFacts(await writer.facturX(printed, invoice));
+    expect(facts.outputProfiles).toHaveLength(1);
+    const [profile] = facts.outputProfiles;
+    expect(profile!.subtype).toBe('/GTS_PDFA1');
+    expect(iccProblems(profile!.icc)).toEqual([]);
+    expect(iccComponents(profile!.icc)).toBe(3);
+    expect(profile!.n).toBe(iccComponents(profile!.icc));
+  });
+
+  it('when Factur-X is made, then the PDF/A-3B identification, the Factur-X extension schema and factur-x.xml stay, and poppler reads them', async () => {
+    const bytes = await writer.facturX(printed, polish);
+    const facts = await pdfAFacts(bytes);
+    expect(facts.metadata).toMatchObject({ type: '/Metadata', subtype: '/XML', hasFilter: false });
+    expect(facts.trailerId).toHaveLength(2);
+    const xmp = await parseXmp(xmpText(facts));
+    expect([xmpValues(xmp, 'pdfaid:part'), xmpValues(xmp, 'pdfaid:conformance')]).toEqual([['3'], ['B']]);
+    expect(xmp.values('//pdfaExtension:schemas/rdf:Bag/rdf:li[pdfaSchema:prefix = "fx"]/pdfaSchema:namespaceURI ! string()')).toEqual([
+      'urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#',
+    ]);
+    expect(xmp.values('//pdfaSchema:property/rdf:Seq/rdf:li/pdfaProperty:name ! string()')).toEqual(['DocumentFileName', 'DocumentType', 'Version', 'ConformanceLevel']);
+    expect(['fx:DocumentType', 'fx:DocumentFileName', 'fx:Version', 'fx:ConformanceLevel'].map((name) => xmpValues(xmp, name))).toEqual([
+      ['INVOICE'],
+      ['factur-x.xml'],
+      ['1.0'],
+      ['EN 16931'],
+    ]);
+
+    const pdf = await PDFDocument.load(bytes, { updateMetadata: false });
+    const af = pdf.catalog.lookup(PDFName.of('AF'), PDFArray);
+    const specs = Array.from({ length: af.size() }, (_unused, index) => af.lookup(index, PDFDict));
+    const relationships = specs.map((spec) => {
+      const name = spec.lookup(PDFName.of('UF'));
+      return [name instanceof PDFString || name instanceof PDFHexString ? name.decodeText() : null, spec.get(PDFName.of('AFRelationship'))?.toString()];
+    });
+    expect(relationships).toEqual([['factur-x.xml', '/Alternative']]);
+
+    const file = path.join(dir, 'facturx.pdf');
+    await writeFile(file, bytes);
+    // pdfinfo -meta prints the packet and a line break.
+    expect((await run('pdfinfo', ['-meta', file])).stdout).toBe(`${xmpText(facts)}\n`);
+    expect((await run('pdfdetach', ['-list', file])).stdout).toBe('1 embedded files\n1: factur-x.xml\n');
   });
 });

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { PDFArray, PDFDict, PDFDocument, PDFName, PDFString, PDFHexString } from '@cantoo/pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
+import { iccComponents, iccProblems, infoXmpDisagreements, parseXmp, pdfAFacts, xmpText, xmpValues, XMP_TWIN } from '../support/pdfa-facts.js';
 import { XSD, xsdErrors } from '../support/xml-validation.js';
 
 const run = promisify(execFile);
@@ -75,6 +76,30 @@ describe('GET /invoices/{id}/pdf?format=facturx', () => {
     });
     expect(facturX).toBeDefined();
     expect((facturX!.get(PDFName.of('AFRelationship')) as PDFName).asString()).toBe('/Alternative');
+  });
+
+  it('when Chromium\'s PDF 1.4 is made Factur-X, then header, information dictionary, XMP and output intent agree as PDF/A-3 asks (ISO 19005-3 6.1.2, 6.6.2.3.1, 6.2.3)', async () => {
+    const plain = await pdfAFacts(Buffer.from(await (await api.call('/invoices/9001/pdf?lang=pl')).arrayBuffer()));
+    expect(plain.headerVersion).toBe('1.4');
+    const response = await api.call('/invoices/9001/pdf?lang=pl&format=facturx');
+    expect(response.status).toBe(200);
+    const facts = await pdfAFacts(Buffer.from(await response.arrayBuffer()));
+
+    expect(facts.headerVersion).toBe('1.7');
+    expect([...facts.binaryComment!].filter((byte) => byte > 127).length).toBeGreaterThanOrEqual(4);
+    expect(facts.catalogVersion).toBeNull();
+    const xmp = await parseXmp(xmpText(facts));
+    expect(xmpValues(xmp, 'pdf:PDFVersion')).toEqual([facts.headerVersion]);
+
+    expect(Object.keys(facts.info).sort()).toEqual(Object.keys(XMP_TWIN).sort());
+    expect(infoXmpDisagreements(facts, xmp)).toEqual([]);
+    expect([xmpValues(xmp, 'pdfaid:part'), xmpValues(xmp, 'pdfaid:conformance')]).toEqual([['3'], ['B']]);
+
+    expect(facts.outputProfiles).toHaveLength(1);
+    const [profile] = facts.outputProfiles;
+    expect(iccProblems(profile!.icc)).toEqual([]);
+    expect(profile!.n).toBe(3);
+    expect(iccComponents(profile!.icc)).toBe(3);
   });
 
   it('when Factur-X and the plain PDF are asked, then two versions: the ETag (and the cache key) depend on the format', async () => {

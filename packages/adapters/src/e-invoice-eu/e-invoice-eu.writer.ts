@@ -2,9 +2,14 @@ import type { FormatFactoryService, InvoiceServiceOptions, Logger } from '@e-inv
 import type { EInvoice, EInvoiceFormat, EInvoiceWriterPort } from '@logi/domain';
 import { toLibraryInvoice } from './e-invoice-eu.mapper.js';
 
-/** The library's version, pinned in package.json, and this mapping's revision: a change to either is a new ETag. */
+/**
+ * The library's version, pinned in package.json, this mapping's revision and
+ * the revision of what pdf-a3.finisher.ts does to its Factur-X: a change to
+ * any is a new ETag.
+ */
 const LIBRARY_VERSION = '2.3.4';
 const MAPPING_REVISION = 2;
+const FINISHER_REVISION = 1;
 
 const FORMATS: Record<EInvoiceFormat, string> = { ubl: 'UBL', cii: 'CII' };
 /** The Factur-X profile of the embedded XML: EN 16931 (also called Comfort). */
@@ -24,9 +29,11 @@ const quiet: Logger = { log: () => undefined, warn: () => undefined, error: () =
  * schema, and the adapter tests check that both ways write the same bytes.
  */
 export class EInvoiceEuWriter implements EInvoiceWriterPort {
-  readonly version = `e-invoice-eu/${LIBRARY_VERSION}/${MAPPING_REVISION}`;
+  readonly version = `e-invoice-eu/${LIBRARY_VERSION}/${MAPPING_REVISION}/${FINISHER_REVISION}`;
   /** The library is loaded on the first document (about half a second of start-up a process that writes none should not pay). */
   private formats: Promise<FormatFactoryService> | null = null;
+  /** pdf-lib and xmlbuilder2, likewise, on the first Factur-X. */
+  private finisher: Promise<typeof import('./pdf-a3.finisher.js')> | null = null;
 
   async xml(invoice: EInvoice, format: EInvoiceFormat): Promise<string> {
     const output = await this.generate(invoice, format, FORMATS[format], {});
@@ -37,7 +44,9 @@ export class EInvoiceEuWriter implements EInvoiceWriterPort {
     const output = await this.generate(invoice, 'cii', FACTUR_X_FORMAT, {
       pdf: { buffer: new Uint8Array(pdf), filename: `${invoice.number}.pdf`, mimetype: 'application/pdf' },
     });
-    return Buffer.from(output);
+    // The library's PDF/A metadata disagrees with itself; see pdf-a3.finisher.ts.
+    const { finishPdfA3 } = await (this.finisher ??= import('./pdf-a3.finisher.js'));
+    return finishPdfA3(Buffer.from(output));
   }
 
   private async generate(invoice: EInvoice, syntax: EInvoiceFormat, format: string, options: Partial<InvoiceServiceOptions>): Promise<string | Uint8Array> {

@@ -12,7 +12,8 @@ export interface EInvoiceWriterPort {
   /**
    * The printed PDF made PDF/A-3b, with `xml(invoice, 'cii')` embedded as
    * `factur-x.xml` (relationship Alternative, profile EN 16931), XMP metadata
-   * and an sRGB output intent.
+   * that says what the document information dictionary says, an sRGB output
+   * intent and a PDF 1.7 header.
    */
   facturX(pdf: Buffer, invoice: EInvoice): Promise<Buffer>;
 }
