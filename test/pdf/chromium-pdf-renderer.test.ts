@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { access, chmod, mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +10,25 @@ import { ChromiumPdfRenderer, createPdfRenderer, loadConfig, RenderTimeoutError,
 import { buildInvoiceDocument, type CompanyDetails, type DocumentLanguage, type InvoiceDetail, type InvoiceDocument } from '@logi/domain';
 import { sampleInvoice } from '../domain/fakes.js';
 import { childChromiumPids, collapse, crashHandlers, pdfText } from './pdf-tools.helper.js';
+
+/**
+ * pdftotext's lines (the PDF on its stdin), each trimmed, empty ones left out: in reading order (a
+ * party's lines one under another), or with `layout` as laid out (a table row on one line).
+ */
+async function pdfLines(pdf: Buffer, layout = false): Promise<string[]> {
+  const child = spawn('pdftotext', [...(layout ? ['-layout'] : []), '-enc', 'UTF-8', '-', '-'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const exited = once(child, 'close');
+  child.stdin.end(pdf);
+  const [code] = (await exited) as [number | null];
+  if (code !== 0) throw new Error(`pdftotext exited with ${code}`);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .split('\n')
+    .map((line) => (layout ? line : line.replace(/[\s\u00a0]+/g, ' ').trim()))
+    .filter((line) => line !== '');
+}
 
 const seller: CompanyDetails = {
   name: 'Baltic Haulage Sp. z o.o.',
@@ -85,6 +106,54 @@ describe('ChromiumPdfRenderer', () => {
       expect(text).toContain(collapse(want.gross));
       expect(text).toContain(want.mark);
       expect(text).toContain(want.label);
+    });
+  });
+
+  describe.each([
+    { lang: 'pl', buyerCountry: 'Polska', sellerCountry: 'Polska', buyerVat: 'NIP: 5252345678', sellerVat: 'NIP: PL5860000000', pieces: 'szt.', hours: 'godz.' },
+    { lang: 'pl', buyerCountry: 'Rumunia', sellerCountry: 'Polska', buyerVat: 'NIP UE: RO18547290', sellerVat: 'NIP: PL5860000000', pieces: 'szt.', hours: 'godz.' },
+    { lang: 'ro', buyerCountry: 'România', sellerCountry: 'Polonia', buyerVat: 'CIF: RO18547290', sellerVat: 'Cod TVA: PL5860000000', pieces: 'buc.', hours: 'ore' },
+    { lang: 'tr', buyerCountry: 'Türkiye', sellerCountry: 'Polonya', buyerVat: 'VKN: 9876543210', sellerVat: 'Vergi No: PL5860000000', pieces: 'adet', hours: 'saat' },
+  ] as const)('when a $lang invoice is printed for a buyer in $buyerCountry whose address ends in its country', (want) => {
+    const buyers = {
+      Polska: { customerVat: '5252345678', customerCountry: 'pl', customerAddress: 'ul. Źródlana 5\n80-180 Gdańsk\nPolska' },
+      Rumunia: { customerVat: 'RO18547290', customerCountry: 'ro', customerAddress: 'Str. Lungă 44\n500035 Brașov\nRomânia' },
+      România: { customerVat: 'RO18547290', customerCountry: 'ro', customerAddress: 'Str. Lungă 44\n500035 Brașov\nRomânia' },
+      Türkiye: { customerVat: '9876543210', customerCountry: 'tr', customerAddress: 'Ertuğrul Gazi Cd. 7\n16140 Nilüfer/Bursa\nTürkiye' },
+    } as const;
+    const buyer = buyers[want.buyerCountry];
+    let lines: string[];
+    let laidOut: string[];
+
+    beforeAll(async () => {
+      const items = [
+        { name: 'Road freight', quantity: 2, unit: 'pcs', unitPriceNet: 100, taxRate: '23', amountNet: 200, amountTax: 46, amountGross: 246 },
+        { name: 'Waiting time', quantity: 3, unit: 'h', unitPriceNet: 40, taxRate: '23', amountNet: 120, amountTax: 27.6, amountGross: 147.6 },
+      ];
+      const pdf = await renderer.render(documentFor(want.lang, { ...buyer, items }));
+      [lines, laidOut] = await Promise.all([pdfLines(pdf), pdfLines(pdf, true)]);
+    });
+
+    it('then each country is printed once, in the document language, under its address', () => {
+      const street = buyer.customerAddress.split('\n');
+      const buyerAt = lines.indexOf(street[0]!);
+      expect(lines.slice(buyerAt, buyerAt + 3)).toEqual([street[0], street[1], want.buyerCountry]);
+      const sellerAt = lines.indexOf('ul. Portowa 4');
+      expect(lines.slice(sellerAt, sellerAt + 3)).toEqual(['ul. Portowa 4', '80-001 Gdańsk', want.sellerCountry]);
+      const countryLines = lines.filter((line) => /^(Polska|Poland|Polonia|Polonya|România|Romania|Rumunia|Romanya|Türkiye)$/.test(line));
+      expect(countryLines.sort()).toEqual([want.buyerCountry, want.sellerCountry].sort());
+    });
+
+    it('then each VAT id carries the label that language gives an id of its country', () => {
+      expect(lines).toContain(want.sellerVat);
+      expect(lines).toContain(want.buyerVat);
+    });
+
+    it('then the units are the words of that language', () => {
+      // An item row as laid out: position, name, then quantity and unit one space apart.
+      const cells = (name: string) => /^\s*\d+ (.+?)\s{2,}(\S+) (\S+)\s{2,}/.exec(laidOut.find((line) => line.includes(` ${name} `)) ?? '')?.slice(1);
+      expect(cells('Road freight')).toEqual(['Road freight', '2', want.pieces]);
+      expect(cells('Waiting time')).toEqual(['Waiting time', '3', want.hours]);
     });
   });
 

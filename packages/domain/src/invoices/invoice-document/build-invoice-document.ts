@@ -1,14 +1,17 @@
 import type { CompanyDetails } from '../../clients/client.js';
 import type { InvoiceDetail, InvoiceItem } from '../invoice.js';
 import { clientIsSeller } from '../invoice-roles.js';
-import type { DocumentLanguage, InvoiceDocument, InvoiceParty } from './invoice-document.js';
+import type { DocumentLanguage, InvoiceDocument } from './invoice-document.js';
+import { invoicePartyOf } from './invoice-party.js';
 import { INVOICE_TRANSLATIONS } from './invoice-translations.js';
 import { InvoiceValueFormatter } from './invoice-value.formatter.js';
+import { unitName } from './unit-name.js';
 
 /**
  * Turns an invoice into a printable document in one language: translated
- * labels, and dates (in `timeZone`) and amounts (in the invoice currency)
- * written as that language's accountants write them. Pure: same input, same output.
+ * labels, units, countries and VAT id names, and dates (in `timeZone`) and
+ * amounts (in the invoice currency) written as that language's accountants
+ * write them. Pure: same input, same output.
  */
 export function buildInvoiceDocument(
   invoice: InvoiceDetail,
@@ -20,13 +23,12 @@ export function buildInvoiceDocument(
   const t = INVOICE_TRANSLATIONS[lang];
   const format = new InvoiceValueFormatter(t, invoice.currency, timeZone);
 
-  const company: InvoiceParty = { name: seller.name, addressLines: lines(seller.address), vat: seller.vat, country: null };
-  const counterparty: InvoiceParty = {
-    name: invoice.customerName,
-    addressLines: lines(invoice.customerAddress),
-    vat: invoice.customerVat,
-    country: format.country(invoice.customerCountry),
-  };
+  const company = invoicePartyOf(seller, t, format);
+  const counterparty = invoicePartyOf(
+    { name: invoice.customerName, address: invoice.customerAddress, vat: invoice.customerVat, country: invoice.customerCountry },
+    t,
+    format,
+  );
   const isPurchase = !clientIsSeller(invoice.type);
 
   return {
@@ -49,7 +51,7 @@ export function buildInvoiceDocument(
       position: index + 1,
       name: item.name,
       quantity: format.quantity(item.quantity),
-      unit: item.unit,
+      unit: unitName(item.unit, item.unitCode, t.units),
       unitPriceNet: format.amount(item.unitPriceNet),
       taxRate: format.taxRate(item.taxRate),
       amountNet: format.amount(item.amountNet),
@@ -76,13 +78,6 @@ export function buildInvoiceDocument(
     currency: invoice.currency,
     status: t.statuses[invoice.status],
   };
-}
-
-function lines(address: string): string[] {
-  return address
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
 }
 
 /** Sums in whole cents so that 0.1 + 0.2 prints as 0.30; rates keep the order they first appear in. */

@@ -5,7 +5,6 @@ export type DocumentLanguage = (typeof DOCUMENT_LANGUAGES)[number];
 export interface InvoiceLabels {
   seller: string;
   buyer: string;
-  vatId: string;
   country: string;
   invoiceNumber: string;
   issueDate: string;
@@ -42,8 +41,11 @@ export interface InvoiceLabels {
 
 export interface InvoiceParty {
   name: string;
+  /** The address as given, without a last line that only names the party's country (printed as `country`). */
   addressLines: string[];
   vat: string;
+  /** What this document's language calls this VAT id, by the country that issued it, e.g. "NIP" or "NIP UE". */
+  vatLabel: string;
   /** Country name in the document's language; null when not known. */
   country: string | null;
 }
@@ -52,6 +54,7 @@ export interface InvoiceDocumentItem {
   position: number;
   name: string;
   quantity: string;
+  /** The unit in the document's language when it is one the language has a word for, else as given. */
   unit: string;
   unitPriceNet: string;
   taxRate: string;

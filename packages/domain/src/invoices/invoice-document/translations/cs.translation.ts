@@ -10,7 +10,6 @@ export const csTranslation: InvoiceTranslation = {
   labels: {
     seller: 'Dodavatel',
     buyer: 'Odběratel',
-    vatId: 'DIČ',
     country: 'Země',
     invoiceNumber: 'Číslo dokladu',
     issueDate: 'Datum vystavení',
@@ -44,6 +43,9 @@ export const csTranslation: InvoiceTranslation = {
     currency: 'Měna',
     page: 'Strana',
   },
+  // zákon o DPH § 29 names every VAT id the same: DIČ, Czech or foreign.
+  vatIds: { domesticCountry: 'CZ', domestic: 'DIČ', eu: 'DIČ', other: 'DIČ' },
+  units: { H87: 'ks', HUR: 'hod.', DAY: 'den', XPX: 'pal.', E54: 'jízda' },
   correctionOf: (nr) => `Původní daňový doklad č. ${nr}`,
   amountsIn: (currency) => `Částky v měně ${currency}`,
 };

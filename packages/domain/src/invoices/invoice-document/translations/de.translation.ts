@@ -10,7 +10,6 @@ export const deTranslation: InvoiceTranslation = {
   labels: {
     seller: 'Rechnungssteller',
     buyer: 'Rechnungsempfänger',
-    vatId: 'USt-IdNr.',
     country: 'Land',
     invoiceNumber: 'Rechnungsnummer',
     issueDate: 'Rechnungsdatum',
@@ -44,6 +43,9 @@ export const deTranslation: InvoiceTranslation = {
     currency: 'Währung',
     page: 'Seite',
   },
+  // § 14 UStG asks for the USt-IdNr.; German invoices print that label for a foreign VAT id too.
+  vatIds: { domesticCountry: 'DE', domestic: 'USt-IdNr.', eu: 'USt-IdNr.', other: 'USt-IdNr.' },
+  units: { H87: 'Stk.', HUR: 'Std.', DAY: 'Tag', XPX: 'Pal.', E54: 'Fahrt' },
   correctionOf: (nr) => `Korrektur zur Rechnung Nr. ${nr}`,
   amountsIn: (currency) => `Beträge in ${currency}`,
 };

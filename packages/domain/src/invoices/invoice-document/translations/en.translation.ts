@@ -10,7 +10,6 @@ export const enTranslation: InvoiceTranslation = {
   labels: {
     seller: 'Seller',
     buyer: 'Buyer',
-    vatId: 'VAT ID',
     country: 'Country',
     invoiceNumber: 'Invoice number',
     issueDate: 'Issue date',
@@ -44,6 +43,8 @@ export const enTranslation: InvoiceTranslation = {
     currency: 'Currency',
     page: 'Page',
   },
+  vatIds: { domesticCountry: null, domestic: 'VAT ID', eu: 'VAT ID', other: 'VAT ID' },
+  units: { H87: 'pcs', HUR: 'h', DAY: 'day', XPX: 'pallet', E54: 'trip' },
   correctionOf: (nr) => `Corrects invoice no. ${nr}`,
   amountsIn: (currency) => `Amounts in ${currency}`,
 };

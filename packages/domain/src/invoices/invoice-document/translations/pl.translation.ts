@@ -10,7 +10,6 @@ export const plTranslation: InvoiceTranslation = {
   labels: {
     seller: 'Sprzedawca',
     buyer: 'Nabywca',
-    vatId: 'NIP',
     country: 'Kraj',
     invoiceNumber: 'Numer faktury',
     issueDate: 'Data wystawienia',
@@ -44,6 +43,10 @@ export const plTranslation: InvoiceTranslation = {
     currency: 'Waluta',
     page: 'Strona',
   },
+  // NIP is the Polish number only. An EU buyer's number is printed as "NIP UE" (the customary name of the
+  // VAT-UE number on Polish invoices, over "VAT UE"); any other foreign id as "Nr VAT".
+  vatIds: { domesticCountry: 'PL', domestic: 'NIP', eu: 'NIP UE', other: 'Nr VAT' },
+  units: { H87: 'szt.', HUR: 'godz.', DAY: 'dzień', XPX: 'pal.', E54: 'kurs' },
   correctionOf: (nr) => `Korekta do faktury nr ${nr}`,
   amountsIn: (currency) => `Kwoty w ${currency}`,
 };

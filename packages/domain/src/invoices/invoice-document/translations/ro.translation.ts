@@ -10,7 +10,6 @@ export const roTranslation: InvoiceTranslation = {
   labels: {
     seller: 'Furnizor',
     buyer: 'Cumpărător',
-    vatId: 'CIF/Cod TVA',
     country: 'Țara',
     invoiceNumber: 'Număr factură',
     issueDate: 'Data emiterii',
@@ -44,6 +43,10 @@ export const roTranslation: InvoiceTranslation = {
     currency: 'Moneda',
     page: 'Pagina',
   },
+  // CIF for a Romanian id; an EU VAT id is a "cod de înregistrare în scopuri de TVA", printed "Cod TVA";
+  // another foreign id is a "Cod fiscal".
+  vatIds: { domesticCountry: 'RO', domestic: 'CIF', eu: 'Cod TVA', other: 'Cod fiscal' },
+  units: { H87: 'buc.', HUR: 'ore', DAY: 'zi', XPX: 'palet', E54: 'cursă' },
   correctionOf: (nr) => `Corecție la factura nr. ${nr}`,
   amountsIn: (currency) => `Sume exprimate în ${currency}`,
 };

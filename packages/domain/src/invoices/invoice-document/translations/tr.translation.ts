@@ -10,7 +10,6 @@ export const trTranslation: InvoiceTranslation = {
   labels: {
     seller: 'Satıcı',
     buyer: 'Alıcı',
-    vatId: 'Vergi No',
     country: 'Ülke',
     invoiceNumber: 'Fatura No',
     issueDate: 'Düzenleme tarihi',
@@ -44,6 +43,9 @@ export const trTranslation: InvoiceTranslation = {
     currency: 'Para birimi',
     page: 'Sayfa',
   },
+  // VKN (Vergi Kimlik Numarası) is the Turkish number; Turkish invoices print a foreign one, EU or not, as "Vergi No".
+  vatIds: { domesticCountry: 'TR', domestic: 'VKN', eu: 'Vergi No', other: 'Vergi No' },
+  units: { H87: 'adet', HUR: 'saat', DAY: 'gün', XPX: 'palet', E54: 'sefer' },
   correctionOf: (nr) => `${nr} numaralı faturanın düzeltmesi`,
   amountsIn: (currency) => `Tutarlar ${currency} cinsindendir`,
 };
