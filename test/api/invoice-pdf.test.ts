@@ -20,6 +20,13 @@ async function pdfText(response: Response): Promise<string> {
   return (await run('pdftotext', ['-layout', file, '-'])).stdout;
 }
 
+/** pdftotext's text in reading order (no -layout): each party's lines one under another. */
+async function pdfTextRaw(response: Response): Promise<string> {
+  const file = path.join(api.dataDir, `check-${Date.now()}-${Math.random()}.pdf`);
+  await writeFile(file, Buffer.from(await response.arrayBuffer()));
+  return (await run('pdftotext', ['-enc', 'UTF-8', file, '-'])).stdout;
+}
+
 describe('GET /invoices/{id}/pdf', () => {
   it('when the invoice exists, then a PDF download named after the invoice number', async () => {
     const response = await api.call('/invoices/9001/pdf');
@@ -39,6 +46,25 @@ describe('GET /invoices/{id}/pdf', () => {
     expect(text).toContain('DUPLIKAT');
     expect(text).toContain('łódź Cargo S.A.');
     expect(text).toMatch(/Faktura/);
+  });
+
+  it('when a Turkish buyer is printed in Turkish, then its address (with ğ), its country once and the Turkish names of its VAT id and units', async () => {
+    const response = await api.call('/invoices/9008/pdf?lang=tr');
+    expect(response.status).toBe(200);
+    const lines = (await pdfTextRaw(response)).split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    expect(lines).toContain('Gamma İstanbul Lojistik');
+    const buyerAt = lines.indexOf('Ertuğrul Gazi Cd. 7');
+    expect(lines.slice(buyerAt, buyerAt + 3)).toEqual(['Ertuğrul Gazi Cd. 7', '16140 Nilüfer/Bursa', 'Türkiye']);
+    expect(lines.filter((line) => line === 'Türkiye')).toHaveLength(1);
+    // The seller's address ends in "Poland": printed once, in Turkish.
+    const sellerAt = lines.indexOf('ul. Portowa 4');
+    expect(lines.slice(sellerAt, sellerAt + 3)).toEqual(['ul. Portowa 4', '80-001 Gdańsk', 'Polonya']);
+    expect(lines).not.toContain('Poland');
+    expect(lines).toContain('VKN: TR1234567890');
+    expect(lines).toContain('Vergi No: PL5860000000');
+    // The item row as laid out: position, name, then quantity and unit one space apart.
+    const row = (await pdfText(await api.call('/invoices/9008/pdf?lang=tr'))).split('\n').find((line) => /^\s*1 Road freight/.test(line));
+    expect(/^\s*1 (.+?)\s{2,}(\S+) (\S+)\s{2,}/.exec(row ?? '')?.slice(1)).toEqual(['Road freight Gdansk - Duisburg, 13.6 ldm', '1', 'adet']);
   });
 
   it('when the invoice is missing, belongs to another client or the id is not an integer, then 404 even with an invalid query', async () => {

@@ -27,6 +27,7 @@ interface InvoiceSeed {
   customer_name?: string;
   customer_vat?: string;
   customer_country?: string;
+  customer_address?: string;
   currency?: string;
   gross?: number;
   correct_of?: number | null;
@@ -53,7 +54,7 @@ function invoice(seed: InvoiceSeed) {
     customer_name: seed.customer_name ?? 'Rheinfracht GmbH',
     customer_vat: seed.customer_vat ?? 'DE811111111',
     customer_country: seed.customer_country ?? 'de',
-    customer_address: 'Hafenstrasse 9\n47119 Duisburg',
+    customer_address: seed.customer_address ?? 'Hafenstrasse 9\n47119 Duisburg',
     currency: seed.currency ?? 'EUR',
     amount_net: net,
     amount_tax: Math.round((gross - net) * 100) / 100,
@@ -104,7 +105,7 @@ export const testFixture = {
     invoice({ id: 9005, nr: 'KOR/11/2026/0001', type: 'c', issue: '2026-11-02', gross: -100, correct_of: 9001, customer_name: 'Rheinfracht GmbH' }),
     invoice({ id: 9006, nr: 'ZAK/11/2026/0001', type: 'p', issue: '2026-11-05', gross: 2000, branch_id: 3, customer_name: 'Beta 100% Freight_Co', customer_vat: 'CZ12345678', customer_country: 'cz', currency: 'CZK', item: 'Fuel surcharge 100%_off \\ special' }),
     invoice({ id: 9007, nr: 'FV/09/2026/0050', issue: '2026-09-15', gross: 7500, status: 'paid', payment_date: '2026-09-30', customer_name: 'Zeta Spedition', customer_country: 'ro', customer_vat: 'RO123456', currency: 'RON' }),
-    invoice({ id: 9008, nr: 'FV/08/2026/0001', issue: '2026-08-24', gross: 120, customer_name: 'Gamma İstanbul Lojistik', customer_country: 'tr', customer_vat: 'TR1234567890', currency: 'TRY', added: '2026-11-20' }),
+    invoice({ id: 9008, nr: 'FV/08/2026/0001', issue: '2026-08-24', gross: 120, customer_name: 'Gamma İstanbul Lojistik', customer_country: 'tr', customer_vat: 'TR1234567890', customer_address: 'Ertuğrul Gazi Cd. 7\n16140 Nilüfer/Bursa\nTürkiye', currency: 'TRY', added: '2026-11-20' }),
     invoice({ id: 9009, nr: 'FV/11/2026/0009', issue: '2026-11-22', gross: 1450, customer_name: 'Delta Freight', customer_country: 'gb', customer_vat: 'GB999999973', currency: 'GBP' }),
     invoice({ id: 9101, directory: DIRS.alpine, nr: 'AL/FV/2026/0001', issue: '2026-11-10', gross: 5000, customer_name: 'Rheinfracht GmbH', order_nr: 'AL/2026/0001' }),
   ],
