@@ -34,6 +34,7 @@ beforeAll(async () => {
     receiver: unused,
     downloadInvoicePdf: unused,
     downloadEInvoice: unused,
+    listEvents: unused,
   });
   server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

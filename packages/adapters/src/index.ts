@@ -43,3 +43,4 @@ export * from './e-invoice-eu/e-invoice-eu.writer.js';
 export { toLibraryInvoice } from './e-invoice-eu/e-invoice-eu.mapper.js';
 export * from './knex/events/knex-event.capture.js';
 export * from './knex/events/knex-event.feed.js';
+export * from './maintenance/event-publishing.js';

@@ -10,9 +10,10 @@ import { routeGuard } from './middleware/route-guard.middleware.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
 import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.routes.js';
 import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes.js';
+import { registerEventRoutes, type EventRouteDeps } from './routes/events.routes.js';
 import type { AuthenticateClientUseCase } from '@logi/domain';
 
-export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps {
+export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDeps {
   logger: Logger;
   authenticate: AuthenticateClientUseCase;
   limiter: RateLimiter;
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const clientRouter = new Router<AppState>({ prefix: '/v1' });
   registerOrderRoutes(clientRouter, deps);
   registerInvoiceRoutes(clientRouter, deps);
+  registerEventRoutes(clientRouter, deps);
   const publicRouters = deps.publicRouters ?? [];
 
   app.use(requestContext(deps.logger));

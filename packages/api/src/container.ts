@@ -15,6 +15,10 @@ import {
   FindOrderByNrUseCase,
   ListFileCategoriesUseCase,
   ListInvoicesUseCase,
+  ListEventsUseCase,
+  PublishEventsUseCase,
+  type EventCapturePort,
+  type EventFeedPort,
   buildJobHandlers,
   type ContentHasherPort,
   type ApiKeyHasherPort,
@@ -42,6 +46,8 @@ import {
   KnexFileCategoryRepository,
   KnexIdempotencyStore,
   KnexInvoiceRepository,
+  KnexEventCapture,
+  KnexEventFeed,
   KnexOrderFileRepository,
   KnexOrderRepository,
   RedisIdempotencyStore,
@@ -56,6 +62,10 @@ import { Tokens } from './tokens.js';
 import { bindOps } from './ops/ops.bindings.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
 import { pdfCacheEvents } from './ops/metrics/pdf-cache.events.js';
+
+/** Captured changes published per transaction, and how long one run goes on before other work gets its turn. */
+const EVENTS_PER_BATCH = 500;
+const EVENTS_BUDGET_MS = 1_000;
 
 /** Downloads whose printed version each API process remembers (about 300 bytes each). */
 const RECENT_DOWNLOADS = 50_000;
@@ -190,6 +200,19 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         hasher: get<ContentHasherPort>(Tokens.ContentHasher),
         timeZone: config.timeZone,
       }),
+  );
+  c.bind(Tokens.EventFeed).toDynamicValue(
+    () => new KnexEventFeed(get<Knex>(Tokens.Knex), { onWatchError: (error) => logger.warn({ err: error }, 'looking for new events failed; waits go on') }),
+  );
+  c.bind(Tokens.EventCapture).toDynamicValue(
+    () =>
+      new KnexEventCapture(get<Knex>(Tokens.Knex), {
+        onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
+      }),
+  );
+  c.bind(Tokens.ListEvents).toDynamicValue(() => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock) }));
+  c.bind(Tokens.PublishEvents).toDynamicValue(
+    () => new PublishEventsUseCase({ capture: get<EventCapturePort>(Tokens.EventCapture), batchSize: EVENTS_PER_BATCH, budgetMs: EVENTS_BUDGET_MS }),
   );
   bindOps(c, config, logger);
   return c;

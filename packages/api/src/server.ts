@@ -5,8 +5,8 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type Router from '@koa/router';
-import { startMetricsServer, type AppConfig, type BullmqQueueInspector } from '@logi/adapters';
-import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
+import { startEventPublishing, startMetricsServer, type AppConfig, type BullmqQueueInspector, type KnexEventFeed } from '@logi/adapters';
+import type { JobQueuePort, PdfRendererPort, PublishEventsUseCase } from '@logi/domain';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
 import { Tokens } from './tokens.js';
@@ -55,6 +55,7 @@ export async function startServer(container: Container, options: { publicRouters
     listInvoices: container.get(Tokens.ListInvoices),
     downloadInvoicePdf: container.get(Tokens.DownloadInvoicePdf),
     downloadEInvoice: container.get(Tokens.DownloadEInvoice),
+    listEvents: container.get(Tokens.ListEvents),
     publicRouters: [...createOpsRouters(container), ...(options.publicRouters ?? [])],
     observe: httpMetrics(metrics),
     proxy: config.trustProxy,
@@ -84,6 +85,13 @@ export async function startServer(container: Container, options: { publicRouters
   });
 
   const housekeeping = startHousekeeping(container);
+  const feed = container.get<KnexEventFeed>(Tokens.EventFeed);
+  const publishing = startEventPublishing({
+    publish: container.get<PublishEventsUseCase>(Tokens.PublishEvents),
+    intervalMs: config.events.publishIntervalMs,
+    logger,
+    onPublished: () => feed.notify(),
+  });
 
   return {
     url,
@@ -91,6 +99,8 @@ export async function startServer(container: Container, options: { publicRouters
     metricsUrl: metricsListener?.url ?? null,
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Long polls answer now with what they have, instead of holding the stop for up to 30 s.
+      feed.close();
       server.closeIdleConnections();
       // A kept-alive connection whose request just finished would otherwise hold the stop for keepAliveTimeout.
       const idleSweep = setInterval(() => server.closeIdleConnections(), 200);
@@ -108,6 +118,7 @@ export async function startServer(container: Container, options: { publicRouters
       await withinMs(left(), async () => metricsListener?.stop()).catch((error: unknown) => logger.warn({ err: error }, 'closing the metrics listener failed'));
       // A sweep under way is waited for (it leaves nothing half done), but not past the budget.
       await withinMs(left(), () => housekeeping.stop()).catch((error: unknown) => logger.warn({ err: error }, 'stopping housekeeping failed'));
+      await withinMs(left(), () => publishing.stop()).catch((error: unknown) => logger.warn({ err: error }, 'stopping event publishing failed'));
       await closeDependencies(container, left());
       logger.info('API stopped');
     },

@@ -3,6 +3,7 @@ import { Container } from 'inversify';
 import type { Logger } from 'pino';
 import {
   buildJobHandlers,
+  PublishEventsUseCase,
   type ClientRepositoryPort,
   type FileStoragePort,
   type InvoiceRepositoryPort,
@@ -17,6 +18,7 @@ import {
   createPdfRenderer,
   EInvoiceEuWriter,
   KnexClientRepository,
+  KnexEventCapture,
   KnexInvoiceRepository,
   KnexOrderFileRepository,
   MetricsPdfRenderer,
@@ -75,5 +77,20 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
         logger,
       }),
   );
+  // Workers publish captured changes as events too, so events flow while API processes are busy or few.
+  c.bind(WorkerTokens.PublishEvents).toDynamicValue(
+    () =>
+      new PublishEventsUseCase({
+        capture: new KnexEventCapture(get<Knex>(WorkerTokens.Knex), {
+          onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
+        }),
+        batchSize: EVENTS_PER_BATCH,
+        budgetMs: EVENTS_BUDGET_MS,
+      }),
+  );
   return c;
 }
+
+/** As in the API: changes per transaction, and the length of one run. */
+const EVENTS_PER_BATCH = 500;
+const EVENTS_BUDGET_MS = 1_000;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { MinioFileStorage, startMetricsServer, type AppConfig, type BullmqJobWorker } from '@logi/adapters';
-import type { FileStoragePort, PdfRendererPort } from '@logi/domain';
+import { MinioFileStorage, startEventPublishing, startMetricsServer, type AppConfig, type BullmqJobWorker } from '@logi/adapters';
+import type { FileStoragePort, PdfRendererPort, PublishEventsUseCase } from '@logi/domain';
 import { buildWorkerContainer } from './container.js';
 import type { WorkerMetrics } from './metrics/worker-metrics.js';
 import { WorkerTokens } from './tokens.js';
@@ -25,11 +25,17 @@ export async function startWorker(config: AppConfig & { redisUrl: string }, logg
   const worker = container.get<BullmqJobWorker>(WorkerTokens.JobWorker);
   await worker.waitUntilReady();
   logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix }, 'worker started');
+  const publishing = startEventPublishing({
+    publish: container.get<PublishEventsUseCase>(WorkerTokens.PublishEvents),
+    intervalMs: config.events.publishIntervalMs,
+    logger,
+  });
 
   let stopping: Promise<void> | null = null;
   const stop = async () => {
     logger.info('worker stopping');
     await worker.close();
+    await closeQuietly(logger, 'event publishing', () => publishing.stop());
     // Built with the job handlers at start, so these are the instances the jobs used.
     await closeQuietly(logger, 'renderer', () => container.get<PdfRendererPort>(WorkerTokens.PdfRenderer).close());
     await closeQuietly(logger, 'database', () => container.get<{ destroy(): Promise<void> }>(WorkerTokens.Knex).destroy());

@@ -11,4 +11,5 @@ export const WorkerTokens = {
   JobHandlers: Symbol.for('Worker.JobHandlers'),
   JobWorker: Symbol.for('Worker.JobWorker'),
   Metrics: Symbol.for('Worker.Metrics'),
+  PublishEvents: Symbol.for('Worker.PublishEvents'),
 } as const;

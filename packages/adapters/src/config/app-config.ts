@@ -96,6 +96,10 @@ const schema = z.object({
   PDF_CACHE_MAX_OBJECTS: positiveInt('PDF_CACHE_MAX_OBJECTS', 0).default(10_000),
   /** MiB of recently served PDFs each API process keeps in memory beside the storage cache; 0 keeps none. */
   PDF_MEMORY_CACHE_MB: positiveInt('PDF_MEMORY_CACHE_MB', 0).default(64),
+  /** Published events are kept this many days; a feed cursor older than that answers 410. */
+  EVENTS_RETENTION_DAYS: positiveInt('EVENTS_RETENTION_DAYS').default(30),
+  /** How often each process looks for captured changes to publish as events (back to back while a backlog lasts). */
+  EVENTS_PUBLISH_INTERVAL_MS: positiveInt('EVENTS_PUBLISH_INTERVAL_MS', 10).default(250),
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (per-IP rate limits). */
   TRUST_PROXY: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1').default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -124,6 +128,7 @@ export type AppConfig = {
   pdf: { rendersPerBrowser: number; renderTimeoutMs: number };
   /** The PDF cache's bounds; maxObjects 0 = off. */
   pdfCache: { maxAgeHours: number; maxObjects: number; memoryBytes: number };
+  events: { retentionDays: number; publishIntervalMs: number };
   trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** Credentials of the queue dashboard; null = dashboard off. */
@@ -179,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workerConcurrency: c.WORKER_CONCURRENCY,
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
     pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS, memoryBytes: c.PDF_MEMORY_CACHE_MB * 1024 * 1024 },
+    events: { retentionDays: c.EVENTS_RETENTION_DAYS, publishIntervalMs: c.EVENTS_PUBLISH_INTERVAL_MS },
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
     dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,

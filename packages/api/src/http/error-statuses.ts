@@ -10,6 +10,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   ORDER_NR_NOT_FOUND: 404,
   INVOICE_NOT_FOUND: 404,
   SERVICE_UNAVAILABLE: 503,
+  EVENTS_EXPIRED: 410,
 };
 
 /** Messages for statuses raised by the HTTP layer itself. */
@@ -20,6 +21,7 @@ export const MESSAGE_BY_STATUS: Record<number, string> = {
   405: Messages.METHOD_NOT_ALLOWED,
   408: 'Request Timeout',
   409: 'Conflict',
+  410: 'Gone',
   413: Messages.PAYLOAD_TOO_LARGE,
   414: Messages.URI_TOO_LONG,
   415: 'Unsupported Media Type',

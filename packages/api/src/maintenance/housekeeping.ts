@@ -2,7 +2,15 @@ import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import type { Knex } from 'knex';
 import { indexPendingDocuments, startPeriodic, sweepTempFiles, type AppConfig, type PeriodicTask } from '@logi/adapters';
-import { RemoveOrphanObjectsUseCase, SweepLeftoversUseCase, SweepPdfCacheUseCase, type FileStoragePort, type IdempotencyStorePort, type OrderFileRepositoryPort } from '@logi/domain';
+import {
+  RemoveOrphanObjectsUseCase,
+  SweepLeftoversUseCase,
+  SweepPdfCacheUseCase,
+  type EventFeedPort,
+  type FileStoragePort,
+  type IdempotencyStorePort,
+  type OrderFileRepositoryPort,
+} from '@logi/domain';
 import { Tokens } from '../tokens.js';
 import type { ApiMetrics } from '../ops/metrics/api-metrics.js';
 import type { MultipartUploadReceiver } from '../uploads/multipart-upload.receiver.js';
@@ -13,6 +21,9 @@ const INDEX_PENDING_EVERY_MS = 30_000;
 const INDEX_PENDING_BATCH = 2_000;
 const INDEX_PENDING_BUDGET_MS = 5_000;
 const HOUR_MS = 60 * 60_000;
+/** Events past EVENTS_RETENTION_DAYS removed per run: batches of this many, for at most a few seconds. */
+const EXPIRED_EVENTS_BATCH = 5_000;
+const EXPIRED_EVENTS_BUDGET_MS = 5_000;
 /** Objects under orders/ looked at per run: pages of this many (one S3 listing each), this many pages. */
 const ORPHAN_PAGE_SIZE = 1_000;
 const ORPHAN_PAGES_PER_RUN = 5;
@@ -32,6 +43,8 @@ const ORPHAN_PAGES_PER_RUN = 5;
  * indexed for search. A third task keeps the PDF cache (`pdf-cache/`) within
  * PDF_CACHE_MAX_AGE_HOURS and PDF_CACHE_MAX_OBJECTS, a bounded amount of work
  * a run, counted in the logs and in `logistics_pdf_cache_removed_total`.
+ * A fourth removes events older than EVENTS_RETENTION_DAYS, oldest first,
+ * noting per directory the highest id removed (the feed's 410).
  */
 export function startHousekeeping(container: Container): PeriodicTask {
   const config = container.get<AppConfig>(Tokens.Config);
@@ -107,9 +120,27 @@ export function startHousekeeping(container: Container): PeriodicTask {
     EVERY_MS,
     logger,
   );
+  const events = container.get<EventFeedPort>(Tokens.EventFeed);
+  const eventRetention = startPeriodic(
+    'remove expired events',
+    async () => {
+      const createdBefore = Math.floor(Date.now() / 1000) - config.events.retentionDays * 86_400;
+      const started = Date.now();
+      let removed = 0;
+      for (;;) {
+        const batch = await events.removeExpired(createdBefore, EXPIRED_EVENTS_BATCH);
+        removed += batch;
+        if (batch < EXPIRED_EVENTS_BATCH || Date.now() - started > EXPIRED_EVENTS_BUDGET_MS) break;
+      }
+      if (removed > 0) logger.info({ removed, retentionDays: config.events.retentionDays }, 'removed events past their retention');
+      return { removed };
+    },
+    EVERY_MS,
+    logger,
+  );
   return {
     async stop() {
-      await Promise.all([indexing.stop(), sweeping.stop(), cacheSweeping.stop()]);
+      await Promise.all([indexing.stop(), sweeping.stop(), cacheSweeping.stop(), eventRetention.stop()]);
     },
   };
 }

@@ -11,16 +11,18 @@ import { decideInvoiceEvents } from '../invoice-event.js';
 export class PublishEventsUseCase {
   constructor(private readonly deps: { capture: EventCapturePort; batchSize: number; budgetMs: number; now?: () => number }) {}
 
-  async execute(): Promise<{ changes: number; events: number }> {
+  /** `budgetSpent`: the run stopped on its time budget with changes perhaps left. */
+  async execute(): Promise<{ changes: number; events: number; budgetSpent: boolean }> {
     const now = this.deps.now ?? Date.now;
     const started = now();
-    const total = { changes: 0, events: 0 };
+    const total = { changes: 0, events: 0, budgetSpent: false };
     if (!(await this.deps.capture.hasPending())) return total;
     for (;;) {
       const batch = await this.deps.capture.publishBatch(this.deps.batchSize, eventsOf);
       total.changes += batch.changes;
       total.events += batch.events;
-      if (batch.changes < this.deps.batchSize || now() - started >= this.deps.budgetMs) return total;
+      if (batch.changes < this.deps.batchSize) return total;
+      if (now() - started >= this.deps.budgetMs) return { ...total, budgetSpent: true };
     }
   }
 }
