@@ -7,8 +7,8 @@ import { DIRS, KEYS } from '../support/test-fixture.js';
 
 /** Left for a person to look at: the page as rendered, and a request tried from it. */
 const SCREENSHOTS = path.resolve('.tmp');
-// The spec's five endpoints and the contract's e-invoice addition.
-const SPEC_PATHS = ['/orders/{order_id}/files', '/orders/file-categories', '/orders/by-nr', '/invoices', '/invoices/{invoice_id}/pdf', '/invoices/{invoice_id}/e-invoice'];
+// The spec's five endpoints and the contract's e-invoice and events additions.
+const SPEC_PATHS = ['/orders/{order_id}/files', '/orders/file-categories', '/orders/by-nr', '/invoices', '/invoices/{invoice_id}/pdf', '/invoices/{invoice_id}/e-invoice', '/events'];
 
 let api: TestApi;
 let browser: Browser;
@@ -39,7 +39,7 @@ describe('GET /v1/docs', () => {
     expect((await fetch(`${api.base}/docs/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
   });
 
-  it('when opened in a browser, then it lists the five endpoints and the e-invoice, a request can be tried with credentials, and nothing leaves 127.0.0.1', async () => {
+  it('when opened in a browser, then it lists the five endpoints, the e-invoice and the events, a request can be tried with credentials, and nothing leaves 127.0.0.1', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const requested: string[] = [];
     const pageErrors: string[] = [];

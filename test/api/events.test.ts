@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventFeedPort } from '@logi/domain';
 import { Tokens } from '@logi/api';
+import { eventPageSchema } from '../../packages/api/src/ops/openapi/event.schemas.js';
 import { envelopeOf, PROFILE, startTestApi, type TestApi } from '../support/api-harness.js';
 import { DIRS } from '../support/test-fixture.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
@@ -33,6 +34,8 @@ interface FeedEvent {
 async function feed(query: string, as: 'baltic' | 'alpine' = 'baltic') {
   const response = await api.call(`/events${query}`, { as });
   const body = await envelopeOf(response);
+  // Every page is what the OpenAPI document says it is (strict objects: no field it does not know).
+  if (response.status === 200) eventPageSchema.parse(body.data);
   return { response, body, data: body.data as { events: FeedEvent[]; has_more: boolean; next_after: number } };
 }
 

@@ -16,6 +16,8 @@ const SPEC_OPERATIONS = [
   ['get', '/invoices/{invoice_id}/pdf'],
   // Beyond the spec's five: the contract's e-invoice addition.
   ['get', '/invoices/{invoice_id}/e-invoice'],
+  // And its events addition: the change feed.
+  ['get', '/events'],
 ] as const;
 
 let api: TestApi;
@@ -40,13 +42,13 @@ describe('the OpenAPI document', () => {
     expect(contract.doc.servers).toEqual([expect.objectContaining({ url: '/v1' })]);
   });
 
-  it('when read, then it covers exactly the five endpoints of the spec and the e-invoice addition, each with its error answers and exact messages', () => {
+  it('when read, then it covers exactly the five endpoints of the spec and the e-invoice and events additions, each with its error answers and exact messages', () => {
     const listed = Object.entries(contract.doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
     expect(listed.sort()).toEqual(SPEC_OPERATIONS.map(([method, path]) => `${method} ${path}`).sort());
     for (const [method, path] of SPEC_OPERATIONS) {
       const responses = contract.operation(method, path).responses;
-      const expected = ['401', '405', '414', '429', '500', '503', ...(path === '/orders/file-categories' ? [] : ['404', '422'])];
-      if (path === '/invoices') expected.splice(expected.indexOf('404'), 1);
+      const expected = ['400', '401', '405', '414', '429', '431', '500', '503', ...(path === '/orders/file-categories' ? [] : ['404', '422'])];
+      if (path === '/invoices' || path === '/events') expected.splice(expected.indexOf('404'), 1);
       for (const status of expected) expect(responses[status], `${method} ${path} ${status}`).toBeDefined();
       const message = (status: string) => JSON.stringify(responses[status]!.content!['application/json']!.schema);
       expect(message('401')).toContain('"const":"Authentication failed"');

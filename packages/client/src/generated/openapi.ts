@@ -154,6 +154,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the change feed
+         * @description Every change to this client's invoices and order files, oldest first: `invoice.created`, `invoice.updated` (with `previous_attributes`), `invoice.deleted`, `order.file_attached`. Changes are captured in the database whoever made them (this API, a worker, the CLI, or another system writing the tables, such as an ERP's bulk load); a rolled-back write makes none, and one transaction's writes to one invoice make one event.
+         *
+         *     Keep `next_after` and send it as `after` next time: ids only grow in the order events become visible, so a cursor never skips an event, even when transactions commit in another order than they started, and never sees one twice. While `has_more` is true, ask again at once.
+         *
+         *     With `wait` (up to 30 s), an answer with no event waits until one arrives for this client (or the time runs out) and then answers: a long poll. An event is in the feed at most about 2 s after its commit (longer behind a bulk load, at the rate in BENCHMARKS.md); two changes to one invoice that reach the feed together may make one event.
+         *
+         *     Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from `GET /invoices`, then follow the feed from the newest event.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -285,6 +311,130 @@ export interface components {
         /** @description Messages per field, e.g. `{"per_page": ["The per_page field must not be greater than 500."]}`. */
         FieldErrors: {
             [key: string]: string[];
+        };
+        /** @description An invoice appeared (written through the service or straight into the database). */
+        InvoiceCreatedEvent: {
+            /** @description Grows in the order events are published: keep the last one you processed as your cursor (`after`). */
+            id: number;
+            /** @description When the event was published, Unix seconds, UTC (at most about 2 s after the change was committed). */
+            created: number;
+            /** @constant */
+            type: "invoice.created";
+            data: {
+                object: components["schemas"]["Invoice"];
+            };
+        };
+        /** @description Something a client sees in the list item changed (status, amounts, orders, ...): one event per invoice per transaction, none for a write that changed nothing visible. */
+        InvoiceUpdatedEvent: {
+            /** @description Grows in the order events are published: keep the last one you processed as your cursor (`after`). */
+            id: number;
+            /** @description When the event was published, Unix seconds, UTC (at most about 2 s after the change was committed). */
+            created: number;
+            /** @constant */
+            type: "invoice.updated";
+            data: {
+                object: components["schemas"]["Invoice"];
+                /** @description The list item fields whose values changed, each with its value before (`orders` counts as one field); at least one. */
+                previous_attributes: {
+                    /** @description Invoice ID. */
+                    id?: number;
+                    /** @description Invoice number. */
+                    nr?: string;
+                    /**
+                     * @description s = sales, c = correcting, p = purchase.
+                     * @enum {string}
+                     */
+                    type?: "s" | "c" | "p";
+                    /** @enum {string} */
+                    status?: "issued" | "paid" | "semipaid" | "overdue";
+                    branch_id?: number;
+                    /** @description Issue date (00:00 of the day in APP_TIMEZONE), Unix seconds, UTC. */
+                    issue_date?: number;
+                    /** @description Service date, Unix seconds, UTC. */
+                    service_date?: number;
+                    /** @description Payment due date, Unix seconds, UTC. */
+                    payment_term?: number;
+                    /** @description Payment date, Unix seconds, UTC; null while unpaid. */
+                    payment_date?: number | null;
+                    customer_name?: string;
+                    /** @description Customer VAT number. */
+                    customer_vat?: string;
+                    /** @description Two-letter country code, lower case. */
+                    customer_country?: string;
+                    /** @description ISO 4217 currency code. */
+                    currency?: string;
+                    amount_net?: number;
+                    amount_tax?: number;
+                    amount_gross?: number;
+                    /** @description Amount already paid. */
+                    paid?: number;
+                    /** @description Amount still to be paid. */
+                    left_to_pay?: number;
+                    orders?: components["schemas"]["InvoiceOrder"][];
+                    /** @description For a correcting invoice, the invoice it corrects; null otherwise. */
+                    correct_of?: {
+                        id: number;
+                        nr: string;
+                    } | null;
+                    /** @description Creation time, Unix seconds, UTC. */
+                    added_time?: number;
+                };
+            };
+        };
+        /** @description An invoice was removed. */
+        InvoiceDeletedEvent: {
+            /** @description Grows in the order events are published: keep the last one you processed as your cursor (`after`). */
+            id: number;
+            /** @description When the event was published, Unix seconds, UTC (at most about 2 s after the change was committed). */
+            created: number;
+            /** @constant */
+            type: "invoice.deleted";
+            data: {
+                object: {
+                    id: number;
+                    nr: string;
+                };
+            };
+        };
+        /** @description A file was stored for an order (an upload whose bytes the order already had adds none). */
+        FileAttachedEvent: {
+            /** @description Grows in the order events are published: keep the last one you processed as your cursor (`after`). */
+            id: number;
+            /** @description When the event was published, Unix seconds, UTC (at most about 2 s after the change was committed). */
+            created: number;
+            /** @constant */
+            type: "order.file_attached";
+            data: {
+                object: {
+                    /** @description File ID. */
+                    id: number;
+                    /** @description The file name as uploaded (base name). */
+                    name: string;
+                    category_id: number | null;
+                    order_id: number;
+                };
+            };
+        };
+        /** @description One change, as the feed and webhooks carry it. */
+        Event: components["schemas"]["InvoiceCreatedEvent"] | components["schemas"]["InvoiceUpdatedEvent"] | components["schemas"]["InvoiceDeletedEvent"] | components["schemas"]["FileAttachedEvent"];
+        /** @description A page of the change feed. */
+        EventPage: {
+            /** @description Oldest first. */
+            events: components["schemas"]["Event"][];
+            /** @description More events are past `next_after` already: ask again at once. */
+            has_more: boolean;
+            /** @description The id of the last event returned, or the `after` sent when none was: the `after` of the next request. */
+            next_after: number;
+        };
+        /** @description A page of the change feed. */
+        EventPageEnvelope: {
+            /**
+             * @description Equals the HTTP status.
+             * @constant
+             */
+            status: 200;
+            message: string;
+            data: components["schemas"]["EventPage"];
         };
         /** @description A page of invoices. */
         InvoiceListEnvelope: {
@@ -2220,6 +2370,293 @@ export interface operations {
                      *       "errors": {
                      *         "format": [
                      *           "The selected format is invalid."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"] & {
+                        /** @constant */
+                        message?: "The given data was invalid.";
+                    };
+                };
+            };
+            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @constant */
+                        message?: "Too Many Attempts.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Return events with an id above this one: the `next_after` of the previous answer (0 = from the oldest kept). */
+                after?: number;
+                /** @description Events per answer. */
+                limit?: number;
+                /** @description Only these event types, comma-separated: `invoice.created`, `invoice.updated`, `invoice.deleted`, `order.file_attached`. All when absent. */
+                types?: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached")[];
+                /** @description Long poll: when no event is past `after`, wait up to this many seconds for one before answering. */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events (empty when none is past `after`, after waiting up to `wait`). */
+            200: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
+            401: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 401,
+                     *       "message": "Authentication failed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @constant */
+                        message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            /** @description Events past `after` were removed by retention: resync from the list. */
+            410: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 410,
+                     *       "message": "Events after this cursor are no longer kept.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 410;
+                        /** @constant */
+                        message?: "Events after this cursor are no longer kept.";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description `after`, `limit`, `types` or `wait` invalid, or sent twice. */
+            422: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 422,
+                     *       "message": "The given data was invalid.",
+                     *       "data": null,
+                     *       "errors": {
+                     *         "types": [
+                     *           "The selected types is invalid."
                      *         ]
                      *       }
                      *     }

@@ -12,6 +12,7 @@ import {
   paginationSchema,
   uploadedFileSchema,
 } from './response.schemas.js';
+import { eventPageSchema, eventSchema, fileAttachedEventSchema, invoiceCreatedEventSchema, invoiceDeletedEventSchema, invoiceUpdatedEventSchema } from './event.schemas.js';
 
 const envelope = <S extends number | null, D extends z.ZodType>(status: S, data: D, description: string) =>
   z
@@ -45,6 +46,13 @@ const NAMED_SCHEMAS: Record<string, z.ZodType> = {
   FailedUpload: failedUploadSchema,
   AttachFilesPayload: attachFilesSchema,
   FieldErrors: fieldErrorsSchema,
+  InvoiceCreatedEvent: invoiceCreatedEventSchema,
+  InvoiceUpdatedEvent: invoiceUpdatedEventSchema,
+  InvoiceDeletedEvent: invoiceDeletedEventSchema,
+  FileAttachedEvent: fileAttachedEventSchema,
+  Event: eventSchema,
+  EventPage: eventPageSchema,
+  EventPageEnvelope: envelope(200, eventPageSchema, 'A page of the change feed.'),
   InvoiceListEnvelope: envelope(200, invoiceListSchema, 'A page of invoices.'),
   OrderLookupEnvelope: envelope(200, orderLookupSchema, 'The order found.'),
   FileCategoriesEnvelope: envelope(200, z.array(fileCategorySchema), 'Every file category.'),

@@ -26,6 +26,7 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
     tags: [
       { name: 'Orders', description: 'Order lookup, file categories and file uploads.' },
       { name: 'Invoices', description: 'Invoice list, PDF download and EN 16931 e-invoices (UBL, CII).' },
+      { name: 'Events', description: 'The change feed: every change to invoices and order files, whoever made it.' },
     ],
     paths: paths({ uploadMaxFiles: facts.uploadMaxFiles }),
     components: {
