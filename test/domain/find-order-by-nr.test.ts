@@ -41,6 +41,12 @@ describe('find order by nr', () => {
     expect((error as Error).message).toBe('Order with given nr (NOPE) not found');
   });
 
+  it('when nr is 255 characters outside the BMP (510 UTF-16 units), then it is looked up: characters are counted by code point, as the document counts them', async () => {
+    await expect(find(`nr=${encodeURIComponent('😀'.repeat(255))}`)).rejects.toBeInstanceOf(OrderNrNotFoundError);
+    const error = await find(`nr=${encodeURIComponent('😀'.repeat(256))}`).catch((e: unknown) => e);
+    expect((error as ValidationError).errors).toEqual({ nr: ['The nr field must not be greater than 255 characters.'] });
+  });
+
   it('when the order belongs to another directory, then it is not found', async () => {
     await expect(useCase.execute({ directory: 'alpine', query: new URLSearchParams('nr=-b') })).rejects.toBeInstanceOf(OrderNrNotFoundError);
   });

@@ -145,4 +145,12 @@ describe('invoice list query', () => {
   it('when text is longer than 255 characters, then it is invalid', () => {
     expect(errorsOf(`search=${'a'.repeat(256)}`)).toHaveProperty('search');
   });
+
+  it('when text is 255 characters outside the BMP (510 UTF-16 units), then it is valid: characters are counted as the document counts them, by code point', () => {
+    const emoji = encodeURIComponent('😀'.repeat(255));
+    expect(parse(`search=${emoji}&customer_name=${emoji}`)).toMatchObject({ search: '😀'.repeat(255), customerName: '😀'.repeat(255) });
+    expect(parse(`customer_vats=${encodeURIComponent('𝔘'.repeat(64))}`)).toMatchObject({ customerVats: ['𝔘'.repeat(64)] });
+    expect(errorsOf(`search=${encodeURIComponent('😀'.repeat(256))}`)).toHaveProperty('search');
+    expect(errorsOf(`customer_vats=${encodeURIComponent('𝔘'.repeat(65))}`)).toHaveProperty('customer_vats');
+  });
 });

@@ -22,7 +22,8 @@ function readNr(query: Iterable<[string, string]>): string {
   if (errors.nr) throw new ValidationError(errors.nr[0]!, errors);
   const nr = values.nr?.trim() ?? '';
   if (nr === '') throw new ValidationError(Messages.NR_REQUIRED, { nr: [Messages.NR_REQUIRED] });
-  if (nr.length > 255) {
+  // Characters are code points, as the document's maxLength and zod count them: 255 emoji are 510 UTF-16 units.
+  if ([...nr].length > 255) {
     const message = 'The nr field must not be greater than 255 characters.';
     throw new ValidationError(message, { nr: [message] });
   }
