@@ -7,6 +7,7 @@ import { OpenApiContract, type OpenApiDoc } from '../support/openapi-contract.js
 import { replaceDirectoryWithFile } from '../support/break-storage.js';
 import { rawRequest } from '../support/raw-http.js';
 import { authHeaders } from '../support/api-harness.js';
+import { freePort } from '../support/free-port.js';
 
 const SPEC_OPERATIONS = [
   ['post', '/orders/{order_id}/files'],
@@ -260,13 +261,16 @@ describe('real responses match the document', () => {
   it('when a list item or a file is empty, then 422, and the schemas say so: minItems, minLength', async () => {
     const list = new Map((contract.operation('get', '/invoices').parameters ?? []).map((p) => [p.name, p.schema]));
     for (const name of ['types', 'statuses', 'branch_ids', 'customer_vats']) expect(list.get(name), name).toMatchObject({ minItems: 1 });
-    expect(list.get('customer_vats')).toMatchObject({ items: { minLength: 1, maxLength: 64 } });
+    // On the wire an item is what lies between commas, trimmed: no comma, not spaces only.
+    expect(list.get('customer_vats')).toMatchObject({ items: { minLength: 1, maxLength: 64, pattern: '^[^,]*[^,\\s][^,]*$' } });
     const upload = (contract.operation('post', '/orders/{order_id}/files') as unknown as { requestBody: { content: Record<string, { schema: { properties: { files: { items: unknown } } } }> } })
       .requestBody.content['multipart/form-data']!.schema.properties.files.items;
     expect(upload).toMatchObject({ minLength: 1 });
-    const emptyItem = await api.call('/invoices?customer_vats=PL1,,PL2');
-    expect(emptyItem.status).toBe(422);
-    await contract.expectDocumented(emptyItem, 'get', '/invoices');
+    for (const query of ['customer_vats=PL1,,PL2', 'customer_vats=PL1,%20%20']) {
+      const emptyItem = await api.call(`/invoices?${query}`);
+      expect(emptyItem.status, query).toBe(422);
+      await contract.expectDocumented(emptyItem, 'get', '/invoices');
+    }
     const { body, contentType } = multipart([{ name: 'files', filename: 'empty.pdf', content: Buffer.alloc(0) }]);
     const emptyFile = await api.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': contentType } });
     expect(emptyFile.status).toBe(422);
@@ -314,6 +318,19 @@ describe('real responses match the document', () => {
       }
     } finally {
       await limited.stop();
+    }
+  });
+
+  it('when the rate limiter\'s store does not answer, then the request goes through uncounted, and its answer without rate-limit headers fits', async () => {
+    // Nothing listens on this port: every Redis command fails at once, and the limiter fails open.
+    const uncounted = await startTestApi({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, { profile: 'embedded' });
+    try {
+      const response = await uncounted.call('/orders/file-categories');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-ratelimit-limit')).toBeNull();
+      await contract.expectDocumented(response, 'get', '/orders/file-categories');
+    } finally {
+      await uncounted.stop();
     }
   });
 

@@ -616,22 +616,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     /** @description Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was stored by this request. */
                     "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
@@ -686,22 +686,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -725,22 +725,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -792,22 +792,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     /** @description Whole seconds to wait before trying again. */
                     "Retry-After": number;
                     [name: string]: unknown;
@@ -857,22 +857,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1000,22 +1000,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1041,22 +1041,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1213,22 +1213,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1252,22 +1252,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1291,22 +1291,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1358,22 +1358,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1534,22 +1534,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     /**
                      * @description A weak validator of this exact body; send it back in `If-None-Match` to get 304 and no body while the answer is unchanged.
                      * @example W/"3qD0vFh0hL6bTq9m3V8o0cYt1n2"
@@ -1568,22 +1568,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     /**
                      * @description A weak validator of this exact body; send it back in `If-None-Match` to get 304 and no body while the answer is unchanged.
                      * @example W/"3qD0vFh0hL6bTq9m3V8o0cYt1n2"
@@ -1601,22 +1601,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1669,22 +1669,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1828,22 +1828,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     /**
                      * @description The invoice number made file-safe (every character but ASCII letters, digits, `-` and `.` becomes `_`), plus an RFC 5987 `filename*` when the number is not ASCII.
                      * @example attachment; filename="FV_11_2026_0007.pdf"
@@ -1867,22 +1867,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     /**
                      * @description A strong validator: the SHA-256 (hex) of everything printed (the invoice and its related rows, the seller's company data, `lang`, `duplicate`) and the template's version; for `format=facturx` also of the embedded e-invoice and its writer's version. Any change to them gives another value; send it back in `If-None-Match` to get 304 and no body while the document is unchanged.
                      * @example "9f2c4e0b7d1a3c5e8f6b2d4a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c6d8e"
@@ -1900,22 +1900,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1939,22 +1939,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2007,22 +2007,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2164,22 +2164,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     /**
                      * @description The invoice number made file-safe (every character but ASCII letters, digits, `-` and `.` becomes `_`), plus an RFC 5987 `filename*` when the number is not ASCII.
                      * @example attachment; filename="FV_11_2026_0007.pdf"
@@ -2203,22 +2203,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     /**
                      * @description A strong validator: the SHA-256 (hex) of the e-invoice's data (the invoice, its related rows, the seller's company data, the texts in `lang`), the syntax and the writer's version. Send it back in `If-None-Match` to get 304 and no body while the document is unchanged.
                      * @example "4b1e0c7d9f2a3c5e8f6b2d4a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c6d8e"
@@ -2236,22 +2236,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2275,22 +2275,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2343,22 +2343,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2495,22 +2495,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2523,22 +2523,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2590,22 +2590,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2630,22 +2630,22 @@ export interface operations {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
                     "X-Request-Id": string;
-                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
-                    "X-RateLimit-Limit": number;
-                    /** @description Requests left in this window after this one (0 on a 429). */
-                    "X-RateLimit-Remaining": number;
-                    /** @description When the current window ends, Unix seconds. */
-                    "X-RateLimit-Reset": number;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
                     /**
-                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";q=60;w=60
                      */
-                    "RateLimit-Policy": string;
+                    "RateLimit-Policy"?: string;
                     /**
-                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
                      * @example "default";r=59;t=60
                      */
-                    RateLimit: string;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {

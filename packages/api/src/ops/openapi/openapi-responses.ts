@@ -54,13 +54,27 @@ const HEADERS = {
 
 export type HeaderName = keyof typeof HEADERS;
 
-/** Entries whose name has a note in brackets, `ETag (PDF)`, are a variant sent under the plain name. */
-export function responseHeaders(names: readonly HeaderName[]): Record<string, unknown> {
-  return Object.fromEntries((['X-Request-Id', ...names] as HeaderName[]).map((name) => [name.replace(/ \(.*\)$/, ''), { ...HEADERS[name], required: true }]));
-}
-
 /** Headers of every response that counted against the rate limit. */
 export const COUNTED: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+
+const UNCOUNTED_NOTE = ' Absent only when the request went through uncounted: the rate limiter\'s store did not answer, and the limiter let it through (fails open).';
+
+/**
+ * The headers a response lists, each sent with it (`required`), save one
+ * case: a request the rate limiter could not count (its store did not
+ * answer) goes through without the rate-limit headers, so those are
+ * required only where the limiter must have counted (`countedAlways`: a 429).
+ * Entries whose name has a note in brackets, `ETag (PDF)`, are a variant sent under the plain name.
+ */
+export function responseHeaders(names: readonly HeaderName[], options: { countedAlways?: boolean } = {}): Record<string, unknown> {
+  return Object.fromEntries(
+    (['X-Request-Id', ...names] as HeaderName[]).map((name) => {
+      const maybeUncounted = COUNTED.includes(name) && !options.countedAlways;
+      const header = maybeUncounted ? { ...HEADERS[name], description: HEADERS[name].description + UNCOUNTED_NOTE, required: false } : { ...HEADERS[name], required: true };
+      return [name.replace(/ \(.*\)$/, ''), header];
+    }),
+  );
+}
 
 export function jsonResponse(description: string, schema: JsonSchema, headerNames: readonly HeaderName[] = COUNTED, example?: unknown) {
   return {
@@ -79,12 +93,14 @@ export function errorResponse(
 ) {
   const messageSchema = typeof message === 'string' ? { const: message } : isMessageList(message) ? { enum: [...message] } : { pattern: message.pattern };
   const exampleMessage = typeof message === 'string' ? message : isMessageList(message) ? message[0]! : message.example;
-  return jsonResponse(
+  const response = jsonResponse(
     description,
     { allOf: [ref('ErrorEnvelope'), { properties: { status: { const: status }, message: messageSchema } }] },
     headerNames,
     { status, message: exampleMessage, data: null },
   );
+  // Only a limiter that counted can refuse.
+  return status === 429 ? { ...response, headers: responseHeaders(headerNames, { countedAlways: true }) } : response;
 }
 
 function isMessageList(message: readonly string[] | { pattern: string }): message is readonly string[] {

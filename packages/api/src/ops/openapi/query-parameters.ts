@@ -18,6 +18,9 @@ export interface QueryParameter {
   explode?: boolean;
 }
 
+/** A text item of a comma-separated list, as sent: no comma, and something besides spaces. */
+const LIST_TEXT_ITEM = '^[^,]*[^,\\s][^,]*$';
+
 /**
  * OpenAPI query parameters from the very zod object that validates the
  * query. Each field takes one string; the schema shown is what that string
@@ -65,7 +68,10 @@ function describeValue(schema: z.ZodType): JsonSchema {
     }
     case 'array': {
       const { minItems, maxItems } = toJsonSchema(schema, 'input');
-      return { type: 'array', ...(minItems === undefined ? {} : { minItems }), ...(maxItems === undefined ? {} : { maxItems }), items: describeValue(def.element as z.ZodType) };
+      const items = describeValue(def.element as z.ZodType);
+      // On the wire a text item is what lies between commas, trimmed: it holds no comma and must not be spaces only.
+      if (items.type === 'string' && items.enum === undefined) items.pattern = LIST_TEXT_ITEM;
+      return { type: 'array', ...(minItems === undefined ? {} : { minItems }), ...(maxItems === undefined ? {} : { maxItems }), items };
     }
     default:
       return toJsonSchema(schema, 'input');
