@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
-import { createKnex } from '@logi/adapters';
+import { createKnex, lineKnexLogger, type KnexLogger } from '@logi/adapters';
 import { ensureMariadb, MARIADB_ROOT_URL } from './knex-test-databases.js';
 
 describe('createKnex', () => {
@@ -40,7 +40,7 @@ describe('createKnex', () => {
     expect(await knex.raw("SELECT usortkey('FV/1') < usortkey('FV%1') AS a, usortkey('abc') = usortkey('ABC  ') AS b, usortkey('lz') < usortkey('ła') AS c, usortkey('ła') < usortkey('ma') AS d")).toEqual([{ a: 1, b: 1, c: 1, d: 1 }]);
   });
 
-  it('when MariaDB does not answer, then a query fails within seconds instead of hanging', async () => {
+  it('when MariaDB does not answer, then a query fails within seconds instead of hanging, and the logger gets one line without a stack', async () => {
     // A port that accepts nothing: bind, then close.
     const port = await new Promise<number>((resolve) => {
       const server = net.createServer().listen(0, '127.0.0.1', () => {
@@ -48,11 +48,27 @@ describe('createKnex', () => {
         server.close(() => resolve(port));
       });
     });
-    const knex = createKnex({ databaseUrl: `mysql://root@127.0.0.1:${port}/none`, dataDir: root });
+    const entries: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
+    const logger: KnexLogger = {
+      warn: (fields, message) => entries.push({ level: 'warn', fields, message }),
+      error: (fields, message) => entries.push({ level: 'error', fields, message }),
+    };
+    const knex = createKnex({ databaseUrl: `mysql://root@127.0.0.1:${port}/none`, dataDir: root, logger });
     opened.push(knex);
     const started = Date.now();
     await expect(knex.raw('SELECT 1')).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(11_000);
+    // knex's own default is console.log with the whole stack, which reads like a failing test.
+    expect(entries).toEqual([
+      { level: 'warn', fields: { reason: `connect ECONNREFUSED 127.0.0.1:${port}` }, message: 'database connection could not be acquired' },
+    ]);
+  });
+
+  it('when a process has no logger of its own, then knex warnings are plain lines', () => {
+    const lines: string[] = [];
+    const logger = lineKnexLogger((line) => lines.push(line));
+    logger.warn({ reason: 'connect ETIMEDOUT' }, 'database connection could not be acquired');
+    expect(lines).toEqual(['database connection could not be acquired: connect ETIMEDOUT']);
   });
 
   it('when MariaDB answers, then the connection compares text as utf8mb4_unicode_ci and waits for locks 10 s at most', async () => {

@@ -14,8 +14,11 @@ function startSecondApi(env: Record<string, string>): { child: ChildProcess; url
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Kept, not printed: a passing test stays quiet; a process that dies says why in the failure.
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = new Promise<string>((resolve, reject) => {
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
@@ -25,7 +28,7 @@ function startSecondApi(env: Record<string, string>): { child: ChildProcess; url
         // not a log line
       }
     });
-    child.once('exit', (code) => reject(new Error(`second API exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`second API exited with ${code}: ${stderr}`)));
   });
   return { child, url };
 }

@@ -16,6 +16,7 @@ export { sweepCrashHandlerDirs } from './chromium/crash-handler-dir.js';
 export * from './crypto/sha256-api-key.hasher.js';
 export * from './crypto/sha256-content.hasher.js';
 export * from './knex/create-knex.js';
+export { lineKnexLogger, type KnexLogger } from './knex/knex-log.js';
 export * from './knex/migrations/migrate-latest.js';
 export * from './knex/knex-client.repository.js';
 export * from './knex/knex-order.repository.js';

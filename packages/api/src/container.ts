@@ -81,7 +81,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.Config).toConstantValue(config);
   c.bind(Tokens.Logger).toConstantValue(logger);
   c.bind(Tokens.Clock).toConstantValue({ now: () => new Date() } satisfies ClockPort);
-  c.bind(Tokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs }));
+  c.bind(Tokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }));
   c.bind(Tokens.Redis).toDynamicValue(() =>
     config.redisUrl
       ? createRedis(config.redisUrl, {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import type BetterSqlite3 from 'better-sqlite3';
 import { foldText, textSortKey } from './unicode-text.js';
+import { knexLogOption, lineKnexLogger, type KnexLogger, type KnexLogOption } from './knex-log.js';
 
 export interface KnexConfig {
   /** mysql:// or mariadb:// URL; null means the embedded SQLite file. */
@@ -15,6 +16,12 @@ export interface KnexConfig {
    * limit, for the CLI's migrations and reindex, which take minutes at scale.
    */
   queryTimeoutMs?: number | null;
+  /**
+   * Takes knex's own warnings (a failed connection attempt: one entry, no
+   * stack). The API and the worker pass their logger; without one they are
+   * plain lines on stderr.
+   */
+  logger?: KnexLogger;
 }
 
 /** A dead database must fail a request quickly (503), not hang it. */
@@ -34,8 +41,9 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
  * a SQLite file in `dataDir` (WAL, so API, worker and CLI can share it).
  */
 export function createKnex(config: KnexConfig): Knex {
-  if (!config.databaseUrl) return createSqliteKnex(config.dataDir);
-  const knex = createMysqlKnex(config.databaseUrl);
+  const log = knexLogOption(config.logger ?? lineKnexLogger((line) => process.stderr.write(`${line}\n`)));
+  if (!config.databaseUrl) return createSqliteKnex(config.dataDir, log);
+  const knex = createMysqlKnex(config.databaseUrl, log);
   if (config.queryTimeoutMs) boundStatements(knex, config.queryTimeoutMs);
   return knex;
 }
@@ -73,10 +81,11 @@ function boundStatements(knex: Knex, timeoutMs: number): void {
   };
 }
 
-function createMysqlKnex(databaseUrl: string): Knex {
+function createMysqlKnex(databaseUrl: string, log: KnexLogOption): Knex {
   const url = new URL(databaseUrl);
   return knexFactory({
     client: 'mysql2',
+    log,
     connection: {
       host: url.hostname,
       port: url.port ? Number(url.port) : 3306,
@@ -104,10 +113,11 @@ function createMysqlKnex(databaseUrl: string): Knex {
   });
 }
 
-function createSqliteKnex(dataDir: string): Knex {
+function createSqliteKnex(dataDir: string, log: KnexLogOption): Knex {
   mkdirSync(dataDir, { recursive: true });
   return knexFactory({
     client: 'better-sqlite3',
+    log,
     connection: { filename: path.join(dataDir, 'app.sqlite') },
     useNullAsDefault: true,
     pool: {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import type { FileStoragePort } from '@logi/domain';
-import { ConfigError, createFileStorage, createKnex, FixtureValidationError, loadConfig, Sha256ApiKeyHasher } from '@logi/adapters';
+import { ConfigError, createFileStorage, createKnex, FixtureValidationError, lineKnexLogger, loadConfig, Sha256ApiKeyHasher } from '@logi/adapters';
 import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
 import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
 
@@ -62,7 +62,7 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
     const ctx: CommandContext = {
       io,
       hasher: new Sha256ApiKeyHasher(),
-      knex: () => (knex ??= createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })),
+      knex: () => (knex ??= createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger: lineKnexLogger((line) => io.err(line)) })),
       storage: () => (storage ??= createFileStorage(config)),
     };
     await spec.run(ctx, parsed.values, parsed.positionals);
