@@ -16,6 +16,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // A temp dir per run, and the run fails on a logi-* entry left in it.
+    globalSetup: ['test/support/temp-dir-check.ts'],
     projects: [
       { extends: true, test: { name: 'domain', include: ['test/domain/**/*.test.ts'], ...PARALLEL } },
       { extends: true, test: { name: 'adapters', include: ['test/adapters/**/*.test.ts'], ...PARALLEL } },

@@ -59,7 +59,19 @@ export interface TestApiOptions {
 
 export async function startTestApi(env: Record<string, string> = {}, options: TestApiOptions = {}): Promise<TestApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'logi-api-'));
-  const stack = (options.profile ?? PROFILE) === 'production' ? await ProductionStack.start(options.label ?? 'api') : null;
+  let stack: ProductionStack | null = null;
+  try {
+    stack = (options.profile ?? PROFILE) === 'production' ? await ProductionStack.start(options.label ?? 'api') : null;
+    return await startApi(dataDir, stack, env, options);
+  } catch (error) {
+    // A configuration error, a port in use, a failing beforeStart: nothing of this server may stay behind.
+    await stack?.stop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function startApi(dataDir: string, stack: ProductionStack | null, env: Record<string, string>, options: TestApiOptions): Promise<TestApi> {
   const fullEnv = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', METRICS_PORT: '0', ...stack?.env, ...env };
   const config = loadConfig(fullEnv);
   const logger = options.logLines
@@ -72,11 +84,17 @@ export async function startTestApi(env: Record<string, string> = {}, options: Te
     container.bind(Tokens.Clock).toConstantValue({ now: () => now });
   }
   const knex = container.get<Knex>(Tokens.Knex);
-  await migrateLatest(knex);
-  await loadFixtures(knex, testFixture, { hasher: new Sha256ApiKeyHasher() });
-  if (options.worker !== false) await stack?.startWorker(dataDir, env);
-  await options.beforeStart?.(dataDir, { knex, stack, container });
-  const server = await startServer(container);
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    await migrateLatest(knex);
+    await loadFixtures(knex, testFixture, { hasher: new Sha256ApiKeyHasher() });
+    if (options.worker !== false) await stack?.startWorker(dataDir, env);
+    await options.beforeStart?.(dataDir, { knex, stack, container });
+    server = await startServer(container);
+  } catch (error) {
+    await knex.destroy().catch(() => undefined);
+    throw error;
+  }
   const base = `${server.url}/v1`;
   return {
     base,

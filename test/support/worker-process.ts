@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
+import { removeCrashDirsOf } from './crash-dirs.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -50,12 +51,13 @@ export class WorkerProcess {
     return this.child.exitCode !== null || this.child.signalCode !== null;
   }
 
-  /** Kills the process at once, as a crash or an OOM kill would. */
+  /** Kills the process at once, as a crash or an OOM kill would; what it had in the temp dir goes too. */
   async kill(): Promise<void> {
     if (this.exited) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     this.child.kill('SIGKILL');
     await exited;
+    await removeCrashDirsOf(this.pid);
   }
 
   /** Graceful stop; resolves with the exit code. */

@@ -28,8 +28,9 @@ export class CrashHandlerDir {
 
   private constructor(readonly path: string) {}
 
+  /** `logi-chromium-crash-<pid>-XXXXXX`: the pid of the process that made it, so what a killed process left can be told. */
   static async create(): Promise<CrashHandlerDir> {
-    return new CrashHandlerDir(await mkdtemp(join(tmpdir(), PREFIX)));
+    return new CrashHandlerDir(await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`)));
   }
 
   /** The environment for the browser process: the parent's, with the crash database set. */
