@@ -17,8 +17,10 @@ apt_install() {
     log "please install: ${missing[*]} (no apt-get here)"; return 1
   fi
   if [ $apt_updated -eq 0 ]; then log "apt-get update"; $SUDO apt-get update -qq >/dev/null; apt_updated=1; fi
-  log "apt-get install ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  log "apt-get install ${missing[*]} (a few minutes the first time)"
+  # One line per package downloaded and set up, so a long install shows that it moves.
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" \
+    | awk '/^(Get:|Setting up )/ { print "    " $0; fflush() }'
 }
 
 ensure_node() {
@@ -42,8 +44,9 @@ ensure_system_packages() {
 install_dependencies() {
   # better-sqlite3 compiles from source; Node's headers ship with Debian's nodejs in /usr/include/node.
   if [ -z "${npm_config_nodedir:-}" ] && [ -f /usr/include/node/node.h ]; then export npm_config_nodedir=/usr; fi
-  log "pnpm install"
-  pnpm install --frozen-lockfile --reporter=silent
+  log "pnpm install (the first time a minute or more: better-sqlite3 is compiled)"
+  # pnpm's default reporter: a progress line on a terminal, a line per step otherwise.
+  pnpm install --frozen-lockfile
 }
 
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }

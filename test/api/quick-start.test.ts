@@ -1,0 +1,110 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
+import { startTestApi, type TestApi } from '../support/api-harness.js';
+import { freePort } from '../support/free-port.js';
+
+/**
+ * A newcomer's first minutes: the commands the README shows and the ones
+ * demo.sh prints (scripts/lib/demo-examples.sh), pasted into a shell as they
+ * stand, against a server with the demo data. Only the address changes: the
+ * README's examples name port 3000 and metrics on 9464, which this machine's
+ * other tests may hold.
+ */
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+let api: TestApi;
+let port: string;
+let metricsPort: string;
+let cwd: string;
+
+beforeAll(async () => {
+  metricsPort = String(await freePort());
+  const demo = JSON.parse(await readFile(path.join(ROOT, 'fixtures/demo.json'), 'utf8')) as Parameters<typeof loadFixtures>[1];
+  api = await startTestApi(
+    { METRICS_PORT: metricsPort },
+    { profile: 'embedded', label: 'quick-start', beforeStart: (_dataDir, { knex }) => loadFixtures(knex, demo, { hasher: new Sha256ApiKeyHasher() }).then(() => undefined) },
+  );
+  port = new URL(api.root).port;
+  // Downloads land here; the README's relative paths (fixtures/samples/...) hold as from the repository root.
+  cwd = await mkdtemp(path.join(os.tmpdir(), 'logi-quick-start-'));
+  await symlink(path.join(ROOT, 'fixtures'), path.join(cwd, 'fixtures'));
+});
+
+afterAll(async () => {
+  await api?.stop();
+  if (cwd) await rm(cwd, { recursive: true, force: true });
+});
+
+/** Each `curl` command in a text, with the lines its trailing backslashes join to it. */
+function curlCommands(text: string): string[] {
+  const lines = text.split('\n');
+  const commands: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^\s*curl /.test(lines[i]!)) continue;
+    let command = lines[i]!.trim();
+    while (command.endsWith('\\') && i + 1 < lines.length) command = `${command.slice(0, -1).trimEnd()} ${lines[++i]!.trim()}`;
+    commands.push(command);
+  }
+  return commands;
+}
+
+interface Pasted {
+  command: string;
+  status: number;
+  exitCode: number;
+  /** What curl or the shell said on stderr (curl -s says nothing unless something went wrong). */
+  stderr: string;
+  body: string;
+}
+
+/** Runs a command as bash would run it pasted; curl adds the HTTP status on stderr. */
+function paste(command: string): Promise<Pasted> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', `${command} -w '%{stderr}\\n%{http_code}'`], { cwd, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const lines = stderr.trimEnd().split('\n');
+      const exitCode = error ? Number((error as { code?: unknown }).code ?? 1) : 0;
+      resolve({ command, status: Number(lines.at(-1)), exitCode, stderr: lines.slice(0, -1).join('\n').trim(), body: stdout.slice(0, 300) });
+    });
+  });
+}
+
+/** The pasted commands that did not work: not a 2xx, a failing exit, or a word on stderr. */
+async function failing(commands: string[]): Promise<Pasted[]> {
+  const results: Pasted[] = [];
+  for (const command of commands) results.push(await paste(command));
+  return results.filter((result) => result.status < 200 || result.status > 299 || result.exitCode !== 0 || result.stderr !== '');
+}
+
+describe('the quick start', () => {
+  it('when every command demo.sh prints is pasted, then each answers 2xx, uploads of the shipped samples included', async () => {
+    const printed = await new Promise<string>((resolve, reject) =>
+      execFile('bash', [path.join(ROOT, 'scripts/lib/demo-examples.sh')], { env: { ...process.env, HOST: '127.0.0.1', PORT: port, METRICS_PORT: metricsPort } }, (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
+    );
+    const commands = curlCommands(printed);
+    // A list, the lookup by number, categories, two uploads, three downloads and the metrics.
+    expect(commands.length).toBe(9);
+    expect(commands.filter((command) => command.includes('/orders/by-nr?nr='))).toHaveLength(1);
+    const uploads = commands.filter((command) => command.includes('files=@'));
+    expect(uploads).toHaveLength(2);
+    for (const upload of uploads) expect(upload).toMatch(/files=@\/\S+\/fixtures\/samples\/(cmr\.pdf|delivery-note\.jpg)'/);
+    expect(commands.filter((command) => command.includes(`:${metricsPort}/metrics`))).toHaveLength(1);
+
+    expect(await failing(commands)).toEqual([]);
+  });
+
+  it('when every curl command of the README is pasted (its ports made this server\'s), then each answers 2xx', async () => {
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const commands = curlCommands(readme).map((command) =>
+      command.replace(/(localhost|127\.0\.0\.1):3000\b/g, `127.0.0.1:${port}`).replace(/127\.0\.0\.1:9464\b/g, `127.0.0.1:${metricsPort}`),
+    );
+    expect(commands.length).toBeGreaterThanOrEqual(8);
+    expect(commands.filter((command) => command.includes('files=@'))).not.toHaveLength(0);
+    expect(await failing(commands)).toEqual([]);
+  });
+});
