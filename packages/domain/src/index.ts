@@ -66,3 +66,6 @@ export * from './events/list-events/list-events.use-case.js';
 export * from './events/publish-events/publish-events.use-case.js';
 export type * from './ports/event-feed.port.js';
 export type * from './ports/event-capture.port.js';
+export * from './webhooks/webhook-target.rules.js';
+export type * from './ports/webhook-sender.port.js';
+export type * from './ports/host-resolver.port.js';
