@@ -45,3 +45,5 @@ export { toLibraryInvoice } from './e-invoice-eu/e-invoice-eu.mapper.js';
 export * from './knex/events/knex-event.capture.js';
 export * from './knex/events/knex-event.feed.js';
 export * from './maintenance/event-publishing.js';
+export * from './http/node-webhook.sender.js';
+export * from './http/dns-host.resolver.js';
