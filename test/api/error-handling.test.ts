@@ -35,6 +35,7 @@ beforeAll(async () => {
     downloadInvoicePdf: unused,
     downloadEInvoice: unused,
     listEvents: unused,
+    manageWebhooks: unused,
   });
   server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

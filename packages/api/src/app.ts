@@ -11,9 +11,10 @@ import type { RateLimiter } from './middleware/rate-limiter.js';
 import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.routes.js';
 import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes.js';
 import { registerEventRoutes, type EventRouteDeps } from './routes/events.routes.js';
+import { registerWebhookEndpointRoutes, type WebhookEndpointRouteDeps } from './routes/webhook-endpoints.routes.js';
 import type { AuthenticateClientUseCase } from '@logi/domain';
 
-export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDeps {
+export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDeps, WebhookEndpointRouteDeps {
   logger: Logger;
   authenticate: AuthenticateClientUseCase;
   limiter: RateLimiter;
@@ -38,6 +39,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   registerOrderRoutes(clientRouter, deps);
   registerInvoiceRoutes(clientRouter, deps);
   registerEventRoutes(clientRouter, deps);
+  registerWebhookEndpointRoutes(clientRouter, deps);
   const publicRouters = deps.publicRouters ?? [];
 
   app.use(requestContext(deps.logger));

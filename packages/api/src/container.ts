@@ -17,6 +17,9 @@ import {
   ListInvoicesUseCase,
   ListEventsUseCase,
   PublishEventsUseCase,
+  ManageWebhookEndpointsUseCase,
+  DeliverWebhookUseCase,
+  type WebhookDeliveryQueuePort,
   type EventCapturePort,
   type EventFeedPort,
   buildJobHandlers,
@@ -48,6 +51,11 @@ import {
   KnexInvoiceRepository,
   KnexEventCapture,
   KnexEventFeed,
+  KnexWebhookEndpointRepository,
+  KnexWebhookDeliveryQueue,
+  StandardWebhooksSigner,
+  NodeWebhookSender,
+  DnsHostResolver,
   KnexOrderFileRepository,
   KnexOrderRepository,
   RedisIdempotencyStore,
@@ -213,6 +221,29 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.ListEvents).toDynamicValue(() => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock) }));
   c.bind(Tokens.PublishEvents).toDynamicValue(
     () => new PublishEventsUseCase({ capture: get<EventCapturePort>(Tokens.EventCapture), batchSize: EVENTS_PER_BATCH, budgetMs: EVENTS_BUDGET_MS }),
+  );
+  c.bind(Tokens.ManageWebhooks).toDynamicValue(
+    () =>
+      new ManageWebhookEndpointsUseCase({
+        endpoints: new KnexWebhookEndpointRepository(get<Knex>(Tokens.Knex)),
+        feed: get<EventFeedPort>(Tokens.EventFeed),
+        resolver: new DnsHostResolver(),
+        signer: new StandardWebhooksSigner(),
+        clock: get<ClockPort>(Tokens.Clock),
+        maxEndpoints: config.webhooks.maxEndpoints,
+        allowPrivateTargets: config.webhooks.allowPrivateTargets,
+      }),
+  );
+  c.bind(Tokens.WebhookDeliveryQueue).toDynamicValue(() => new KnexWebhookDeliveryQueue(get<Knex>(Tokens.Knex)));
+  c.bind(Tokens.DeliverWebhook).toDynamicValue(
+    () =>
+      new DeliverWebhookUseCase({
+        queue: get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
+        sender: new NodeWebhookSender(),
+        signer: new StandardWebhooksSigner(),
+        settings: config.webhooks,
+        nowSeconds: () => Math.floor(Date.now() / 1000),
+      }),
   );
   bindOps(c, config, logger);
   return c;

@@ -5,8 +5,8 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type Router from '@koa/router';
-import { startEventPublishing, startMetricsServer, type AppConfig, type BullmqQueueInspector, type KnexEventFeed } from '@logi/adapters';
-import type { JobQueuePort, PdfRendererPort, PublishEventsUseCase } from '@logi/domain';
+import { startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqQueueInspector, type KnexEventFeed } from '@logi/adapters';
+import type { DeliverWebhookUseCase, JobQueuePort, PdfRendererPort, PublishEventsUseCase, WebhookDeliveryQueuePort } from '@logi/domain';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
 import { Tokens } from './tokens.js';
@@ -35,6 +35,11 @@ const CLOSE_DEPENDENCIES_MS = 5_000;
 /** Even past the budget, each dependency still gets this long, so the database is not skipped because a browser hung. */
 const CLOSE_STEP_MIN_MS = 250;
 
+/** A webhook attempt's claim outlives the attempt itself (bounded by WEBHOOK_TIMEOUT_MS) by this margin before another process may take it. */
+export function webhookLeaseSeconds(timeoutMs: number): number {
+  return Math.ceil(timeoutMs / 1000) + 5;
+}
+
 /** How long stop() lets in-flight requests run: a request may wait on a job for the whole job timeout. */
 export function shutdownGraceMs(jobTimeoutMs: number): number {
   return Math.max(SHUTDOWN_GRACE_MS, jobTimeoutMs + SHUTDOWN_ANSWER_MS);
@@ -56,6 +61,7 @@ export async function startServer(container: Container, options: { publicRouters
     downloadInvoicePdf: container.get(Tokens.DownloadInvoicePdf),
     downloadEInvoice: container.get(Tokens.DownloadEInvoice),
     listEvents: container.get(Tokens.ListEvents),
+    manageWebhooks: container.get(Tokens.ManageWebhooks),
     publicRouters: [...createOpsRouters(container), ...(options.publicRouters ?? [])],
     observe: httpMetrics(metrics),
     proxy: config.trustProxy,
@@ -92,6 +98,18 @@ export async function startServer(container: Container, options: { publicRouters
     logger,
     onPublished: () => feed.notify(),
   });
+  // Embedded profile: this process delivers webhooks; with Redis, worker processes do.
+  const delivering = config.redisUrl
+    ? null
+    : startWebhookDelivering({
+        deliver: container.get<DeliverWebhookUseCase>(Tokens.DeliverWebhook),
+        queue: container.get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
+        concurrency: config.webhooks.concurrency,
+        perEndpoint: config.webhooks.concurrencyPerEndpoint,
+        leaseSeconds: webhookLeaseSeconds(config.webhooks.timeoutMs),
+        intervalMs: config.events.publishIntervalMs,
+        logger,
+      });
 
   return {
     url,
@@ -119,6 +137,8 @@ export async function startServer(container: Container, options: { publicRouters
       // A sweep under way is waited for (it leaves nothing half done), but not past the budget.
       await withinMs(left(), () => housekeeping.stop()).catch((error: unknown) => logger.warn({ err: error }, 'stopping housekeeping failed'));
       await withinMs(left(), () => publishing.stop()).catch((error: unknown) => logger.warn({ err: error }, 'stopping event publishing failed'));
+      // An attempt cut short here is sent again by the next process once its lease ends (at least once).
+      await withinMs(left(), async () => delivering?.stop()).catch((error: unknown) => logger.warn({ err: error }, 'stopping webhook delivery failed'));
       await closeDependencies(container, left());
       logger.info('API stopped');
     },

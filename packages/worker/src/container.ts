@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import {
   buildJobHandlers,
   PublishEventsUseCase,
+  DeliverWebhookUseCase,
+  type WebhookDeliveryQueuePort,
   type ClientRepositoryPort,
   type FileStoragePort,
   type InvoiceRepositoryPort,
@@ -19,6 +21,9 @@ import {
   EInvoiceEuWriter,
   KnexClientRepository,
   KnexEventCapture,
+  KnexWebhookDeliveryQueue,
+  NodeWebhookSender,
+  StandardWebhooksSigner,
   KnexInvoiceRepository,
   KnexOrderFileRepository,
   MetricsPdfRenderer,
@@ -86,6 +91,18 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
         }),
         batchSize: EVENTS_PER_BATCH,
         budgetMs: EVENTS_BUDGET_MS,
+      }),
+  );
+  // Workers deliver webhooks in the production profile, on slots of their own beside the job queue's.
+  c.bind(WorkerTokens.WebhookDeliveryQueue).toDynamicValue(() => new KnexWebhookDeliveryQueue(get<Knex>(WorkerTokens.Knex)));
+  c.bind(WorkerTokens.DeliverWebhook).toDynamicValue(
+    () =>
+      new DeliverWebhookUseCase({
+        queue: get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
+        sender: new NodeWebhookSender(),
+        signer: new StandardWebhooksSigner(),
+        settings: config.webhooks,
+        nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
   );
   return c;

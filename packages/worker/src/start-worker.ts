@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { MinioFileStorage, startEventPublishing, startMetricsServer, type AppConfig, type BullmqJobWorker } from '@logi/adapters';
-import type { FileStoragePort, PdfRendererPort, PublishEventsUseCase } from '@logi/domain';
+import { MinioFileStorage, startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqJobWorker } from '@logi/adapters';
+import type { DeliverWebhookUseCase, FileStoragePort, PdfRendererPort, PublishEventsUseCase, WebhookDeliveryQueuePort } from '@logi/domain';
 import { buildWorkerContainer } from './container.js';
 import type { WorkerMetrics } from './metrics/worker-metrics.js';
 import { WorkerTokens } from './tokens.js';
@@ -30,12 +30,23 @@ export async function startWorker(config: AppConfig & { redisUrl: string }, logg
     intervalMs: config.events.publishIntervalMs,
     logger,
   });
+  const delivering = startWebhookDelivering({
+    deliver: container.get<DeliverWebhookUseCase>(WorkerTokens.DeliverWebhook),
+    queue: container.get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
+    concurrency: config.webhooks.concurrency,
+    perEndpoint: config.webhooks.concurrencyPerEndpoint,
+    // The claim outlives an attempt (bounded by WEBHOOK_TIMEOUT_MS) by 5 s before another process may take it, as in the API.
+    leaseSeconds: Math.ceil(config.webhooks.timeoutMs / 1000) + 5,
+    intervalMs: config.events.publishIntervalMs,
+    logger,
+  });
 
   let stopping: Promise<void> | null = null;
   const stop = async () => {
     logger.info('worker stopping');
     await worker.close();
     await closeQuietly(logger, 'event publishing', () => publishing.stop());
+    await closeQuietly(logger, 'webhook delivery', () => delivering.stop());
     // Built with the job handlers at start, so these are the instances the jobs used.
     await closeQuietly(logger, 'renderer', () => container.get<PdfRendererPort>(WorkerTokens.PdfRenderer).close());
     await closeQuietly(logger, 'database', () => container.get<{ destroy(): Promise<void> }>(WorkerTokens.Knex).destroy());

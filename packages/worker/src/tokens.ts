@@ -12,4 +12,6 @@ export const WorkerTokens = {
   JobWorker: Symbol.for('Worker.JobWorker'),
   Metrics: Symbol.for('Worker.Metrics'),
   PublishEvents: Symbol.for('Worker.PublishEvents'),
+  WebhookDeliveryQueue: Symbol.for('Worker.WebhookDeliveryQueue'),
+  DeliverWebhook: Symbol.for('Worker.DeliverWebhook'),
 } as const;

@@ -1,5 +1,9 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { parseRetrySchedule } from '@logi/domain';
+
+/** The contract's retry delays, in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
 
 /** Thrown when a variable is set but wrong; the process prints `message` alone and exits. */
 export class ConfigError extends Error {
@@ -100,6 +104,23 @@ const schema = z.object({
   EVENTS_RETENTION_DAYS: positiveInt('EVENTS_RETENTION_DAYS').default(30),
   /** How often each process looks for captured changes to publish as events (back to back while a backlog lasts). */
   EVENTS_PUBLISH_INTERVAL_MS: positiveInt('EVENTS_PUBLISH_INTERVAL_MS', 10).default(250),
+  /** A webhook attempt (connect, send, answer's status line) ends after this long. */
+  WEBHOOK_TIMEOUT_MS: positiveInt('WEBHOOK_TIMEOUT_MS', 100).default(10_000),
+  /** Seconds before each retry of a failed attempt, in turn; then the delivery is marked failed. */
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .refine((value) => parseRetrySchedule(value) !== null, { error: 'must be a comma-separated list of whole seconds, each at least 1 (e.g. 5,300,1800)' })
+    .transform((value) => parseRetrySchedule(value)!)
+    .default(DEFAULT_RETRY_SCHEDULE),
+  /** An endpoint whose every attempt failed for this many hours is disabled. */
+  WEBHOOK_DISABLE_AFTER_HOURS: positiveInt('WEBHOOK_DISABLE_AFTER_HOURS').default(120),
+  /** Webhook endpoints per client directory. */
+  WEBHOOK_MAX_ENDPOINTS: positiveInt('WEBHOOK_MAX_ENDPOINTS').default(10),
+  /** Allow http and hosts that are or resolve to loopback/private/link-local addresses (tests, on-premise receivers). */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1').default(false),
+  /** Webhook attempts in flight per delivering process, and to any one endpoint from it. */
+  WEBHOOK_CONCURRENCY: positiveInt('WEBHOOK_CONCURRENCY').default(16),
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt('WEBHOOK_CONCURRENCY_PER_ENDPOINT').default(4),
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (per-IP rate limits). */
   TRUST_PROXY: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1').default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -129,6 +150,15 @@ export type AppConfig = {
   /** The PDF cache's bounds; maxObjects 0 = off. */
   pdfCache: { maxAgeHours: number; maxObjects: number; memoryBytes: number };
   events: { retentionDays: number; publishIntervalMs: number };
+  webhooks: {
+    timeoutMs: number;
+    retryScheduleSeconds: number[];
+    disableAfterHours: number;
+    maxEndpoints: number;
+    allowPrivateTargets: boolean;
+    concurrency: number;
+    concurrencyPerEndpoint: number;
+  };
   trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** Credentials of the queue dashboard; null = dashboard off. */
@@ -185,6 +215,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
     pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS, memoryBytes: c.PDF_MEMORY_CACHE_MB * 1024 * 1024 },
     events: { retentionDays: c.EVENTS_RETENTION_DAYS, publishIntervalMs: c.EVENTS_PUBLISH_INTERVAL_MS },
+    webhooks: {
+      timeoutMs: c.WEBHOOK_TIMEOUT_MS,
+      retryScheduleSeconds: c.WEBHOOK_RETRY_SCHEDULE,
+      disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS,
+      maxEndpoints: c.WEBHOOK_MAX_ENDPOINTS,
+      allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      concurrency: c.WEBHOOK_CONCURRENCY,
+      concurrencyPerEndpoint: c.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+    },
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
     dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,

@@ -11,6 +11,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   INVOICE_NOT_FOUND: 404,
   SERVICE_UNAVAILABLE: 503,
   EVENTS_EXPIRED: 410,
+  WEBHOOK_ENDPOINT_NOT_FOUND: 404,
 };
 
 /** Messages for statuses raised by the HTTP layer itself. */

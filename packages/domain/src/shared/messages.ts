@@ -26,6 +26,7 @@ export const Messages = {
   SERVER_ERROR: 'Server Error',
   OK: 'OK',
   EVENTS_EXPIRED: 'Events after this cursor are no longer kept.',
+  WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found',
 } as const;
 
 export function orderNrNotFoundMessage(nr: string): string {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import type { CapturedChange, EventCapturePort, EventDraft, PublishedItem } from '@logi/domain';
+import { endpointWants, type CapturedChange, type EventCapturePort, type EventDraft, type PublishedItem } from '@logi/domain';
+import { firstAttempt } from '../webhooks/webhook-rows.js';
 import { isMysql } from '../sql-dialect.js';
 import { IDS_PER_QUERY, loadListItems, PENDING_FILE, PENDING_INVOICE, type LoadedItem } from './event-tables.js';
 
@@ -126,10 +127,38 @@ export class KnexEventCapture implements EventCapturePort {
   }
 
   private async storeEvents(trx: Knex.Transaction, drafts: EventDraft[]): Promise<void> {
+    if (drafts.length === 0) return;
     const created = Math.floor((this.options.now?.() ?? Date.now()) / 1000);
     const rows = drafts.map((draft) => ({ directory: draft.directory, type: draft.type, created, data: JSON.stringify(draft.data) }));
+    const last = (await trx('events').max({ id: 'id' }).first()) as { id: unknown } | undefined;
     // In order: ids follow the order of the drafts.
     for (let start = 0; start < rows.length; start += EVENTS_PER_INSERT) await trx('events').insert(rows.slice(start, start + EVENTS_PER_INSERT));
+    await this.scheduleDeliveries(trx, last?.id == null ? 0 : Number(last.id), created, [...new Set(drafts.map((draft) => draft.directory))]);
+  }
+
+  /**
+   * The first attempt of each new event for each enabled endpoint that takes
+   * it, in the same transaction as the event: no event is published without
+   * its deliveries, whatever happens to a process or to Redis afterwards.
+   */
+  private async scheduleDeliveries(trx: Knex.Transaction, afterId: number, now: number, directories: string[]): Promise<void> {
+    const endpoints = (await trx('webhook_endpoints').select('id', 'directory', 'event_types').where('enabled', 1).whereIn('directory', directories)) as Array<
+      Record<string, unknown>
+    >;
+    if (endpoints.length === 0) return;
+    const byDirectory = new Map<string, Array<{ id: number; types: string[] }>>();
+    for (const row of endpoints) {
+      const list = byDirectory.get(String(row.directory)) ?? [];
+      list.push({ id: Number(row.id), types: JSON.parse(String(row.event_types)) as string[] });
+      byDirectory.set(String(row.directory), list);
+    }
+    const events = (await trx('events').select('id', 'directory', 'type').where('id', '>', afterId).orderBy('id')) as Array<Record<string, unknown>>;
+    const attempts = events.flatMap((event) =>
+      (byDirectory.get(String(event.directory)) ?? [])
+        .filter((endpoint) => endpointWants(endpoint.types, String(event.type)))
+        .map((endpoint) => firstAttempt(endpoint.id, { id: Number(event.id), type: String(event.type) }, now)),
+    );
+    for (let start = 0; start < attempts.length; start += EVENTS_PER_INSERT) await trx('webhook_deliveries').insert(attempts.slice(start, start + EVENTS_PER_INSERT));
   }
 
   private async rememberPublished(trx: Knex.Transaction, changes: Array<CapturedChange & { kind: 'invoice' }>): Promise<void> {

@@ -8,6 +8,7 @@ import * as idempotencyKeys from './005-idempotency-keys.migration.js';
 import * as eInvoiceFields from './006-e-invoice-fields.migration.js';
 import * as clientDataVersion from './007-client-data-version.migration.js';
 import * as changeEvents from './008-change-events.migration.js';
+import * as webhooks from './009-webhooks.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -27,6 +28,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '007-client-data-version', up: clientDataVersion.up, down: clientDataVersion.down },
   // Snapshots every existing invoice in batches (minutes at millions): not one transaction.
   { name: '008-change-events', up: changeEvents.up, down: changeEvents.down, config: { transaction: false } },
+  { name: '009-webhooks', up: webhooks.up, down: webhooks.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

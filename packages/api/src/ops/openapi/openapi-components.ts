@@ -12,6 +12,7 @@ import {
   paginationSchema,
   uploadedFileSchema,
 } from './response.schemas.js';
+import { createdWebhookEndpointSchema, replayResultSchema, webhookDeliveryPageSchema, webhookDeliverySchema, webhookEndpointSchema, webhookSecretSchema } from './webhook.schemas.js';
 import { eventPageSchema, eventSchema, fileAttachedEventSchema, invoiceCreatedEventSchema, invoiceDeletedEventSchema, invoiceUpdatedEventSchema } from './event.schemas.js';
 
 const envelope = <S extends number | null, D extends z.ZodType>(status: S, data: D, description: string) =>
@@ -53,6 +54,17 @@ const NAMED_SCHEMAS: Record<string, z.ZodType> = {
   Event: eventSchema,
   EventPage: eventPageSchema,
   EventPageEnvelope: envelope(200, eventPageSchema, 'A page of the change feed.'),
+  WebhookEndpoint: webhookEndpointSchema,
+  CreatedWebhookEndpoint: createdWebhookEndpointSchema,
+  WebhookDelivery: webhookDeliverySchema,
+  WebhookDeliveryPage: webhookDeliveryPageSchema,
+  WebhookEndpointEnvelope: envelope(200, webhookEndpointSchema, 'A webhook endpoint.'),
+  WebhookEndpointListEnvelope: envelope(200, z.array(webhookEndpointSchema), 'Every webhook endpoint of the client.'),
+  CreatedWebhookEndpointEnvelope: envelope(201, createdWebhookEndpointSchema, 'The new endpoint and its secret.'),
+  WebhookSecretEnvelope: envelope(200, webhookSecretSchema, 'The new secret.'),
+  WebhookDeliveryPageEnvelope: envelope(200, webhookDeliveryPageSchema, 'A page of delivery attempts.'),
+  ReplayEnvelope: envelope(202, replayResultSchema, 'The replay was scheduled.'),
+  DeletedEnvelope: envelope(200, z.null(), 'Deleted: `data` is null.'),
   InvoiceListEnvelope: envelope(200, invoiceListSchema, 'A page of invoices.'),
   OrderLookupEnvelope: envelope(200, orderLookupSchema, 'The order found.'),
   FileCategoriesEnvelope: envelope(200, z.array(fileCategorySchema), 'Every file category.'),

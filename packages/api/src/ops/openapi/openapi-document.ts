@@ -1,6 +1,7 @@
 import { apiDescription, type DeploymentFacts } from './api-description.js';
 import { componentSchemas, securitySchemes } from './openapi-components.js';
 import { paths } from './openapi-paths.js';
+import { webhooksSection } from './webhook-paths.js';
 import { sharedResponses } from './openapi-responses.js';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, unknown>> };
@@ -27,8 +28,10 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
       { name: 'Orders', description: 'Order lookup, file categories and file uploads.' },
       { name: 'Invoices', description: 'Invoice list, PDF download and EN 16931 e-invoices (UBL, CII).' },
       { name: 'Events', description: 'The change feed: every change to invoices and order files, whoever made it.' },
+      { name: 'Webhooks', description: 'Endpoints that receive the same events as signed POSTs (Standard Webhooks), their attempts and replays.' },
     ],
     paths: paths({ uploadMaxFiles: facts.uploadMaxFiles }),
+    webhooks: webhooksSection(),
     components: {
       schemas: componentSchemas(),
       responses: sharedResponses(),

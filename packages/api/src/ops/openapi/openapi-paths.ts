@@ -3,6 +3,7 @@ import { toJsonSchema } from './json-schema.js';
 import { ref } from './openapi-components.js';
 import { COUNTED, commonErrors, errorResponse, jsonResponse, responseHeaders, validationResponse } from './openapi-responses.js';
 import { queryParameters } from './query-parameters.js';
+import { webhookPaths } from './webhook-paths.js';
 import { orderByNrQuerySchema, pathIdSchema, uploadBodySchema } from './request.schemas.js';
 
 const pathId = (name: string, what: string) => ({
@@ -250,6 +251,7 @@ export function paths(options: { uploadMaxFiles: number }) {
         },
       },
     },
+    ...webhookPaths(),
     '/events': {
       get: {
         operationId: 'listEvents',

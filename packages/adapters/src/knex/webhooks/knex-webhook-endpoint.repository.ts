@@ -1,0 +1,97 @@
+import type { Knex } from 'knex';
+import { endpointWants, type NewWebhookEndpoint, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointChanges, type WebhookEndpointRepositoryPort } from '@logi/domain';
+import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, firstAttempt, toDelivery, toEndpoint } from './webhook-rows.js';
+
+/** Events looked at per query when replaying, and attempts inserted per statement. */
+const REPLAY_PAGE = 1_000;
+
+export class KnexWebhookEndpointRepository implements WebhookEndpointRepositoryPort {
+  constructor(private readonly knex: Knex) {}
+
+  async create(endpoint: NewWebhookEndpoint, max: number): Promise<WebhookEndpoint | null> {
+    return this.knex.transaction(async (trx) => {
+      // The directory's rows are read under lock, so two creations at once cannot pass the bound together.
+      const existing = await trx('webhook_endpoints').select('id').where({ directory: endpoint.directory }).forUpdate();
+      if (existing.length >= max) return null;
+      const [id] = await trx('webhook_endpoints').insert({
+        directory: endpoint.directory,
+        url: endpoint.url,
+        event_types: JSON.stringify(endpoint.eventTypes),
+        description: endpoint.description,
+        enabled: 1,
+        disabled_reason: null,
+        secret: endpoint.secret,
+        created: endpoint.created,
+      });
+      return toEndpoint(await trx('webhook_endpoints').select(ENDPOINT_COLUMNS).where({ id: Number(id) }).first());
+    });
+  }
+
+  async list(directory: string): Promise<WebhookEndpoint[]> {
+    return ((await this.knex('webhook_endpoints').select(ENDPOINT_COLUMNS).where({ directory }).orderBy('id')) as Array<Record<string, unknown>>).map(toEndpoint);
+  }
+
+  async find(directory: string, id: number): Promise<WebhookEndpoint | null> {
+    const row = (await this.knex('webhook_endpoints').select(ENDPOINT_COLUMNS).where({ directory, id }).first()) as Record<string, unknown> | undefined;
+    return row ? toEndpoint(row) : null;
+  }
+
+  async update(directory: string, id: number, changes: WebhookEndpointChanges): Promise<WebhookEndpoint | null> {
+    const values: Record<string, unknown> = {};
+    if (changes.url !== undefined) values.url = changes.url;
+    if (changes.eventTypes !== undefined) values.event_types = JSON.stringify(changes.eventTypes);
+    if (changes.description !== undefined) values.description = changes.description;
+    if (changes.enabled !== undefined) {
+      values.enabled = changes.enabled ? 1 : 0;
+      // Enabling starts afresh: no reason, no failure streak carried over.
+      if (changes.enabled) Object.assign(values, { disabled_reason: null, failing_since: null });
+    }
+    if (Object.keys(values).length > 0) await this.knex('webhook_endpoints').where({ directory, id }).update(values);
+    return this.find(directory, id);
+  }
+
+  async remove(directory: string, id: number): Promise<boolean> {
+    return this.knex.transaction(async (trx) => {
+      const removed = await trx('webhook_endpoints').where({ directory, id }).delete();
+      if (removed > 0) await trx('webhook_deliveries').where({ endpoint_id: id }).delete();
+      return removed > 0;
+    });
+  }
+
+  async rotateSecret(directory: string, id: number, secret: string, previousUntil: number): Promise<boolean> {
+    const updated = await this.knex('webhook_endpoints')
+      .where({ directory, id })
+      .update({ previous_secret: this.knex.ref('secret'), previous_secret_until: previousUntil, secret });
+    return updated > 0;
+  }
+
+  async listDeliveries(directory: string, endpointId: number, before: number | null, limit: number): Promise<WebhookDelivery[]> {
+    const query = this.knex('webhook_deliveries as d')
+      .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+      .select(DELIVERY_COLUMNS.map((column) => `d.${column}`))
+      .where({ 'w.directory': directory, 'd.endpoint_id': endpointId });
+    if (before !== null) query.andWhere('d.id', '<', before);
+    return ((await query.orderBy('d.id', 'desc').limit(limit)) as Array<Record<string, unknown>>).map(toDelivery);
+  }
+
+  async replay(directory: string, endpointId: number, afterEventId: number, now: number): Promise<number> {
+    const endpoint = await this.find(directory, endpointId);
+    if (!endpoint) return 0;
+    let after = afterEventId;
+    let scheduled = 0;
+    for (;;) {
+      const events = (await this.knex('events').select('id', 'type').where({ directory }).andWhere('id', '>', after).orderBy('id').limit(REPLAY_PAGE)) as Array<{
+        id: unknown;
+        type: unknown;
+      }>;
+      if (events.length === 0) return scheduled;
+      const rows = events
+        .map((event) => ({ id: Number(event.id), type: String(event.type) }))
+        .filter((event) => endpointWants(endpoint.eventTypes, event.type))
+        .map((event) => firstAttempt(endpointId, event, now));
+      if (rows.length > 0) await this.knex('webhook_deliveries').insert(rows);
+      scheduled += rows.length;
+      after = Number(events.at(-1)!.id);
+    }
+  }
+}

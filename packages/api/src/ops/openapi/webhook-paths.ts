@@ -1,0 +1,176 @@
+import { createWebhookEndpointSchema, EVENT_TYPES, listDeliveriesQuerySchema, Messages, replayWebhookSchema, updateWebhookEndpointSchema } from '@logi/domain';
+import { toJsonSchema } from './json-schema.js';
+import { ref } from './openapi-components.js';
+import { COUNTED, commonErrors, errorResponse, jsonResponse, validationResponse } from './openapi-responses.js';
+import { queryParameters } from './query-parameters.js';
+import { pathIdSchema } from './request.schemas.js';
+
+const endpointId = {
+  name: 'endpoint_id',
+  in: 'path',
+  required: true,
+  description: 'Webhook endpoint ID.',
+  schema: toJsonSchema(pathIdSchema('Webhook endpoint'), 'input'),
+  example: 1,
+};
+
+const notFound = errorResponse(404, 'No such webhook endpoint for this client, or an id that is not a positive integer.', Messages.WEBHOOK_ENDPOINT_NOT_FOUND);
+const invalid = (description: string, field: string, message: string) =>
+  validationResponse(description, { type: 'string' }, { status: 422, message: Messages.INVALID_DATA, data: null, errors: { [field]: [message] } });
+const jsonBody = (schema: Parameters<typeof toJsonSchema>[0], required = true) => ({
+  required,
+  content: { 'application/json': { schema: toJsonSchema(schema, 'input') } },
+});
+const bodyErrors = {
+  '400': errorResponse(400, 'The body is not valid JSON.', Messages.BAD_REQUEST),
+  '413': errorResponse(413, 'The body is over 64 KiB.', Messages.PAYLOAD_TOO_LARGE),
+  '415': errorResponse(415, 'A body that is not `application/json`.', 'Unsupported Media Type'),
+};
+
+const TARGET_RULES =
+  '`url` must be an absolute `https` URL of at most 2048 characters without user info, whose host is not and does not resolve to a loopback, private, link-local (cloud metadata included), unique-local, multicast or unspecified address, in any spelling (decimal or octal IPv4, IPv6-mapped, `localhost`, trailing dots); the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers).';
+
+/** The client's webhook endpoint calls (contract, "Events"). */
+export function webhookPaths() {
+  return {
+    '/webhook-endpoints': {
+      get: {
+        operationId: 'listWebhookEndpoints',
+        tags: ['Webhooks'],
+        summary: 'List webhook endpoints',
+        description: 'This client\'s endpoints, oldest first, without their secrets.',
+        responses: { '200': jsonResponse('Every endpoint of this client.', ref('WebhookEndpointListEnvelope'), COUNTED), ...commonErrors() },
+      },
+      post: {
+        operationId: 'createWebhookEndpoint',
+        tags: ['Webhooks'],
+        summary: 'Create a webhook endpoint',
+        description: [
+          'Events of the chosen types (all when `event_types` is empty or absent) are POSTed to `url` as they are published, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, shown only here and on rotation.',
+          TARGET_RULES,
+          'At most WEBHOOK_MAX_ENDPOINTS (10) endpoints per client directory.',
+        ].join('\n\n'),
+        requestBody: jsonBody(createWebhookEndpointSchema),
+        responses: {
+          '201': jsonResponse('The endpoint, with its secret.', ref('CreatedWebhookEndpointEnvelope'), COUNTED),
+          ...bodyErrors,
+          '422': invalid('`url`, `event_types` or `description` invalid, or the directory has its maximum of endpoints.', 'url', 'The url must be an https URL.'),
+          ...commonErrors(),
+        },
+      },
+    },
+    '/webhook-endpoints/{endpoint_id}': {
+      get: {
+        operationId: 'getWebhookEndpoint',
+        tags: ['Webhooks'],
+        summary: 'Read a webhook endpoint',
+        parameters: [endpointId],
+        responses: { '200': jsonResponse('The endpoint, without its secret.', ref('WebhookEndpointEnvelope'), COUNTED), '404': notFound, ...commonErrors() },
+      },
+      patch: {
+        operationId: 'updateWebhookEndpoint',
+        tags: ['Webhooks'],
+        summary: 'Change, pause or re-enable a webhook endpoint',
+        description: `Any of \`url\`, \`event_types\`, \`description\`, \`enabled\`; fields not sent stay as they are. \`enabled: true\` also clears \`disabled_reason\`. Events published while an endpoint is not enabled are not sent to it: replay them. ${TARGET_RULES}`,
+        parameters: [endpointId],
+        requestBody: jsonBody(updateWebhookEndpointSchema),
+        responses: {
+          '200': jsonResponse('The endpoint as it is now.', ref('WebhookEndpointEnvelope'), COUNTED),
+          ...bodyErrors,
+          '404': notFound,
+          '422': invalid('A field is invalid.', 'enabled', 'The enabled field must be true or false.'),
+          ...commonErrors(),
+        },
+      },
+      delete: {
+        operationId: 'deleteWebhookEndpoint',
+        tags: ['Webhooks'],
+        summary: 'Delete a webhook endpoint',
+        description: 'The endpoint and its attempts are removed; nothing more is sent to it.',
+        parameters: [endpointId],
+        responses: { '200': jsonResponse('Deleted; `data` is null.', ref('DeletedEnvelope'), COUNTED), '404': notFound, ...commonErrors() },
+      },
+    },
+    '/webhook-endpoints/{endpoint_id}/rotate-secret': {
+      post: {
+        operationId: 'rotateWebhookSecret',
+        tags: ['Webhooks'],
+        summary: 'Rotate the signing secret',
+        description: 'A new secret signs from now on; for 24 hours the old one signs too (`webhook-signature` then holds two space-separated `v1,` entries), so receivers can switch without missing a delivery.',
+        parameters: [endpointId],
+        responses: { '200': jsonResponse('The new secret, shown this once.', ref('WebhookSecretEnvelope'), COUNTED), ...bodyErrors, '404': notFound, ...commonErrors() },
+      },
+    },
+    '/webhook-endpoints/{endpoint_id}/deliveries': {
+      get: {
+        operationId: 'listWebhookDeliveries',
+        tags: ['Webhooks'],
+        summary: 'List delivery attempts',
+        description: 'Every attempt to this endpoint, newest first: what was sent, what the endpoint answered, and when the next try is due.',
+        parameters: [endpointId, ...queryParameters(listDeliveriesQuerySchema)],
+        responses: {
+          '200': jsonResponse('A page of attempts.', ref('WebhookDeliveryPageEnvelope'), COUNTED),
+          '404': notFound,
+          '422': invalid('`after` or `limit` invalid, or sent twice.', 'limit', 'The limit field must not be greater than 100.'),
+          ...commonErrors(),
+        },
+      },
+    },
+    '/webhook-endpoints/{endpoint_id}/replay': {
+      post: {
+        operationId: 'replayWebhookEvents',
+        tags: ['Webhooks'],
+        summary: 'Send kept events again',
+        description: 'Schedules every kept event past `after` that the endpoint takes, to be sent again (each as a new first attempt); the answer says how many. When events past `after` were already removed by retention: 410, as in the feed.',
+        parameters: [endpointId],
+        requestBody: jsonBody(replayWebhookSchema),
+        responses: {
+          '202': jsonResponse('Scheduled.', ref('ReplayEnvelope'), COUNTED),
+          ...bodyErrors,
+          '404': notFound,
+          '410': errorResponse(410, 'Events past `after` were removed by retention.', Messages.EVENTS_EXPIRED),
+          '422': invalid('`after` missing or invalid.', 'after', 'The after field is required.'),
+          ...commonErrors(),
+        },
+      },
+    },
+  };
+}
+
+const EVENT_SCHEMA_NAMES: Record<(typeof EVENT_TYPES)[number], string> = {
+  'invoice.created': 'InvoiceCreatedEvent',
+  'invoice.updated': 'InvoiceUpdatedEvent',
+  'invoice.deleted': 'InvoiceDeletedEvent',
+  'order.file_attached': 'FileAttachedEvent',
+};
+
+/** OpenAPI 3.1 `webhooks`: what the service POSTs to an endpoint, one entry per event type. */
+export function webhooksSection() {
+  const header = (description: string, schema: Record<string, unknown>) => ({ in: 'header', required: true, description, schema });
+  return Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          operationId: `webhook_${type.replace('.', '_')}`,
+          tags: ['Webhooks'],
+          summary: `The ${type} event, POSTed to an endpoint`,
+          description:
+            'Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`\'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered. Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again after each of WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), and an endpoint that only failed for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.',
+          parameters: [
+            { name: 'webhook-id', ...header('The event id (the same on every retry).', { type: 'string', pattern: '^[0-9]+$' }) },
+            { name: 'webhook-timestamp', ...header('Unix seconds of this attempt; refuse ones far from your clock (replays).', { type: 'string', pattern: '^[0-9]+$' }) },
+            {
+              name: 'webhook-signature',
+              ...header('`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed by the base64-decoded secret; two space-separated entries during a secret rotation.', {
+                type: 'string',
+              }),
+            },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: ref(EVENT_SCHEMA_NAMES[type]) } } },
+          responses: { '200': { description: 'Any 2xx: received.' } },
+        },
+      },
+    ]),
+  );
+}

@@ -1,0 +1,42 @@
+import type { ChangeEvent } from '../events/event.js';
+import type { WebhookDelivery, WebhookSecrets } from '../webhooks/webhook-endpoint.js';
+
+/** A due attempt taken by one process, with what sending it needs. */
+export interface ClaimedDelivery {
+  delivery: Pick<WebhookDelivery, 'id' | 'endpointId' | 'eventId' | 'eventType' | 'attempt'>;
+  url: string;
+  secrets: WebhookSecrets;
+  /** Since when every attempt to this endpoint failed (seconds); null after a success. */
+  failingSince: number | null;
+  /** The event to send; null when retention removed it meanwhile. */
+  event: ChangeEvent | null;
+}
+
+export interface DeliveryOutcome {
+  deliveryId: number;
+  endpointId: number;
+  succeeded: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  /** A failure with a retry to come: when it is due (a new attempt is scheduled). */
+  retryAt: number | null;
+  /** Set on a failure: the endpoint's failure streak starts here unless it had begun. */
+  failingSince: number | null;
+  /** Set when this failure disables the endpoint. */
+  disableReason: string | null;
+  now: number;
+}
+
+/**
+ * The delivery attempts waiting in the database. Claims are leases: an
+ * attempt taken by a process that dies is taken again by another once its
+ * lease ends, so every event is delivered at least once.
+ */
+export interface WebhookDeliveryQueuePort {
+  /**
+   * Takes up to `limit` due attempts of enabled endpoints, at most
+   * `slotsFor(endpointId)` per endpoint, for `leaseSeconds`.
+   */
+  claimDue(now: number, limit: number, slotsFor: (endpointId: number) => number, leaseSeconds: number): Promise<ClaimedDelivery[]>;
+  record(outcome: DeliveryOutcome): Promise<void>;
+}
