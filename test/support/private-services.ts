@@ -115,8 +115,9 @@ export class PrivateRedis extends PausableProcess {
     super('redis-server', child);
   }
 
-  static async start(): Promise<PrivateRedis> {
-    const port = await freePort();
+  /** On a free port, or on `port` (a restart of one that was killed). */
+  static async start(port?: number): Promise<PrivateRedis> {
+    port ??= await freePort();
     const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });

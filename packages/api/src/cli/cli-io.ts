@@ -65,5 +65,11 @@ Commands:
   search:reindex                               rebuild the search index and kept counts from the tables
                                                (after rows were written straight into the database)
   pdf-cache:clear                              remove every cached PDF (pdf-cache/ in file storage)
+  webhooks:list [--directory <id>]             webhook endpoints: state, pending attempts, failures and
+                                               successes of the last 24 h, last success, failing since
+  webhooks:deliveries --endpoint <id> [--limit <n>]
+                                               an endpoint's latest attempts with their answers or errors
+  webhooks:enable --endpoint <id>              re-enable an endpoint the service disabled
+  events:status                                changes waiting to be published, newest event, pending attempts
 
 The database comes from DATABASE_URL, else the SQLite file in DATA_DIR (default ./data).`;

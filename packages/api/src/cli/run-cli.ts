@@ -4,6 +4,7 @@ import type { FileStoragePort } from '@logi/domain';
 import { ConfigError, createFileStorage, createKnex, FixtureValidationError, lineKnexLogger, loadConfig, Sha256ApiKeyHasher } from '@logi/adapters';
 import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
 import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
+import { eventsStatus, webhooksDeliveries, webhooksEnable, webhooksList } from './webhook-commands.js';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -24,6 +25,22 @@ const COMMANDS: Record<string, CommandSpec> = {
   'clients:list': { options: {}, positionals: 0, run: (ctx) => clientsList(ctx) },
   'search:reindex': { options: {}, positionals: 0, run: (ctx) => searchReindex(ctx) },
   'pdf-cache:clear': { options: {}, positionals: 0, run: (ctx) => pdfCacheClear(ctx) },
+  'webhooks:list': {
+    options: { directory: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => webhooksList(ctx, { directory: values.directory as string | undefined }),
+  },
+  'webhooks:deliveries': {
+    options: { endpoint: { type: 'string' }, limit: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => webhooksDeliveries(ctx, { endpoint: values.endpoint as string | undefined, limit: values.limit as string | undefined }),
+  },
+  'webhooks:enable': {
+    options: { endpoint: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => webhooksEnable(ctx, { endpoint: values.endpoint as string | undefined }),
+  },
+  'events:status': { options: {}, positionals: 0, run: (ctx) => eventsStatus(ctx) },
   'clients:rotate-key': {
     options: { directory: { type: 'string' } },
     positionals: 0,

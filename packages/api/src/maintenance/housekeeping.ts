@@ -7,6 +7,7 @@ import {
   SweepLeftoversUseCase,
   SweepPdfCacheUseCase,
   type EventFeedPort,
+  type WebhookDeliveryQueuePort,
   type FileStoragePort,
   type IdempotencyStorePort,
   type OrderFileRepositoryPort,
@@ -44,7 +45,8 @@ const ORPHAN_PAGES_PER_RUN = 5;
  * PDF_CACHE_MAX_AGE_HOURS and PDF_CACHE_MAX_OBJECTS, a bounded amount of work
  * a run, counted in the logs and in `logistics_pdf_cache_removed_total`.
  * A fourth removes events older than EVENTS_RETENTION_DAYS, oldest first,
- * noting per directory the highest id removed (the feed's 410).
+ * noting per directory the highest id removed (the feed's 410), and
+ * finished webhook attempts of the same age.
  */
 export function startHousekeeping(container: Container): PeriodicTask {
   const config = container.get<AppConfig>(Tokens.Config);
@@ -121,6 +123,7 @@ export function startHousekeeping(container: Container): PeriodicTask {
     logger,
   );
   const events = container.get<EventFeedPort>(Tokens.EventFeed);
+  const attempts = container.get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue);
   const eventRetention = startPeriodic(
     'remove expired events',
     async () => {
@@ -132,8 +135,15 @@ export function startHousekeeping(container: Container): PeriodicTask {
         removed += batch;
         if (batch < EXPIRED_EVENTS_BATCH || Date.now() - started > EXPIRED_EVENTS_BUDGET_MS) break;
       }
-      if (removed > 0) logger.info({ removed, retentionDays: config.events.retentionDays }, 'removed events past their retention');
-      return { removed };
+      // Finished webhook attempts are kept as long as events.
+      let removedAttempts = 0;
+      for (;;) {
+        const batch = await attempts.removeFinished(createdBefore, EXPIRED_EVENTS_BATCH);
+        removedAttempts += batch;
+        if (batch < EXPIRED_EVENTS_BATCH || Date.now() - started > 2 * EXPIRED_EVENTS_BUDGET_MS) break;
+      }
+      if (removed + removedAttempts > 0) logger.info({ removed, removedAttempts, retentionDays: config.events.retentionDays }, 'removed events and webhook attempts past their retention');
+      return { removed, removedAttempts };
     },
     EVERY_MS,
     logger,

@@ -39,4 +39,6 @@ export interface WebhookDeliveryQueuePort {
    */
   claimDue(now: number, limit: number, slotsFor: (endpointId: number) => number, leaseSeconds: number): Promise<ClaimedDelivery[]>;
   record(outcome: DeliveryOutcome): Promise<void>;
+  /** Removes up to `limit` finished attempts (succeeded or failed) made before `createdBefore` (seconds); returns how many. */
+  removeFinished(createdBefore: number, limit: number): Promise<number>;
 }

@@ -103,6 +103,16 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
     });
   }
 
+  async removeFinished(createdBefore: number, limit: number): Promise<number> {
+    const ids = (
+      (await this.knex('webhook_deliveries').select('id').whereNot('status', 'pending').andWhere('created', '<', createdBefore).orderBy('id').limit(limit)) as Array<{
+        id: unknown;
+      }>
+    ).map((row) => Number(row.id));
+    if (ids.length === 0) return 0;
+    return this.knex('webhook_deliveries').whereIn('id', ids).delete();
+  }
+
   private async eventsById(ids: number[]): Promise<Map<number, ChangeEvent>> {
     if (ids.length === 0) return new Map();
     const rows = (await this.knex('events').select('id', 'type', 'created', 'data').whereIn('id', [...new Set(ids)])) as Array<Record<string, unknown>>;

@@ -1,0 +1,116 @@
+import { migrateLatest } from '@logi/adapters';
+import type { CommandContext } from './cli-commands.js';
+import { CommandError, UsageError } from './cli-io.js';
+
+/** The last day of attempts is what an operator looks at to tell a failing endpoint. */
+const DAY_SECONDS = 86_400;
+
+function table(ctx: CommandContext, header: string[], rows: string[][]): void {
+  const widths = header.map((title, index) => Math.max(title.length, ...rows.map((row) => row[index]!.length)));
+  const line = (cells: string[]) => cells.map((cell, index) => (index === cells.length - 1 ? cell : cell.padEnd(widths[index]!))).join('  ');
+  ctx.io.out(line(header));
+  for (const row of rows) ctx.io.out(line(row));
+}
+
+function when(seconds: unknown): string {
+  return seconds == null ? '-' : new Date(Number(seconds) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+function endpointIdOf(value: string | undefined): number {
+  if (value === undefined || !/^[0-9]{1,15}$/.test(value) || Number(value) < 1) throw new UsageError('--endpoint <id> is required (a webhook endpoint id, see webhooks:list).');
+  return Number(value);
+}
+
+/**
+ * Every webhook endpoint (or one directory's), with what an operator needs
+ * to see a failing one: attempts waiting, failures and successes of the
+ * last 24 hours, the last success, since when it fails, why it is disabled.
+ */
+export async function webhooksList(ctx: CommandContext, options: { directory?: string }): Promise<void> {
+  const knex = ctx.knex();
+  await migrateLatest(knex);
+  const since = Math.floor(Date.now() / 1000) - DAY_SECONDS;
+  const query = knex('webhook_endpoints as w')
+    .select('w.id', 'w.directory', 'w.url', 'w.enabled', 'w.disabled_reason', 'w.failing_since')
+    .select(knex.raw("SUM(CASE WHEN d.status = 'pending' THEN 1 ELSE 0 END) AS pending"))
+    .select(knex.raw("SUM(CASE WHEN d.status = 'failed' AND d.created >= ? THEN 1 ELSE 0 END) AS failed_24h", [since]))
+    .select(knex.raw("SUM(CASE WHEN d.status = 'succeeded' AND d.created >= ? THEN 1 ELSE 0 END) AS succeeded_24h", [since]))
+    .select(knex.raw("MAX(CASE WHEN d.status = 'succeeded' THEN d.created END) AS last_success"))
+    .leftJoin('webhook_deliveries as d', 'd.endpoint_id', 'w.id')
+    .groupBy('w.id', 'w.directory', 'w.url', 'w.enabled', 'w.disabled_reason', 'w.failing_since')
+    .orderBy('w.id');
+  if (options.directory !== undefined) query.where('w.directory', options.directory);
+  const rows = (await query) as Array<Record<string, unknown>>;
+  if (rows.length === 0) {
+    ctx.io.err('No webhook endpoints.');
+    return;
+  }
+  table(
+    ctx,
+    ['ID', 'DIRECTORY', 'STATE', 'PENDING', 'FAILED_24H', 'OK_24H', 'LAST_SUCCESS', 'FAILING_SINCE', 'URL'],
+    rows.map((row) => [
+      String(row.id),
+      String(row.directory),
+      Number(row.enabled) === 1 ? 'enabled' : row.disabled_reason ? 'disabled' : 'paused',
+      String(Number(row.pending ?? 0)),
+      String(Number(row.failed_24h ?? 0)),
+      String(Number(row.succeeded_24h ?? 0)),
+      when(row.last_success),
+      when(row.failing_since),
+      String(row.url),
+    ]),
+  );
+  for (const row of rows) if (row.disabled_reason) ctx.io.err(`endpoint ${String(row.id)}: ${String(row.disabled_reason)}`);
+}
+
+/** The latest attempts to one endpoint, newest first, with the answer or error of each. */
+export async function webhooksDeliveries(ctx: CommandContext, options: { endpoint?: string; limit?: string }): Promise<void> {
+  const endpointId = endpointIdOf(options.endpoint);
+  const limit = options.limit === undefined ? 20 : Number(options.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000.');
+  const knex = ctx.knex();
+  await migrateLatest(knex);
+  if (!(await knex('webhook_endpoints').where({ id: endpointId }).first())) throw new CommandError(`Webhook endpoint ${endpointId} does not exist.`);
+  const rows = (await knex('webhook_deliveries').where({ endpoint_id: endpointId }).orderBy('id', 'desc').limit(limit)) as Array<Record<string, unknown>>;
+  if (rows.length === 0) {
+    ctx.io.err('No attempts yet.');
+    return;
+  }
+  table(
+    ctx,
+    ['ID', 'EVENT', 'TYPE', 'ATTEMPT', 'STATUS', 'HTTP', 'CREATED', 'NEXT', 'ERROR'],
+    rows.map((row) => [
+      String(row.id),
+      String(row.event_id),
+      String(row.event_type),
+      String(row.attempt),
+      String(row.status),
+      row.response_status == null ? '-' : String(row.response_status),
+      when(row.created),
+      when(row.next_attempt_at),
+      row.error == null ? '' : String(row.error),
+    ]),
+  );
+}
+
+/** Re-enables an endpoint the service disabled (after its owner fixed it): the failure streak starts afresh. */
+export async function webhooksEnable(ctx: CommandContext, options: { endpoint?: string }): Promise<void> {
+  const endpointId = endpointIdOf(options.endpoint);
+  const knex = ctx.knex();
+  await migrateLatest(knex);
+  const updated = await knex('webhook_endpoints').where({ id: endpointId }).update({ enabled: 1, disabled_reason: null, failing_since: null });
+  if (updated === 0) throw new CommandError(`Webhook endpoint ${endpointId} does not exist.`);
+  ctx.io.err(`Webhook endpoint ${endpointId} enabled. Events published while it was disabled are not sent by themselves: its owner can replay them.`);
+}
+
+/** How far the publisher is: changes waiting to become events, and the newest event. */
+export async function eventsStatus(ctx: CommandContext): Promise<void> {
+  const knex = ctx.knex();
+  await migrateLatest(knex);
+  const pending = (await knex('event_pending').count({ n: '*' }).first()) as { n: unknown };
+  const newest = (await knex('events').select('id', 'created').orderBy('id', 'desc').first()) as { id: unknown; created: unknown } | undefined;
+  const due = (await knex('webhook_deliveries').where('status', 'pending').count({ n: '*' }).first()) as { n: unknown };
+  ctx.io.out(`changes waiting to be published: ${Number(pending.n)}`);
+  ctx.io.out(`newest event: ${newest ? `${String(newest.id)} at ${when(newest.created)}` : 'none'}`);
+  ctx.io.out(`webhook attempts pending: ${Number(due.n)}`);
+}
