@@ -49,6 +49,22 @@ Counted per client directory when the credentials are valid, else per IP; every 
 ## Availability
 A dependency that is gone, or a job (PDF render, file store) that does not finish within \`JOB_TIMEOUT_MS\`, is answered 503 with \`Retry-After\`; nothing is half-written. Every response carries \`X-Request-Id\` (yours when it is up to 128 visible ASCII characters), which appears in every log line about the request.
 
+## Events and webhooks
+Every committed change to your invoices and order files, whoever made it (this API or a system writing the database), becomes an event: \`invoice.created\`, \`invoice.updated\` (with \`previous_attributes\`), \`invoice.deleted\`, \`order.file_attached\`. Follow them with \`GET /events?after=<next_after>&wait=30\` (ids only grow in the order you see them: keep \`next_after\` and you never skip or repeat one), or register a webhook endpoint and receive them as signed POSTs (Standard Webhooks; at least once, not ordered: deduplicate by \`webhook-id\`). A receiver in a few lines (Node, with the \`standardwebhooks\` package):
+
+\`\`\`js
+import { createServer } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+const hook = new Webhook(process.env.LOGI_WEBHOOK_SECRET); // whsec_... from POST /webhook-endpoints
+createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => (body += c)).on('end', () => {
+    try { const event = hook.verify(body, req.headers); /* store by event.id, then act */ res.writeHead(204).end(); }
+    catch { res.writeHead(400).end(); } // not signed by us
+  });
+}).listen(8080);
+\`\`\`
+
 ## Operations (no credentials, not rate limited)
 - \`GET /v1/openapi.json\`: this document; \`GET /v1/docs\`: this page, served entirely by the API.
 - \`GET /health/live\`: 200 while the process answers. \`GET /health/ready\`: 200 with \`data.checks\` when every dependency answers, else 503 naming the failing ones.
