@@ -28,7 +28,7 @@ export default defineConfig({
           // The same API tests on MariaDB, Redis, an S3 server and a real worker process.
           name: 'api-production',
           include: ['test/api/**/*.test.ts'],
-          exclude: ['test/api/docs-page.test.ts', 'test/api/openapi.test.ts', 'test/api/metrics.test.ts', 'test/api/health.test.ts', 'test/api/cli.test.ts', 'test/api/cli-webhooks.test.ts', 'test/api/error-handling.test.ts', 'test/api/request-log.test.ts', 'test/api/dashboard.test.ts', 'test/api/queue-depth-metrics.test.ts', 'test/api/sdk-examples.test.ts', 'test/api/sdk-generated-types.test.ts', 'test/api/quick-start.test.ts'],
+          exclude: ['test/api/docs-page.test.ts', 'test/api/openapi.test.ts', 'test/api/metrics.test.ts', 'test/api/health.test.ts', 'test/api/cli.test.ts', 'test/api/cli-webhooks.test.ts', 'test/api/webhook-targets.test.ts', 'test/api/error-handling.test.ts', 'test/api/request-log.test.ts', 'test/api/dashboard.test.ts', 'test/api/queue-depth-metrics.test.ts', 'test/api/sdk-examples.test.ts', 'test/api/sdk-generated-types.test.ts', 'test/api/quick-start.test.ts'],
           env: { API_TEST_PROFILE: 'production' },
           ...PARALLEL,
         },
