@@ -7,7 +7,7 @@ export type FieldErrors = Record<string, string[]>;
  * `data` (the attach-files payload of `No files were uploaded`, else null).
  */
 export class ApiError extends Error {
-  override readonly name = 'ApiError';
+  override readonly name: string = 'ApiError';
   readonly status: number;
   readonly errors: FieldErrors;
   readonly data: unknown;
@@ -25,6 +25,20 @@ export class ApiError extends Error {
     this.retryAfterSeconds = retryAfterSeconds(response.headers.get('retry-after'));
     this.requestId = response.headers.get('x-request-id');
   }
+}
+
+/**
+ * 410 from the change feed (or a webhook replay): events past the cursor were
+ * already removed by retention (EVENTS_RETENTION_DAYS), so following on would
+ * miss changes. Resync from `invoices.list`, then follow from the newest event.
+ */
+export class EventsExpiredError extends ApiError {
+  override readonly name: string = 'EventsExpiredError';
+}
+
+/** The exception for an answer that is not a success: a 410 is `EventsExpiredError` (only the feed and replay answer it). */
+export function apiErrorOf(response: Response, body: unknown): ApiError {
+  return response.status === 410 ? new EventsExpiredError(response, body) : new ApiError(response, body);
 }
 
 interface ErrorEnvelope {

@@ -1,5 +1,8 @@
 export { createClient, type ClientOptions, type LogiClient, type UploadOptions } from './logi.client.js';
-export { ApiError, type FieldErrors } from './api.errors.js';
+export { ApiError, EventsExpiredError, type FieldErrors } from './api.errors.js';
+export { EventStream, type FollowEventsOptions } from './event-stream.js';
+export { verifyWebhook, type WebhookHeaders } from './verify-webhook.js';
+export { WebhookVerificationError } from './webhook-verification.errors.js';
 export type { RetryOptions, RetryEvent } from './retrying.fetch.js';
 export type { DownloadedFile } from './downloaded-file.js';
 export type { UploadSource } from './upload-source.js';

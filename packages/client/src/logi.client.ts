@@ -1,9 +1,29 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { ApiError } from './api.errors.js';
+import { apiErrorOf } from './api.errors.js';
 import { downloadedFile, type DownloadedFile } from './downloaded-file.js';
+import { EventStream, type FollowEventsOptions } from './event-stream.js';
 import type { paths } from './generated/openapi.js';
 import { retryingFetch, type RetryOptions } from './retrying.fetch.js';
-import type { AttachFilesPayload, EInvoiceOptions, FileCategory, InvoiceList, InvoicePdfOptions, ListInvoicesQuery, OrderLookup } from './schema.types.js';
+import type {
+  AttachFilesPayload,
+  CreatedWebhookEndpoint,
+  CreateWebhookEndpointBody,
+  EInvoiceOptions,
+  EventPage,
+  FileCategory,
+  InvoiceList,
+  InvoicePdfOptions,
+  ListEventsQuery,
+  ListInvoicesQuery,
+  ListWebhookDeliveriesQuery,
+  OrderLookup,
+  ReplayResult,
+  ReplayWebhookEventsBody,
+  UpdateWebhookEndpointBody,
+  WebhookDeliveryPage,
+  WebhookEndpoint,
+  WebhookSecret,
+} from './schema.types.js';
 import { toFile, type UploadSource } from './upload-source.js';
 
 export interface ClientOptions {
@@ -42,6 +62,33 @@ export interface LogiClient {
     /** Uploads files to an order; files that could not be stored are listed in `failed` of the answer. */
     uploadFiles(orderId: number, files: readonly UploadSource[], options?: UploadOptions): Promise<AttachFilesPayload>;
   };
+  events: {
+    /** One page of the change feed past `after` (`wait`: long poll up to 30 s); a 410 is thrown as `EventsExpiredError`. */
+    list(query?: ListEventsQuery): Promise<EventPage>;
+    /**
+     * Every event past `after`, in order, as an async iterable that long-polls
+     * when the feed is quiet and ends when `signal` aborts; its `cursor` is the
+     * id of the last event yielded (save it, resume with `after`). A 410 is
+     * thrown from the loop as `EventsExpiredError`: resync from `invoices.list`.
+     */
+    follow(options?: FollowEventsOptions): EventStream;
+  };
+  webhooks: {
+    /** A new endpoint; its `secret` (to verify deliveries with `verifyWebhook`) is shown only here. */
+    create(body: CreateWebhookEndpointBody): Promise<CreatedWebhookEndpoint>;
+    /** Every endpoint, oldest first, without secrets. */
+    list(): Promise<WebhookEndpoint[]>;
+    get(endpointId: number): Promise<WebhookEndpoint>;
+    /** Changes any of `url`, `event_types`, `description`, `enabled` (`true` also clears `disabled_reason`). */
+    update(endpointId: number, changes: UpdateWebhookEndpointBody): Promise<WebhookEndpoint>;
+    delete(endpointId: number): Promise<void>;
+    /** A new secret; the old one keeps signing too for 24 hours, so receivers switch without missing a delivery. */
+    rotateSecret(endpointId: number): Promise<WebhookSecret>;
+    /** Delivery attempts, newest first; pass `next_after` as `after` for the older ones. */
+    deliveries(endpointId: number, query?: ListWebhookDeliveriesQuery): Promise<WebhookDeliveryPage>;
+    /** Sends every kept event past `after` that the endpoint takes again; a 410 (already removed) is `EventsExpiredError`. */
+    replay(endpointId: number, body: ReplayWebhookEventsBody): Promise<ReplayResult>;
+  };
   /**
    * The generated openapi-fetch client with the same credentials, list
    * serialisation and retry: for whole envelopes and headers (`ETag`,
@@ -53,7 +100,10 @@ export interface LogiClient {
 /**
  * The SDK: credentials and base address once, list parameters sent the way
  * the contract reads them (`statuses=overdue,paid`), the envelope's `data`
- * returned, and every other answer thrown as an `ApiError`.
+ * returned, and every other answer thrown as an `ApiError` (a 410 of the
+ * change feed as its subclass `EventsExpiredError`). `events.follow` turns
+ * the feed into an async iterable with a cursor to save; webhook deliveries
+ * are checked with `verifyWebhook` (exported beside `createClient`).
  */
 export function createClient(options: ClientOptions): LogiClient {
   const baseFetch = options.fetch ?? globalThis.fetch;
@@ -72,12 +122,12 @@ export function createClient(options: ClientOptions): LogiClient {
       list: async (query = {}) => dataOf(await raw.GET('/invoices', { params: { query } })),
       downloadPdf: async (invoiceId, query = {}) => {
         const result = await raw.GET('/invoices/{invoice_id}/pdf', { params: { path: { invoice_id: invoiceId }, query }, parseAs: 'arrayBuffer' });
-        if (result.error !== undefined || result.data === undefined) throw new ApiError(result.response, result.error);
+        if (result.error !== undefined || result.data === undefined) throw apiErrorOf(result.response, result.error);
         return downloadedFile(result.data, result.response, `invoice-${invoiceId}.pdf`);
       },
       downloadEInvoice: async (invoiceId, query = {}) => {
         const result = await raw.GET('/invoices/{invoice_id}/e-invoice', { params: { path: { invoice_id: invoiceId }, query }, parseAs: 'arrayBuffer' });
-        if (result.error !== undefined || result.data === undefined) throw new ApiError(result.response, result.error);
+        if (result.error !== undefined || result.data === undefined) throw apiErrorOf(result.response, result.error);
         return downloadedFile(result.data, result.response, `invoice-${invoiceId}.xml`);
       },
     },
@@ -98,12 +148,31 @@ export function createClient(options: ClientOptions): LogiClient {
         );
       },
     },
+    events: {
+      list: async (query = {}) => dataOf(await raw.GET('/events', { params: { query } })),
+      follow: (follow = {}) => new EventStream(async (query, signal) => dataOf(await raw.GET('/events', { params: { query }, signal })), follow),
+    },
+    webhooks: {
+      create: async (body) => dataOf(await raw.POST('/webhook-endpoints', { body })),
+      list: async () => dataOf(await raw.GET('/webhook-endpoints')),
+      get: async (endpointId) => dataOf(await raw.GET('/webhook-endpoints/{endpoint_id}', { params: { path: { endpoint_id: endpointId } } })),
+      update: async (endpointId, changes) =>
+        dataOf(await raw.PATCH('/webhook-endpoints/{endpoint_id}', { params: { path: { endpoint_id: endpointId } }, body: changes })),
+      delete: async (endpointId) => {
+        const result = await raw.DELETE('/webhook-endpoints/{endpoint_id}', { params: { path: { endpoint_id: endpointId } } });
+        if (result.error !== undefined || !result.response.ok) throw apiErrorOf(result.response, result.error);
+      },
+      rotateSecret: async (endpointId) => dataOf(await raw.POST('/webhook-endpoints/{endpoint_id}/rotate-secret', { params: { path: { endpoint_id: endpointId } } })),
+      deliveries: async (endpointId, query = {}) =>
+        dataOf(await raw.GET('/webhook-endpoints/{endpoint_id}/deliveries', { params: { path: { endpoint_id: endpointId }, query } })),
+      replay: async (endpointId, body) => dataOf(await raw.POST('/webhook-endpoints/{endpoint_id}/replay', { params: { path: { endpoint_id: endpointId } }, body })),
+    },
   };
 }
 
 /** The envelope's `data` of a success; anything else as an ApiError. */
 function dataOf<T>(result: { data?: { data: T }; error?: unknown; response: Response }): T {
-  if (result.error !== undefined || result.data === undefined) throw new ApiError(result.response, result.error);
+  if (result.error !== undefined || result.data === undefined) throw apiErrorOf(result.response, result.error);
   return result.data.data;
 }
 

@@ -17,3 +17,32 @@ export type ListInvoicesQuery = NonNullable<operations['listInvoices']['paramete
 export type InvoicePdfOptions = NonNullable<operations['downloadInvoicePdf']['parameters']['query']>;
 /** `format` (`ubl`, the default, or `cii`) and `lang` (the language of the texts inside). */
 export type EInvoiceOptions = NonNullable<operations['downloadEInvoice']['parameters']['query']>;
+
+/** One change, as the feed and webhooks carry it: narrow on `type` to reach `data.object` (and `previous_attributes` of `invoice.updated`). */
+export type Event = Schemas['Event'];
+export type EventType = Event['type'];
+export type InvoiceCreatedEvent = Schemas['InvoiceCreatedEvent'];
+export type InvoiceUpdatedEvent = Schemas['InvoiceUpdatedEvent'];
+export type InvoiceDeletedEvent = Schemas['InvoiceDeletedEvent'];
+export type FileAttachedEvent = Schemas['FileAttachedEvent'];
+/** `events` oldest first, `has_more`, and `next_after` (the `after` of the next request). */
+export type EventPage = Schemas['EventPage'];
+/** `after`, `limit`, `types` (an array) and `wait` (long poll, seconds) of GET /events. */
+export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
+
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+/** A new endpoint with its signing `secret`, shown only on creation (and rotation). */
+export type CreatedWebhookEndpoint = Schemas['CreatedWebhookEndpoint'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+/** Attempts newest first; `next_after` is the `after` of the next (older) page. */
+export type WebhookDeliveryPage = Schemas['WebhookDeliveryPage'];
+export type CreateWebhookEndpointBody = NonNullable<operations['createWebhookEndpoint']['requestBody']>['content']['application/json'];
+/** Any of `url`, `event_types`, `description`, `enabled`; what is not sent stays. */
+export type UpdateWebhookEndpointBody = NonNullable<operations['updateWebhookEndpoint']['requestBody']>['content']['application/json'];
+export type ListWebhookDeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
+/** The new signing secret; the old one also signs for 24 hours. */
+export type WebhookSecret = Schemas['WebhookSecretEnvelope']['data'];
+/** `after`: send again every kept event past this event id. */
+export type ReplayWebhookEventsBody = NonNullable<operations['replayWebhookEvents']['requestBody']>['content']['application/json'];
+/** How many events were scheduled to be sent again. */
+export type ReplayResult = Schemas['ReplayEnvelope']['data'];
