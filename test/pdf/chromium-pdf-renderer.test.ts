@@ -331,7 +331,9 @@ describe('ChromiumPdfRenderer', () => {
     // Chromium double-forks two crash handlers per browser to init: nothing would wait for them.
     const before = new Set((await crashHandlers()).map((handler) => handler.pid));
     const cycling = new ChromiumPdfRenderer({ rendersPerBrowser: 1, renderTimeoutMs: 20_000 });
-    const mine = async () => (await crashHandlers()).filter((handler) => !before.has(handler.pid));
+    // This process's browsers' handlers, not those of another test run on the machine: the directory names its pid.
+    const ours = `logi-chromium-crash-${process.pid}-`;
+    const mine = async () => (await crashHandlers()).filter((handler) => !before.has(handler.pid) && path.basename(handler.database).startsWith(ours));
     const seen = new Map<number, string>();
     try {
       for (let i = 1; i <= 3; i++) {

@@ -68,7 +68,7 @@ export class ChromiumBrowserSession {
         handleSIGHUP: false,
       });
     } catch (error) {
-      await crashHandlers.release();
+      await crashHandlers.release({ waitForBrowser: false });
       throw error;
     }
     return new ChromiumBrowserSession(browser, crashHandlers, onBlockedRequest);

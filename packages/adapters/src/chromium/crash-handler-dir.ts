@@ -15,8 +15,8 @@ import { join } from 'node:path';
  * Each browser gets a crash database of its own (`BREAKPAD_DUMP_LOCATION`, a
  * fresh directory under the system temp dir, not the user's home): the
  * handlers name it on their command line (`--database=<dir>`), which tells
- * this browser's handlers from any other's. Once the browser is gone,
- * `release()` kills them and removes the directory. Where there is no /proc
+ * this browser's handlers from any other's. Once the browser's processes
+ * are gone, `release()` kills them and removes the directory. Where there is no /proc
  * (not Linux), the handlers are left to exit on their own.
  *
  * A worker killed outright (SIGKILL) cannot remove its directories (its
@@ -42,11 +42,20 @@ export class CrashHandlerDir {
   }
 
   /**
-   * Kills this browser's crash handlers (call it once the browser is gone) and
-   * resolves once they have exited (at most EXIT_WAIT_MS), with how many there were. Runs once.
+   * Kills this browser's crash handlers (call it once the browser is gone or
+   * disconnected) and removes the directory; resolves once they have exited
+   * (at most EXIT_WAIT_MS), with how many there were. Runs once.
+   *
+   * First it waits (at most BROWSER_EXIT_WAIT_MS) for the browser's own
+   * processes, which carry the directory in their environment, to exit: the
+   * connection closes before they do, and one of them still on its way out
+   * made the directory again, empty, 20 ms after it had been removed.
+   * `waitForBrowser: false` skips that for a browser that never came up
+   * (Playwright kills it only after a grace of its own).
    */
-  release(): Promise<number> {
+  release(options: { waitForBrowser?: boolean } = {}): Promise<number> {
     this.released ??= (async () => {
+      if (options.waitForBrowser !== false) await browserProcessesExited(this.path);
       const killed = await killCrashHandlers(this.path);
       await rm(this.path, { recursive: true, force: true }).catch(() => undefined);
       return killed;
@@ -123,6 +132,44 @@ export async function sweepCrashHandlerDirs(minAgeMs = 10 * 60_000): Promise<num
 }
 
 const EXIT_WAIT_MS = 2_000;
+/** A closed or killed browser's processes are gone within milliseconds; a hung one is not waited on for longer. */
+const BROWSER_EXIT_WAIT_MS = 5_000;
+
+/** Resolves when no live process but a crash handler has `database` in its environment, or after BROWSER_EXIT_WAIT_MS; at once without /proc. */
+async function browserProcessesExited(database: string): Promise<void> {
+  const deadline = Date.now() + BROWSER_EXIT_WAIT_MS;
+  while (Date.now() < deadline) {
+    const users = await browserProcessesUsing(database);
+    if (users === null || users === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** How many live processes other than crash handlers carry `BREAKPAD_DUMP_LOCATION=database`; null without /proc. */
+async function browserProcessesUsing(database: string): Promise<number | null> {
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return null;
+  }
+  const wanted = `BREAKPAD_DUMP_LOCATION=${database}`;
+  const using = await Promise.all(
+    entries
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(async (pid) => {
+        try {
+          // A zombie's environment reads empty: it has exited.
+          if (!(await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0').includes(wanted)) return false;
+          const argv0 = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')[0] ?? '';
+          return !argv0.endsWith('chrome_crashpad_handler');
+        } catch {
+          return false; // gone meanwhile, or not ours to read
+        }
+      }),
+  );
+  return using.filter(Boolean).length;
+}
 
 /** Resolves when the process is gone or a zombie (exited; init reaps it), or after EXIT_WAIT_MS. */
 async function exited(pid: string): Promise<void> {
