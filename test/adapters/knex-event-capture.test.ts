@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Knex } from 'knex';
 import { eventsOf, toInvoiceListItem, type ChangeEvent } from '@logi/domain';
 import { KnexEventCapture, KnexEventFeed, KnexInvoiceRepository, loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
+import { insertInvoiceRow } from '../support/sql-writes.js';
 
 /**
  * Capture by triggers and publishing, on both profiles, with writes made
@@ -153,7 +153,7 @@ describe.each(PROFILES)('event capture and feed on %s', (profile) => {
   it('when an invoice is inserted by SQL, then invoice.created is in the feed of its directory only', async () => {
     const south = await feed.latestId(SOUTH);
     const north = await feed.latestId(NORTH);
-    await insertInvoice(db.knex, 501, SOUTH, 'SQL/501');
+    await insertInvoiceRow(db.knex, 501, SOUTH, 'SQL/501');
     await publish();
     expect((await feed.page(SOUTH, south, 10, [])).map((event) => [event.type, event.data.object.nr])).toEqual([['invoice.created', 'SQL/501']]);
     expect(await feed.page(NORTH, north, 10, [])).toEqual([]);
@@ -174,7 +174,7 @@ describe.each(PROFILES)('event capture and feed on %s', (profile) => {
     expect(await timed(feed.waitForEvents(SOUTH, after, 150))).toBe('resolved');
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     const waiting = feed.waitForEvents(SOUTH, after, 20_000);
-    await insertInvoice(db.knex, 502, SOUTH, 'SQL/502');
+    await insertInvoiceRow(db.knex, 502, SOUTH, 'SQL/502');
     await publish();
     expect(await timed(waiting, 5_000)).toBe('resolved');
     const aborter = new AbortController();
@@ -233,32 +233,6 @@ function fileRow(label: string) {
   };
 }
 
-async function insertInvoice(knex: Knex, id: number, directory: string, nr: string): Promise<void> {
-  await knex('invoices').insert({
-    id,
-    directory,
-    nr,
-    type: 's',
-    status: 'issued',
-    branch_id: 1,
-    issue_date: 1_763_800_000,
-    service_date: 1_763_800_000,
-    payment_term: 1_765_000_000,
-    payment_date: null,
-    customer_name: 'Inserted by SQL',
-    customer_vat: 'PL1',
-    customer_country: 'pl',
-    customer_address: 'Somewhere',
-    currency: 'PLN',
-    amount_net: 10,
-    amount_tax: 2.3,
-    amount_gross: 12.3,
-    paid: 0,
-    left_to_pay: 12.3,
-    correct_of_id: null,
-    added_time: 1_763_800_000,
-  });
-}
 
 async function timed(promise: Promise<unknown>, ms = 10_000): Promise<'resolved' | 'timed out'> {
   let timer: NodeJS.Timeout | undefined;

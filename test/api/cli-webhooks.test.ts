@@ -1,28 +1,11 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { createKnex, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
 import { NORTH, repositoryFixture, SOUTH } from '../adapters/knex-repository.fixture.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile('pnpm', ['--silent', 'cli', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: '', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+import { cli } from '../support/cli-runner.js';
 
 /** A table the CLI printed: the header's columns, then each row's cells (columns are two spaces or more apart). */
 function parseTable(stdout: string): Array<Record<string, string>> {

@@ -1,41 +1,14 @@
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { createKnex, Sha256ApiKeyHasher } from '@logi/adapters';
 import { openTestDatabase, snapshot, type TestDatabase } from '../adapters/knex-test-databases.js';
 import { repositoryFixture } from '../adapters/knex-repository.fixture.js';
+import { cli } from '../support/cli-runner.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const hasher = new Sha256ApiKeyHasher();
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function runOnce(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile('pnpm', ['--silent', 'cli', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: '', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-/**
- * `pnpm cli <args>`. On these machines pnpm itself now and then fails to
- * resolve its packageManager pin before running anything
- * (ERR_PNPM_BAD_CONFIG_DEP); only that failure is retried.
- */
-async function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  let run = await runOnce(args, env);
-  for (let attempt = 0; attempt < 3 && run.stderr.includes('ERR_PNPM_BAD_CONFIG_DEP'); attempt++) run = await runOnce(args, env);
-  return run;
-}
 
 // Each test starts `pnpm cli` one to three times, each a few seconds of start-up on 2 cores (more
 // on a loaded machine): a bound on the run, not on the speed.

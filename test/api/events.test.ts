@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventFeedPort } from '@logi/domain';
 import { Tokens } from '@logi/api';
@@ -7,6 +6,7 @@ import { eventPageSchema } from '../../packages/api/src/ops/openapi/event.schema
 import { envelopeOf, PROFILE, startTestApi, type TestApi } from '../support/api-harness.js';
 import { DIRS } from '../support/test-fixture.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
+import { insertInvoiceRow } from '../support/sql-writes.js';
 
 /**
  * GET /v1/events over HTTP, on the profile under test: what the fixtures
@@ -71,33 +71,6 @@ function uniquePdf(): Buffer {
   return Buffer.concat([PDF_BYTES, Buffer.from(`% ${randomBytes(8).toString('hex')}\n`)]);
 }
 
-async function insertInvoice(db: Knex, id: number, nr: string): Promise<void> {
-  await db('invoices').insert({
-    id,
-    directory: DIRS.baltic,
-    nr,
-    type: 's',
-    status: 'issued',
-    branch_id: 1,
-    issue_date: 1_763_800_000,
-    service_date: 1_763_800_000,
-    payment_term: 1_765_000_000,
-    payment_date: null,
-    customer_name: 'ERP Import',
-    customer_vat: 'PL1',
-    customer_country: 'pl',
-    customer_address: 'Somewhere',
-    currency: 'PLN',
-    amount_net: 10,
-    amount_tax: 2.3,
-    amount_gross: 12.3,
-    paid: 0,
-    left_to_pay: 12.3,
-    correct_of_id: null,
-    added_time: 1_763_800_000,
-  });
-  await db('invoice_orders').insert([0, 1].map((position) => ({ invoice_id: id, position, type: 'FTL', nr: `${nr}/O${position}`, cmr: '', tasks: '[]', files: '[]', contacts: '[]' })));
-}
 
 describe(`GET /v1/events (${PROFILE})`, () => {
   it('when the fixtures were loaded, then the feed holds one invoice.created per invoice of the directory, each the list item', async () => {
@@ -225,7 +198,8 @@ describe(`GET /v1/events (${PROFILE})`, () => {
           const rollBack = index % 3 === 2;
           await api.knex
             .transaction(async (trx) => {
-              await insertInvoice(trx, id, `ERP/${id}`);
+              await insertInvoiceRow(trx, id, DIRS.baltic, `ERP/${id}`);
+              await trx('invoice_orders').insert([0, 1].map((position) => ({ invoice_id: id, position, type: 'FTL', nr: `ERP/${id}/O${position}`, cmr: '', tasks: '[]', files: '[]', contacts: '[]' })));
               if (rollBack) throw new Error('rolled back on purpose');
             })
             .catch((error: unknown) => {
