@@ -4,11 +4,10 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
 import { DIRS, KEYS } from '../support/test-fixture.js';
+import type { OpenApiDoc } from '../support/openapi-contract.js';
 
 /** Left for a person to look at: the page as rendered, and a request tried from it. */
 const SCREENSHOTS = path.resolve('.tmp');
-// The spec's five endpoints and the contract's e-invoice and events additions.
-const SPEC_PATHS = ['/orders/{order_id}/files', '/orders/file-categories', '/orders/by-nr', '/invoices', '/invoices/{invoice_id}/pdf', '/invoices/{invoice_id}/e-invoice', '/events'];
 
 let api: TestApi;
 let browser: Browser;
@@ -39,7 +38,12 @@ describe('GET /v1/docs', () => {
     expect((await fetch(`${api.base}/docs/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
   });
 
-  it('when opened in a browser, then it lists the five endpoints, the e-invoice and the events, a request can be tried with credentials, and nothing leaves 127.0.0.1', async () => {
+  it('when opened in a browser, then it lists every operation of the served document and each of its webhooks, a request can be tried with credentials, and nothing leaves 127.0.0.1', async () => {
+    // What the page should show: every operation of `paths` (the spec's five endpoints and the contract's additions), and the `webhooks` entries in a section of their own.
+    const doc = (await (await fetch(`${api.base}/openapi.json`)).json()) as OpenApiDoc & { webhooks: Record<string, Record<string, unknown>> };
+    const listed = (items: Record<string, Record<string, unknown>>, section: string) =>
+      Object.entries(items).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${section} ${method.toUpperCase()} ${path}`));
+    const expected = [...listed(doc.paths, 'paths'), ...listed(doc.webhooks, 'webhooks')].sort();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const requested: string[] = [];
     const pageErrors: string[] = [];
@@ -49,10 +53,12 @@ describe('GET /v1/docs', () => {
     try {
       await page.goto(`${api.base}/docs`, { waitUntil: 'load' });
       const operations = page.locator('.opblock');
-      await operations.nth(SPEC_PATHS.length - 1).waitFor();
-      expect(await operations.count()).toBe(SPEC_PATHS.length);
-      const shown = await page.locator('.opblock-summary-path').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-path')));
-      expect(shown.sort()).toEqual([...SPEC_PATHS].sort());
+      await operations.nth(expected.length - 1).waitFor();
+      expect(await operations.count()).toBe(expected.length);
+      const shown = await operations.evaluateAll((nodes) =>
+        nodes.map((n) => `${n.closest('.webhooks') ? 'webhooks' : 'paths'} ${n.querySelector('.opblock-summary-method')?.textContent} ${n.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+      );
+      expect(shown.sort()).toEqual(expected);
       await expect(page.locator('.info .title').innerText()).resolves.toContain('Logistics orders and invoices API');
       await page.screenshot({ path: await screenshotPath('docs-page.png'), fullPage: true });
 

@@ -1,6 +1,16 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eInvoiceQuerySchema, invoicePdfQuerySchema, listInvoicesQuerySchema } from '@logi/domain';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  createWebhookEndpointSchema,
+  eInvoiceQuerySchema,
+  invoicePdfQuerySchema,
+  listDeliveriesQuerySchema,
+  listInvoicesQuerySchema,
+  replayWebhookSchema,
+  updateWebhookEndpointSchema,
+} from '@logi/domain';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES, PNG_BYTES } from '../support/multipart.js';
 import { OpenApiContract, type OpenApiDoc } from '../support/openapi-contract.js';
@@ -9,17 +19,45 @@ import { rawRequest } from '../support/raw-http.js';
 import { authHeaders } from '../support/api-harness.js';
 import { freePort } from '../support/free-port.js';
 
-const SPEC_OPERATIONS = [
-  ['post', '/orders/{order_id}/files'],
-  ['get', '/orders/file-categories'],
-  ['get', '/orders/by-nr'],
-  ['get', '/invoices'],
-  ['get', '/invoices/{invoice_id}/pdf'],
+/** The answers every operation documents, whatever it does. */
+const COMMON = ['400', '401', '405', '414', '429', '431', '500', '503'];
+/** And those of a JSON body (400, a body that does not parse, is common). */
+const JSON_BODY = ['413', '415', '422'];
+/** Every operation of the document, with the answers it documents besides the common ones. */
+const OPERATIONS: ReadonlyArray<readonly [string, string, readonly string[]]> = [
+  ['post', '/orders/{order_id}/files', ['201', '404', '409', '413', '422']],
+  ['get', '/orders/file-categories', ['200']],
+  ['get', '/orders/by-nr', ['200', '404', '422']],
+  ['get', '/invoices', ['200', '304', '422']],
+  ['get', '/invoices/{invoice_id}/pdf', ['200', '304', '404', '422']],
   // Beyond the spec's five: the contract's e-invoice addition.
-  ['get', '/invoices/{invoice_id}/e-invoice'],
-  // And its events addition: the change feed.
-  ['get', '/events'],
-] as const;
+  ['get', '/invoices/{invoice_id}/e-invoice', ['200', '304', '404', '422']],
+  // And its events addition: the change feed and webhook endpoints.
+  ['get', '/events', ['200', '410', '422']],
+  ['get', '/webhook-endpoints', ['200']],
+  ['post', '/webhook-endpoints', ['201', ...JSON_BODY]],
+  ['get', '/webhook-endpoints/{endpoint_id}', ['200', '404']],
+  ['patch', '/webhook-endpoints/{endpoint_id}', ['200', '404', ...JSON_BODY]],
+  ['delete', '/webhook-endpoints/{endpoint_id}', ['200', '404']],
+  // No body is needed; one that is sent is read, and refused as any JSON body is.
+  ['post', '/webhook-endpoints/{endpoint_id}/rotate-secret', ['200', '404', '413', '415']],
+  ['get', '/webhook-endpoints/{endpoint_id}/deliveries', ['200', '404', '422']],
+  ['post', '/webhook-endpoints/{endpoint_id}/replay', ['202', '404', '410', ...JSON_BODY]],
+];
+const WEBHOOK_ID_OPERATIONS = OPERATIONS.filter(([, path]) => path.startsWith('/webhook-endpoints/{endpoint_id}'));
+/** The contract's event types, each a `webhooks` entry, with the schema of its event. */
+const EVENT_SCHEMAS: Record<string, string> = {
+  'invoice.created': 'InvoiceCreatedEvent',
+  'invoice.updated': 'InvoiceUpdatedEvent',
+  'invoice.deleted': 'InvoiceDeletedEvent',
+  'order.file_attached': 'FileAttachedEvent',
+};
+/** A request of each operation, for the answers any request can meet (no id needs to exist). */
+const CALLS: Array<[string, string, string]> = OPERATIONS.map(([method, path]) => [
+  path.replace('{order_id}', '3001').replace('{invoice_id}', '9001').replace('{endpoint_id}', '1') + (path === '/orders/by-nr' ? '?nr=1' : ''),
+  method,
+  path,
+]);
 
 let api: TestApi;
 let contract: OpenApiContract;
@@ -43,14 +81,12 @@ describe('the OpenAPI document', () => {
     expect(contract.doc.servers).toEqual([expect.objectContaining({ url: '/v1' })]);
   });
 
-  it('when read, then it covers exactly the five endpoints of the spec and the e-invoice and events additions, each with its error answers and exact messages', () => {
+  it('when read, then it covers exactly the five endpoints of the spec and the e-invoice and events additions (feed and webhook endpoints), each with its error answers and exact messages', () => {
     const listed = Object.entries(contract.doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
-    expect(listed.sort()).toEqual(SPEC_OPERATIONS.map(([method, path]) => `${method} ${path}`).sort());
-    for (const [method, path] of SPEC_OPERATIONS) {
+    expect(listed.sort()).toEqual(OPERATIONS.map(([method, path]) => `${method} ${path}`).sort());
+    for (const [method, path, own] of OPERATIONS) {
       const responses = contract.operation(method, path).responses;
-      const expected = ['400', '401', '405', '414', '429', '431', '500', '503', ...(path === '/orders/file-categories' ? [] : ['404', '422'])];
-      if (path === '/invoices' || path === '/events') expected.splice(expected.indexOf('404'), 1);
-      for (const status of expected) expect(responses[status], `${method} ${path} ${status}`).toBeDefined();
+      expect(Object.keys(responses).sort(), `${method} ${path}`).toEqual([...COMMON, ...own].sort());
       const message = (status: string) => JSON.stringify(responses[status]!.content!['application/json']!.schema);
       expect(message('401')).toContain('"const":"Authentication failed"');
       expect(message('429')).toContain('"const":"Too Many Attempts."');
@@ -58,13 +94,48 @@ describe('the OpenAPI document', () => {
       expect(responses['429']!.headers).toHaveProperty('Retry-After');
       expect(responses['503']!.headers).toHaveProperty('Retry-After');
       expect(responses['405']!.headers).toHaveProperty('Allow');
+      if (own.includes('415')) {
+        expect(message('413'), `${method} ${path}`).toContain('"const":"Payload Too Large"');
+        expect(responses['413']!.description).toContain('over 64 KiB');
+        expect(message('415'), `${method} ${path}`).toContain('"const":"Unsupported Media Type"');
+        // Its own 400 replaces the shared one and says both: JSON that does not parse, HTTP that is not well-formed.
+        expect(message('400')).toContain('"const":"Bad Request"');
+        expect(responses['400']!.description).toMatch(/not valid JSON.*not well-formed HTTP/s);
+      }
     }
     const notFound = (method: string, path: string) => JSON.stringify(contract.operation(method, path).responses['404']!.content!['application/json']!.schema);
     expect(notFound('post', '/orders/{order_id}/files')).toContain('"const":"Order not found"');
     expect(notFound('get', '/orders/by-nr')).toContain('Order with given nr');
     expect(notFound('get', '/invoices/{invoice_id}/pdf')).toContain('"const":"Invoice not found"');
-    expect(contract.operation('post', '/orders/{order_id}/files').responses['413']).toBeDefined();
+    for (const [method, path] of WEBHOOK_ID_OPERATIONS) expect(notFound(method, path), `${method} ${path}`).toContain('"const":"Webhook endpoint not found"');
     expect(JSON.stringify(contract.operation('get', '/invoices').responses['422'])).toContain('The given data was invalid.');
+    const unprocessable = (method: string, path: string) => JSON.stringify(contract.operation(method, path).responses['422']!.content!['application/json']!.schema);
+    for (const [method, path] of [['patch', '/webhook-endpoints/{endpoint_id}'], ['get', '/webhook-endpoints/{endpoint_id}/deliveries'], ['post', '/webhook-endpoints/{endpoint_id}/replay']] as const) {
+      expect(unprocessable(method, path), `${method} ${path}`).toContain('"const":"The given data was invalid."');
+    }
+    // Creation is also refused at the directory's maximum of endpoints, with a message of its own.
+    expect(unprocessable('post', '/webhook-endpoints')).toContain('"const":"The given data was invalid."');
+    expect(unprocessable('post', '/webhook-endpoints')).toContain('A client directory may have at most');
+    expect(JSON.stringify(contract.operation('post', '/webhook-endpoints/{endpoint_id}/replay').responses['410'])).toContain('"const":"Events after this cursor are no longer kept."');
+  });
+
+  it('when read, then its webhooks section has exactly one POST per event type, whose body is that event\'s schema and whose parameters are the three Standard Webhooks headers', () => {
+    const webhooks = contract.doc.webhooks as Record<string, Record<string, { parameters: Array<{ name: string; in: string; required: boolean }>; requestBody: { required: boolean; content: Record<string, { schema: { $ref?: string } }> } }>>;
+    expect(Object.keys(webhooks).sort()).toEqual(Object.keys(EVENT_SCHEMAS).sort());
+    const schemas = (contract.doc.components as { schemas: Record<string, { properties: { type: { const?: string } } }> }).schemas;
+    for (const [type, item] of Object.entries(webhooks)) {
+      expect(Object.keys(item), type).toEqual(['post']);
+      const { parameters, requestBody } = item.post!;
+      expect(requestBody.required, type).toBe(true);
+      expect(Object.keys(requestBody.content), type).toEqual(['application/json']);
+      expect(requestBody.content['application/json']!.schema, type).toEqual({ $ref: `#/components/schemas/${EVENT_SCHEMAS[type]}` });
+      expect(schemas[EVENT_SCHEMAS[type]!]!.properties.type.const, type).toBe(type);
+      expect(parameters.map((p) => [p.in, p.name, p.required]), type).toEqual([
+        ['header', 'webhook-id', true],
+        ['header', 'webhook-timestamp', true],
+        ['header', 'webhook-signature', true],
+      ]);
+    }
   });
 
   it('when read, then every query parameter of the validating zod schemas is there with type, default, enum and description', () => {
@@ -89,11 +160,20 @@ describe('the OpenAPI document', () => {
     expect(pdf.get('lang')!.schema).toMatchObject({ enum: ['cs', 'de', 'en', 'pl', 'ro', 'tr'], default: 'en' });
     // Shaped for generated clients (numbers and a boolean), while the wire stays digits and true/false/1/0.
     expect(pdf.get('duplicate')).toMatchObject({ schema: { type: 'boolean', default: false }, description: expect.stringContaining('`1` and `0` are accepted too') });
-    for (const [method, path, name] of [['get', '/invoices/{invoice_id}/pdf', 'invoice_id'], ['get', '/invoices/{invoice_id}/e-invoice', 'invoice_id'], ['post', '/orders/{order_id}/files', 'order_id']] as const) {
+    const pathIds = [
+      ['get', '/invoices/{invoice_id}/pdf', 'invoice_id'],
+      ['get', '/invoices/{invoice_id}/e-invoice', 'invoice_id'],
+      ['post', '/orders/{order_id}/files', 'order_id'],
+      ...WEBHOOK_ID_OPERATIONS.map(([method, path]) => [method, path, 'endpoint_id'] as const),
+    ] as const;
+    for (const [method, path, name] of pathIds) {
       const id = params(method, path).get(name)!;
-      expect(id).toMatchObject({ in: 'path', required: true, schema: { type: 'integer', minimum: 1 } });
+      expect(id, `${method} ${path}`).toMatchObject({ in: 'path', required: true, schema: { type: 'integer', minimum: 1 } });
       expect(id.schema.description).toContain('(404)');
     }
+    const deliveries = params('get', '/webhook-endpoints/{endpoint_id}/deliveries');
+    expect([...deliveries.keys()].sort()).toEqual(['endpoint_id', ...Object.keys(listDeliveriesQuerySchema.shape)].sort());
+    expect(deliveries.get('limit')!.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
     const eInvoice = params('get', '/invoices/{invoice_id}/e-invoice');
     expect([...eInvoice.keys()].sort()).toEqual(['invoice_id', ...Object.keys(eInvoiceQuerySchema.shape)].sort());
     expect(eInvoice.get('format')!.schema).toMatchObject({ enum: ['ubl', 'cii'], default: 'ubl' });
@@ -105,6 +185,22 @@ describe('the OpenAPI document', () => {
     expect(upload.required).toEqual(['files']);
     expect(upload.properties.files).toMatchObject({ type: 'array', items: { type: 'string', format: 'binary' } });
     expect(upload.properties).toHaveProperty('category_id');
+    // The JSON bodies of the webhook endpoint calls: the validating zod schemas' fields; only a change may come without a body.
+    const jsonBodies = [
+      ['post', '/webhook-endpoints', createWebhookEndpointSchema, ['url'], true],
+      ['patch', '/webhook-endpoints/{endpoint_id}', updateWebhookEndpointSchema, [], false],
+      ['post', '/webhook-endpoints/{endpoint_id}/replay', replayWebhookSchema, ['after'], true],
+    ] as const;
+    for (const [method, path, zodSchema, required, bodyRequired] of jsonBodies) {
+      const requestBody = (contract.operation(method, path) as unknown as { requestBody: { required: boolean; content: Record<string, { schema: { type: string; properties: object; required?: string[] } }> } }).requestBody;
+      expect(requestBody.required, `${method} ${path}`).toBe(bodyRequired);
+      expect(Object.keys(requestBody.content)).toEqual(['application/json']);
+      const schema = requestBody.content['application/json']!.schema;
+      expect(schema.type).toBe('object');
+      expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(zodSchema.shape).sort());
+      expect(schema.required ?? []).toEqual(required);
+    }
+    expect((contract.operation('post', '/webhook-endpoints/{endpoint_id}/rotate-secret') as { requestBody?: unknown }).requestBody).toBeUndefined();
   });
 
   it('when read, then the security schemes are bearer plus X-Client-Directory, with the legacy directory header', () => {
@@ -165,15 +261,7 @@ describe('real responses match the document', () => {
   });
 
   it('when credentials are missing, then every endpoint answers a 401 that fits', async () => {
-    const calls: Array<[string, string, string]> = [
-      ['/orders/3001/files', 'post', '/orders/{order_id}/files'],
-      ['/orders/file-categories', 'get', '/orders/file-categories'],
-      ['/orders/by-nr?nr=1', 'get', '/orders/by-nr'],
-      ['/invoices', 'get', '/invoices'],
-      ['/invoices/9001/pdf', 'get', '/invoices/{invoice_id}/pdf'],
-      ['/invoices/9001/e-invoice', 'get', '/invoices/{invoice_id}/e-invoice'],
-    ];
-    for (const [url, method, path] of calls) {
+    for (const [url, method, path] of CALLS) {
       const response = await api.call(url, { method: method.toUpperCase(), as: null });
       expect(response.status).toBe(401);
       await contract.expectDocumented(response, method, path);
@@ -241,6 +329,118 @@ describe('real responses match the document', () => {
     expect(await contract.expectDocumented(truncated, 'post', '/orders/{order_id}/files')).toMatchObject({ message: 'Bad Request: the multipart body could not be read.' });
   });
 
+  it('when webhook endpoints are made, read, changed, rotated, replayed and deleted, then every answer fits, and the refused bodies too', async () => {
+    const json = (method: string, url: string, body?: string, contentType = 'application/json') =>
+      api.call(url, { method, ...(body === undefined ? {} : { body, headers: { 'Content-Type': contentType } }) });
+    const fits = async (response: Response, method: string, path: string, status: number) => {
+      expect(response.status, `${method} ${path}`).toBe(status);
+      return (await contract.expectDocumented(response, method, path)) as { message: string; data: any; errors?: Record<string, string[]> };
+    };
+    const created = await fits(await json('POST', '/webhook-endpoints', JSON.stringify({ url: 'https://hooks.example.com/openapi', event_types: ['invoice.updated'], description: 'ERP' })), 'post', '/webhook-endpoints', 201);
+    expect(created.data.secret).toMatch(/^whsec_/);
+    const id = created.data.id as number;
+    const endpoint = `/webhook-endpoints/${id}`;
+    const listed = await fits(await api.call('/webhook-endpoints'), 'get', '/webhook-endpoints', 200);
+    expect(listed.data.map((e: { id: number }) => e.id)).toContain(id);
+    await fits(await api.call(endpoint), 'get', '/webhook-endpoints/{endpoint_id}', 200);
+    expect((await fits(await json('PATCH', endpoint, JSON.stringify({ enabled: false, description: null })), 'patch', '/webhook-endpoints/{endpoint_id}', 200)).data).toMatchObject({ enabled: false, description: null });
+    // No body: nothing changes, as the document says (the body is optional).
+    expect((await fits(await json('PATCH', endpoint), 'patch', '/webhook-endpoints/{endpoint_id}', 200)).data).toMatchObject({ enabled: false, url: 'https://hooks.example.com/openapi' });
+    expect((await fits(await json('POST', `${endpoint}/rotate-secret`), 'post', '/webhook-endpoints/{endpoint_id}/rotate-secret', 200)).data.secret).toMatch(/^whsec_/);
+    await fits(await api.call(`${endpoint}/deliveries?limit=5`), 'get', '/webhook-endpoints/{endpoint_id}/deliveries', 200);
+    expect((await fits(await json('POST', `${endpoint}/replay`, '{"after":0}'), 'post', '/webhook-endpoints/{endpoint_id}/replay', 202)).data.scheduled).toEqual(expect.any(Number));
+
+    expect(await fits(await json('POST', '/webhook-endpoints', '{"url":'), 'post', '/webhook-endpoints', 400)).toMatchObject({ message: 'Bad Request' });
+    expect(await fits(await json('PATCH', endpoint, '{"__proto__":{"enabled":true}}'), 'patch', '/webhook-endpoints/{endpoint_id}', 400)).toMatchObject({ message: 'Bad Request' });
+    await fits(await json('PATCH', endpoint, '{}', 'text/plain'), 'patch', '/webhook-endpoints/{endpoint_id}', 415);
+    await fits(await json('POST', `${endpoint}/replay`, `{"after":0}${' '.repeat(64 * 1024)}`), 'post', '/webhook-endpoints/{endpoint_id}/replay', 413);
+    expect((await fits(await json('POST', '/webhook-endpoints', '[{"url":"https://hooks.example.com/a"}]'), 'post', '/webhook-endpoints', 422)).errors).toHaveProperty('body');
+    expect((await fits(await json('POST', '/webhook-endpoints', '{"url":"http://hooks.example.com/"}'), 'post', '/webhook-endpoints', 422)).errors).toHaveProperty('url');
+    expect((await fits(await json('POST', `${endpoint}/replay`, '{"after":-1}'), 'post', '/webhook-endpoints/{endpoint_id}/replay', 422)).errors).toHaveProperty('after');
+
+    await fits(await api.call(endpoint, { method: 'DELETE' }), 'delete', '/webhook-endpoints/{endpoint_id}', 200);
+    for (const [method, path, suffix] of [['get', '/webhook-endpoints/{endpoint_id}', ''], ['delete', '/webhook-endpoints/{endpoint_id}', ''], ['get', '/webhook-endpoints/{endpoint_id}/deliveries', '/deliveries']] as const) {
+      expect(await fits(await api.call(`${endpoint}${suffix}`, { method: method.toUpperCase() }), method, path, 404)).toMatchObject({ message: 'Webhook endpoint not found' });
+    }
+  });
+
+  it.fails('when a JSON body is a string, number, boolean or null, then 422 naming body as for an array (fails today: the server answers 400, its body parser being strict; reported)', async () => {
+    const created = await api.call('/webhook-endpoints', { method: 'POST', body: '{"url":"https://hooks.example.com/scalar"}', headers: { 'Content-Type': 'application/json' } });
+    expect(created.status).toBe(201);
+    const { id } = ((await created.json()) as { data: { id: number } }).data;
+    try {
+      for (const [method, url, path] of [['POST', '/webhook-endpoints', '/webhook-endpoints'], ['PATCH', `/webhook-endpoints/${id}`, '/webhook-endpoints/{endpoint_id}']] as const) {
+        for (const body of ['"x"', '1', 'true', 'null']) {
+          const response = await api.call(url, { method, body, headers: { 'Content-Type': 'application/json' } });
+          expect(response.status, `${method} ${body}`).toBe(422);
+          expect(((await contract.expectDocumented(response, method, path)) as { errors: object }).errors, `${method} ${body}`).toHaveProperty('body');
+        }
+      }
+    } finally {
+      await api.call(`/webhook-endpoints/${id}`, { method: 'DELETE' });
+    }
+  });
+
+  it('when the directory has its maximum of webhook endpoints, then another is a 422 with the exact message, and it fits', async () => {
+    const max = api.config.webhooks.maxEndpoints;
+    const create = () => api.call('/webhook-endpoints', { method: 'POST', body: JSON.stringify({ url: 'https://hooks.example.com/limit' }), headers: { 'Content-Type': 'application/json' } });
+    const made: number[] = [];
+    try {
+      for (let i = 0; i < max; i += 1) {
+        const response = await create();
+        expect(response.status).toBe(201);
+        made.push(((await response.json()) as { data: { id: number } }).data.id);
+      }
+      const refused = await create();
+      expect(refused.status).toBe(422);
+      expect(await contract.expectDocumented(refused, 'post', '/webhook-endpoints')).toEqual({ status: 422, message: `A client directory may have at most ${max} webhook endpoints.`, data: null });
+    } finally {
+      for (const id of made) await api.call(`/webhook-endpoints/${id}`, { method: 'DELETE' });
+    }
+  });
+
+  it('when events of every type are delivered to an endpoint, then each POST fits its webhooks entry: the three headers and the event as its body', async () => {
+    const received: Array<{ method: string; headers: http.IncomingHttpHeaders; body: string }> = [];
+    const types = new Set<string>();
+    let allTypes!: () => void;
+    const everyType = new Promise<void>((resolve) => (allTypes = resolve));
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        received.push({ method: req.method!, headers: req.headers, body });
+        types.add((JSON.parse(body) as { type: string }).type);
+        res.writeHead(204).end();
+        if (Object.keys(EVENT_SCHEMAS).every((type) => types.has(type))) allTypes();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    // A receiver on this machine: private targets allowed, as for an on-premise receiver.
+    const delivering = await startTestApi({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', EVENTS_PUBLISH_INTERVAL_MS: '50' });
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const created = await delivering.call('/webhook-endpoints', { method: 'POST', body: JSON.stringify({ url }), headers: { 'Content-Type': 'application/json' } });
+      expect(created.status).toBe(201);
+      const { id } = ((await created.json()) as { data: { id: number } }).data;
+      // The kept events (the fixture's invoices, created) again, then one change of each other kind.
+      expect((await delivering.call(`/webhook-endpoints/${id}/replay`, { method: 'POST', body: '{"after":0}', headers: { 'Content-Type': 'application/json' } })).status).toBe(202);
+      await delivering.knex('invoices').where({ id: 9001 }).update({ branch_id: 4242 });
+      await delivering.knex('invoices').where({ id: 9002 }).del();
+      const { body, contentType } = multipart([{ name: 'files', filename: 'cmr.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from(`webhooks ${Date.now()}`)]) }]);
+      expect((await delivering.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': contentType } })).status).toBe(201);
+      await everyType;
+      for (const request of received) {
+        const event = contract.expectWebhookRequest((JSON.parse(request.body) as { type: string }).type, request) as { id: number };
+        expect(request.headers['webhook-id']).toBe(String(event.id));
+        expect(String(request.headers['webhook-signature'])).toMatch(/^v1,[A-Za-z0-9+/]+={0,2}$/);
+      }
+    } finally {
+      await delivering.stop();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
   it('when nr holds a line break and matches nothing, then the 404 naming it fits', async () => {
     const response = await api.call('/orders/by-nr?nr=ab%0Acd');
     expect(response.status).toBe(404);
@@ -280,15 +480,7 @@ describe('real responses match the document', () => {
   it('when a header holds a control byte, the query is over 8 KiB or the headers over 64 KiB, then every operation answers a 400, 414 or 431 that fits', async () => {
     const { host } = new URL(api.root);
     const credentials = Object.entries(authHeaders('baltic')).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-    const calls: Array<[string, string, string]> = [
-      ['/orders/3001/files', 'post', '/orders/{order_id}/files'],
-      ['/orders/file-categories', 'get', '/orders/file-categories'],
-      ['/orders/by-nr?nr=1', 'get', '/orders/by-nr'],
-      ['/invoices', 'get', '/invoices'],
-      ['/invoices/9001/pdf', 'get', '/invoices/{invoice_id}/pdf'],
-      ['/invoices/9001/e-invoice', 'get', '/invoices/{invoice_id}/e-invoice'],
-    ];
-    for (const [url, method, path] of calls) {
+    for (const [url, method, path] of CALLS) {
       const controlByte = await rawRequest(api.root, `${method.toUpperCase()} /v1${url} HTTP/1.1\r\nHost: ${host}\r\n${credentials}If-None-Match: sQ\x7f\r\nConnection: close\r\n\r\n`);
       expect(controlByte.status, `${method} ${url}`).toBe(400);
       expect(await contract.expectDocumented(controlByte, method, path)).toMatchObject({ message: 'Bad Request' });

@@ -8,6 +8,10 @@ type DocumentedResponse = {
   headers?: Record<string, { required?: boolean; schema: Record<string, unknown> }>;
   content?: Record<string, { schema: Record<string, unknown> }>;
 };
+type WebhookOperation = {
+  parameters?: Array<{ name: string; in: string; required?: boolean; schema: Record<string, unknown> }>;
+  requestBody: { required?: boolean; content: Record<string, { schema: Record<string, unknown> }> };
+};
 export type OpenApiDoc = { openapi: string; paths: Record<string, Record<string, Operation>>; [key: string]: unknown };
 
 const DOC_ID = 'https://api.test/openapi.json';
@@ -81,6 +85,31 @@ export class OpenApiContract {
     const body: unknown = await response.json();
     const validate = this.validatorFor([...found!.pointer, 'content', mediaType, 'schema']);
     expect(validate(body), `${where}: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`).toBe(true);
+    return body;
+  }
+
+  /**
+   * Asserts a request the service sent to a webhook endpoint fits the
+   * document's `webhooks` entry `name` (OpenAPI 3.1): its method, every
+   * header the entry lists (there when required, fitting its schema), its
+   * media type and its body. Returns the parsed body.
+   */
+  expectWebhookRequest(name: string, request: { method: string; headers: Record<string, string | string[] | undefined>; body: string }): unknown {
+    const entry = (this.doc.webhooks as Record<string, Record<string, WebhookOperation>> | undefined)?.[name]?.[request.method.toLowerCase()];
+    expect(entry, `webhook ${name} ${request.method} is documented`).toBeDefined();
+    for (const parameter of entry!.parameters ?? []) {
+      expect(parameter.in, `webhook ${name}: parameter ${parameter.name}`).toBe('header');
+      const value = request.headers[parameter.name.toLowerCase()];
+      if (parameter.required) expect(value, `webhook ${name}: header ${parameter.name}`).toBeDefined();
+      if (value === undefined) continue;
+      const check = this.ajv.compile(parameter.schema);
+      expect(check(value), `webhook ${name}: header ${parameter.name}=${String(value)} fits ${JSON.stringify(parameter.schema)}`).toBe(true);
+    }
+    const mediaType = String(request.headers['content-type'] ?? '').split(';')[0]!.trim();
+    expect(Object.keys(entry!.requestBody.content), `webhook ${name}: content type ${mediaType} is documented`).toContain(mediaType);
+    const body: unknown = JSON.parse(request.body);
+    const validate = this.validatorFor(['webhooks', name, request.method.toLowerCase(), 'requestBody', 'content', mediaType, 'schema']);
+    expect(validate(body), `webhook ${name}: ${this.ajv.errorsText(validate.errors)}\n${request.body.slice(0, 500)}`).toBe(true);
     return body;
   }
 

@@ -15,16 +15,21 @@ const endpointId = {
 };
 
 const notFound = errorResponse(404, 'No such webhook endpoint for this client, or an id that is not a positive integer.', Messages.WEBHOOK_ENDPOINT_NOT_FOUND);
-const invalid = (description: string, field: string, message: string) =>
-  validationResponse(description, { type: 'string' }, { status: 422, message: Messages.INVALID_DATA, data: null, errors: { [field]: [message] } });
+const invalid = (description: string, field: string, message: string, messageSchema: Record<string, unknown> = { const: Messages.INVALID_DATA }) =>
+  validationResponse(description, messageSchema, { status: 422, message: Messages.INVALID_DATA, data: null, errors: { [field]: [message] } });
 const jsonBody = (schema: Parameters<typeof toJsonSchema>[0], required = true) => ({
   required,
   content: { 'application/json': { schema: toJsonSchema(schema, 'input') } },
 });
+/** Spread after `commonErrors()`: its 400 takes the place of the shared one, and says both. */
 const bodyErrors = {
-  '400': errorResponse(400, 'The body is not valid JSON.', Messages.BAD_REQUEST),
+  '400': errorResponse(
+    400,
+    'A body sent as `application/json` that is not valid JSON, or that holds a `__proto__` key at any depth (refused as a guard against prototype pollution); a JSON value that is not an object is a 422 naming `body`. Or a request that is not well-formed HTTP (a control byte in a header value, say), refused before anything reads it, the connection closed after the answer.',
+    Messages.BAD_REQUEST,
+  ),
   '413': errorResponse(413, 'The body is over 64 KiB.', Messages.PAYLOAD_TOO_LARGE),
-  '415': errorResponse(415, 'A body that is not `application/json`.', 'Unsupported Media Type'),
+  '415': errorResponse(415, 'A body whose `Content-Type` is not `application/json` (parameters such as `charset=utf-8` aside), or that has none.', 'Unsupported Media Type'),
 };
 
 const TARGET_RULES =
@@ -53,9 +58,14 @@ export function webhookPaths() {
         requestBody: jsonBody(createWebhookEndpointSchema),
         responses: {
           '201': jsonResponse('The endpoint, with its secret.', ref('CreatedWebhookEndpointEnvelope'), COUNTED),
-          ...bodyErrors,
-          '422': invalid('`url`, `event_types` or `description` invalid, or the directory has its maximum of endpoints.', 'url', 'The url must be an https URL.'),
+          '422': invalid(
+            'A field is invalid (`The given data was invalid.`, with `errors` naming `url`, `event_types` or `description`, or `body` when the body is not a JSON object); or the directory already has WEBHOOK_MAX_ENDPOINTS endpoints: `A client directory may have at most 10 webhook endpoints.` (its number is the setting), without `errors`.',
+            'url',
+            'The url must be an https URL.',
+            { anyOf: [{ const: Messages.INVALID_DATA }, { type: 'string', pattern: '^A client directory may have at most [0-9]+ webhook endpoints\\.$' }] },
+          ),
           ...commonErrors(),
+          ...bodyErrors,
         },
       },
     },
@@ -71,15 +81,15 @@ export function webhookPaths() {
         operationId: 'updateWebhookEndpoint',
         tags: ['Webhooks'],
         summary: 'Change, pause or re-enable a webhook endpoint',
-        description: `Any of \`url\`, \`event_types\`, \`description\`, \`enabled\`; fields not sent stay as they are. \`enabled: true\` also clears \`disabled_reason\`. Events published while an endpoint is not enabled are not sent to it: replay them. ${TARGET_RULES}`,
+        description: `Any of \`url\`, \`event_types\`, \`description\`, \`enabled\`; fields not sent stay as they are (no body, or \`{}\`, changes nothing). \`enabled: true\` also clears \`disabled_reason\`. Events published while an endpoint is not enabled are not sent to it: replay them. ${TARGET_RULES}`,
         parameters: [endpointId],
-        requestBody: jsonBody(updateWebhookEndpointSchema),
+        requestBody: jsonBody(updateWebhookEndpointSchema, false),
         responses: {
           '200': jsonResponse('The endpoint as it is now.', ref('WebhookEndpointEnvelope'), COUNTED),
-          ...bodyErrors,
           '404': notFound,
-          '422': invalid('A field is invalid.', 'enabled', 'The enabled field must be true or false.'),
+          '422': invalid('A field is invalid: `errors` names it (`body` when the body is not a JSON object).', 'enabled', 'The enabled field must be true or false.'),
           ...commonErrors(),
+          ...bodyErrors,
         },
       },
       delete: {
@@ -98,7 +108,7 @@ export function webhookPaths() {
         summary: 'Rotate the signing secret',
         description: 'A new secret signs from now on; for 24 hours the old one signs too (`webhook-signature` then holds two space-separated `v1,` entries), so receivers can switch without missing a delivery.',
         parameters: [endpointId],
-        responses: { '200': jsonResponse('The new secret, shown this once.', ref('WebhookSecretEnvelope'), COUNTED), ...bodyErrors, '404': notFound, ...commonErrors() },
+        responses: { '200': jsonResponse('The new secret, shown this once.', ref('WebhookSecretEnvelope'), COUNTED), '404': notFound, ...commonErrors(), ...bodyErrors },
       },
     },
     '/webhook-endpoints/{endpoint_id}/deliveries': {
@@ -126,11 +136,11 @@ export function webhookPaths() {
         requestBody: jsonBody(replayWebhookSchema),
         responses: {
           '202': jsonResponse('Scheduled.', ref('ReplayEnvelope'), COUNTED),
-          ...bodyErrors,
           '404': notFound,
           '410': errorResponse(410, 'Events past `after` were removed by retention.', Messages.EVENTS_EXPIRED),
-          '422': invalid('`after` missing or invalid.', 'after', 'The after field is required.'),
+          '422': invalid('`after` missing or invalid (`errors` names it; `body` when the body is not a JSON object).', 'after', 'The after field is required.'),
           ...commonErrors(),
+          ...bodyErrors,
         },
       },
     },
