@@ -15,7 +15,8 @@ export interface WebhookEndpointRouteDeps {
 const JSON_BODY_LIMIT = '64kb';
 
 function jsonBody(): Middleware<AppState> {
-  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: JSON_BODY_LIMIT, encoding: 'utf-8' });
+  // Not strict: a JSON scalar (`null`, `12`) parses, so it is refused as a body that is not an object (422), like an array.
+  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: JSON_BODY_LIMIT, jsonStrict: false, encoding: 'utf-8' });
   return async (ctx, next) => {
     const hasBody = Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
     if (hasBody && !ctx.is('application/json')) throw new HttpError(415);
@@ -33,7 +34,11 @@ function endpointId(raw: string | undefined): number {
 export function registerWebhookEndpointRoutes(router: Router<AppState>, deps: WebhookEndpointRouteDeps): void {
   const webhooks = deps.manageWebhooks;
   const body = jsonBody();
-  const requestBody = (ctx: { request: unknown }) => (ctx.request as { body?: unknown }).body ?? {};
+  // No body at all reads as an empty object; a parsed `null` stays null (and is refused).
+  const requestBody = (ctx: { request: unknown }) => {
+    const body = (ctx.request as { body?: unknown }).body;
+    return body === undefined ? {} : body;
+  };
 
   router.post('/webhook-endpoints', body, async (ctx) => {
     const { endpoint, secret } = await webhooks.create(ctx.state.client.directory, requestBody(ctx));
