@@ -16,7 +16,7 @@ export class DnsHostResolver implements HostResolverPort {
       const addresses = await dns.promises.lookup(bare, { all: true, family: 0 });
       return [...new Set(addresses.map((a) => a.address))];
     } catch (error) {
-      // EAI_AGAIN (no answer in time) reads as unresolved too: the registration is refused and can be sent again, and every delivery checks anew.
+      // EAI_AGAIN (no answer in time) reads as unresolved too: the registration accepts such a name, and every delivery checks the address it connects to.
       if (NOT_RESOLVED.has((error as NodeJS.ErrnoException).code ?? '')) return [];
       throw error;
     }
