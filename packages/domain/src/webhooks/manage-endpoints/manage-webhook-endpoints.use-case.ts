@@ -85,8 +85,8 @@ export class ManageWebhookEndpointsUseCase {
     const checked = checkWebhookUrl(url, { allowPrivateTargets: this.deps.allowPrivateTargets });
     if (!checked.ok) throw ValidationError.invalidData({ url: [checked.message] });
     if (this.deps.allowPrivateTargets || checked.ipLiteral) return;
-    // A name that does not resolve now is accepted: what counts is the address each delivery connects to.
-    const addresses = await this.deps.resolver.resolve(checked.host);
+    // A name that does not resolve now (or whose lookup fails) is accepted: what counts is the address each delivery connects to.
+    const addresses = await this.deps.resolver.resolve(checked.host).catch(() => [] as string[]);
     if (addresses.some(isForbiddenAddress)) throw ValidationError.invalidData({ url: [FORBIDDEN_TARGET_MESSAGE] });
   }
 
