@@ -64,15 +64,26 @@ export class KnexEventCapture implements EventCapturePort {
     return this.mysql ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work);
   }
 
+  /**
+   * Files first (an upload's event is not held behind a bulk load's
+   * invoices), then invoices, each a range of the primary key: no sort over
+   * the whole table, however many changes wait.
+   */
   private async claim(trx: Knex.Transaction, limit: number): Promise<Array<{ kind: number; entityId: number }>> {
-    const rows = (
-      this.mysql
-        ? ((await trx.raw('SELECT kind, entity_id FROM event_pending ORDER BY kind DESC, entity_id LIMIT ? FOR UPDATE SKIP LOCKED', [limit])) as unknown as [
-            Array<{ kind: unknown; entity_id: unknown }>,
-          ])[0]
-        : await trx('event_pending').select('kind', 'entity_id').orderBy([{ column: 'kind', order: 'desc' }, { column: 'entity_id' }]).limit(limit)
-    ) as Array<{ kind: unknown; entity_id: unknown }>;
-    return rows.map((row) => ({ kind: Number(row.kind), entityId: Number(row.entity_id) }));
+    const claimed: Array<{ kind: number; entityId: number }> = [];
+    for (const kind of [PENDING_FILE, PENDING_INVOICE]) {
+      const left = limit - claimed.length;
+      if (left <= 0) break;
+      const rows = (
+        this.mysql
+          ? ((await trx.raw('SELECT entity_id FROM event_pending WHERE kind = ? ORDER BY entity_id LIMIT ? FOR UPDATE SKIP LOCKED', [kind, left])) as unknown as [
+              Array<{ entity_id: unknown }>,
+            ])[0]
+          : await trx('event_pending').select('entity_id').where({ kind }).orderBy('entity_id').limit(left)
+      ) as Array<{ entity_id: unknown }>;
+      for (const row of rows) claimed.push({ kind, entityId: Number(row.entity_id) });
+    }
+    return claimed;
   }
 
   private async fileChanges(trx: Knex.Transaction, ids: number[]): Promise<CapturedChange[]> {
