@@ -8,7 +8,7 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Scratch space: SQLite databases, API data dirs, S3 server files (git-ignored). */
 export const WORK_DIR = path.join(ROOT, '.tmp', 'bench');
 
-export const PARTS = ['seed', 'queries', 'throughput', 'pdf', 'upload', 'inprocess'] as const;
+export const PARTS = ['seed', 'queries', 'throughput', 'pdf', 'upload', 'inprocess', 'events'] as const;
 /** `seed` alone only prepares the databases; the others imply it where they need data. */
 const DEFAULT_PARTS = PARTS.filter((part) => part !== 'seed');
 export type Part = (typeof PARTS)[number];
@@ -49,11 +49,11 @@ export function formatSizeLabel(n: number): string {
   return String(n);
 }
 
-function parseSizes(): Size[] {
-  const raw = env('BENCH_SIZES') ?? '10k,100k,1m';
-  const sizes = raw.split(',').filter((part) => part.trim() !== '').map((part) => parseSize(part));
+function parseSizes(variable = 'BENCH_SIZES', fallback = '10k,100k,1m'): Size[] {
+  const raw = env(variable) ?? fallback;
+  const sizes = raw.split(',').filter((part) => part.trim() !== '').map((part) => parseSize(part, variable));
   const unique = [...new Map(sizes.map((size) => [size.n, size])).values()].sort((a, b) => a.n - b.n);
-  if (unique.length === 0) throw new Error('BENCH_SIZES names no size');
+  if (unique.length === 0) throw new Error(`${variable} names no size`);
   return unique;
 }
 
@@ -97,6 +97,18 @@ export interface BenchConfig {
   chromiumPath: string;
   /** Exit 1 when a target is missed. */
   strict: boolean;
+  /** Events in the big directory of each feed database (BENCH_EVENTS_FEED), smallest first. */
+  eventsFeedSizes: Size[];
+  /** Invoices of the write-cost load (BENCH_EVENTS_WRITE). */
+  eventsWriteInvoices: number;
+  /** Timed feed pages per size, sequential (BENCH_EVENTS_FEED_ROUNDS). */
+  eventsFeedRounds: number;
+  /** Feed pages per throughput round (BENCH_EVENTS_FEED_REQUESTS). */
+  eventsFeedRequests: number;
+  /** Writes timed one at a time for commit-to-receipt and for the long poll (BENCH_EVENTS_LATENCY_SAMPLES). */
+  eventsLatencySamples: number;
+  /** API and floor delivery rounds, alternated (BENCH_EVENTS_DELIVERY_ROUNDS). */
+  eventsDeliveryRounds: number;
 }
 
 export function loadBenchConfig(): BenchConfig {
@@ -121,6 +133,12 @@ export function loadBenchConfig(): BenchConfig {
     uploadRounds: integer('BENCH_UPLOAD_ROUNDS', 5),
     chromiumPath: env('CHROMIUM_PATH') ?? '/usr/bin/chromium',
     strict: env('BENCH_STRICT') === '1',
+    eventsFeedSizes: parseSizes('BENCH_EVENTS_FEED', '10k,1m'),
+    eventsWriteInvoices: parseSize(env('BENCH_EVENTS_WRITE') ?? '100k', 'BENCH_EVENTS_WRITE').n,
+    eventsFeedRounds: integer('BENCH_EVENTS_FEED_ROUNDS', 400, 10),
+    eventsFeedRequests: integer('BENCH_EVENTS_FEED_REQUESTS', 1000, 10),
+    eventsLatencySamples: integer('BENCH_EVENTS_LATENCY_SAMPLES', 40, 3),
+    eventsDeliveryRounds: integer('BENCH_EVENTS_DELIVERY_ROUNDS', 2),
   };
 }
 

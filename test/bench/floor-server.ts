@@ -1,12 +1,15 @@
 /**
- * The floor of the throughput comparison: what serving the API's default
- * invoice page and an exact by-nr lookup costs with nothing in between —
+ * The floor of the throughput comparisons: what serving the API's default
+ * invoice page, an exact by-nr lookup and a page of the events feed costs
+ * with nothing in between —
  * node:http, the same driver (mysql2 or better-sqlite3, loaded from the
  * adapters package), the same SQL the API runs for them (the client's row
  * by directory, which the API reads on every request to check the key, so
  * that a rotated key stops working at once; then the kept count for the
  * total, ids from the sort index, the rows and their order rows, or the
- * exact nr), and JSON of the same shape. No key hashing, validation,
+ * exact nr; for the feed the directory's retention mark, then the page's
+ * rows from the `(directory, id)` index, one more than asked for has_more),
+ * and JSON of the same shape. No key hashing, validation,
  * logging, rate limiting or framework.
  *
  * Run as a child process of the benchmark (like the API), so that server and
@@ -156,6 +159,23 @@ async function orderByNr(nr: string): Promise<unknown | null> {
   return row ? { id: number(row.id), nr: row.nr, ownnr: row.ownnr } : null;
 }
 
+/** GET /v1/events?after=&limit= (no types, no wait): the statements ListEventsUseCase runs through KnexEventFeed. */
+async function eventsPage(after: number, limit: number): Promise<unknown> {
+  const retention = (await db.query('SELECT removed_through FROM event_retention WHERE directory = ? LIMIT 1', [directory]))[0];
+  if (retention && number(retention.removed_through) > after) return null;
+  const rows = await db.query('SELECT id, type, created, data FROM events WHERE directory = ? AND id > ? ORDER BY id LIMIT ?', [directory, after, limit + 1]);
+  const events = rows.slice(0, limit).map((row) => {
+    const data = JSON.parse(String(row.data)) as { object: unknown; previous_attributes?: unknown };
+    return {
+      id: number(row.id),
+      type: row.type,
+      created: number(row.created),
+      data: { object: data.object, ...(data.previous_attributes === undefined ? {} : { previous_attributes: data.previous_attributes }) },
+    };
+  });
+  return { events, has_more: rows.length > limit, next_after: events.at(-1)?.id ?? after };
+}
+
 function send(res: http.ServerResponse, status: number, message: string, data: unknown): void {
   const body = JSON.stringify({ status, message, data });
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
@@ -179,7 +199,11 @@ const server = http.createServer((req, res) => {
       ? invoicePage(Number(url.searchParams.get('page') ?? 1)).then((data) => send(res, 200, 'OK', data))
       : url.pathname === '/v1/orders/by-nr'
         ? orderByNr(url.searchParams.get('nr') ?? '').then((data) => (data ? send(res, 200, 'OK', data) : send(res, 404, 'Order not found.', null)))
-        : Promise.resolve(send(res, 404, 'Not found', null)),
+        : url.pathname === '/v1/events'
+          ? eventsPage(Number(url.searchParams.get('after') ?? 0), Number(url.searchParams.get('limit') ?? 100)).then((data) =>
+              data ? send(res, 200, 'OK', data) : send(res, 410, 'Gone', null),
+            )
+          : Promise.resolve(send(res, 404, 'Not found', null)),
   );
   work.catch((error: unknown) => send(res, 500, String(error), null));
 });

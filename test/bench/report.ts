@@ -4,6 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { BenchResult } from './bench-kit.js';
+import { eventChecks, eventsSection } from './events-report.js';
+import type { EventsResults } from './events.js';
+import { bytes, count, escapeCell, ms, seconds, table, verdict, when } from './report-format.js';
 import type { PdfRow } from './pdf.js';
 import { QUERIES, type QueryMeasurement } from './queries.js';
 import type { SeedInfo } from './seed.js';
@@ -16,7 +19,13 @@ export const REPORT_FILE = 'BENCHMARKS.md';
 /** Everything below this line in BENCHMARKS.md is kept as it is by the next run (analysis, EXPLAIN notes). */
 export const KEEP_MARKER = '<!-- pnpm bench writes everything above this line; text below it is kept -->';
 
-export const TARGETS = { queryRatio: 3, listFloor: 0.5, pdf: 0.75, pdfCached: 20, upload: 0.6 };
+export const TARGETS = {
+  queryRatio: 3,
+  listFloor: 0.5,
+  pdf: 0.75,
+  pdfCached: 20,
+  upload: 0.6,
+};
 
 export interface Machine {
   cpu: string;
@@ -58,6 +67,7 @@ export interface BenchResults {
   pdf?: { at: string; rows: PdfRow[]; invoices: number };
   upload?: { at: string; rows: UploadRow[] };
   inprocess?: { at: string; invoiceList: { invoices: number; results: BenchResult[] }; pdfRender: BenchResult };
+  events?: EventsResults;
   /** The last run's command line knobs. */
   lastRun?: { at: string; env: Record<string, string> };
 }
@@ -101,48 +111,6 @@ export async function machineInfo(mariadbVersion: string | null, bufferPoolBytes
     chromium,
     loadAverage: os.loadavg().map((v) => Math.round(v * 100) / 100),
   };
-}
-
-// ---------------------------------------------------------------- formatting
-
-function ms(value: number | undefined): string {
-  if (value === undefined || !Number.isFinite(value)) return '–';
-  if (value >= 1000) return `${(value / 1000).toFixed(2)} s`;
-  if (value >= 100) return `${value.toFixed(0)} ms`;
-  if (value >= 10) return `${value.toFixed(1)} ms`;
-  return `${value.toFixed(2)} ms`;
-}
-
-function count(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-function bytes(n: number): string {
-  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GiB`;
-  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(0)} MiB`;
-  return `${(n / 1024).toFixed(0)} KiB`;
-}
-
-function seconds(value: number | null): string {
-  if (value === null || !Number.isFinite(value)) return '–';
-  return value >= 120 ? `${(value / 60).toFixed(1)} min` : `${value.toFixed(1)} s`;
-}
-
-function verdict(met: boolean): string {
-  return met ? '✅ met' : '❌ missed';
-}
-
-function escapeCell(text: string): string {
-  return text.replace(/\|/g, '\\|');
-}
-
-function table(header: string[], rows: string[][], align?: Array<'l' | 'r'>): string {
-  const sep = header.map((_, i) => ((align?.[i] ?? 'l') === 'r' ? '---:' : '---'));
-  return [header, sep, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
-}
-
-function when(iso: string): string {
-  return iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
 /** MariaDB columns in size order: the smallest and the largest define the scale ratio. */
@@ -205,6 +173,12 @@ function summary(results: BenchResults): Summary {
     if (!ok) missed += results.upload.rows.filter((r) => r.ratio < TARGETS.upload).length;
     lines.push(`| upload ≥ ${TARGETS.upload} of a direct putObject | lowest ${worst.ratio.toFixed(2)} (${worst.stack}, ${worst.case}) | ${verdict(ok)} |`);
   }
+  if (results.events) {
+    for (const check of eventChecks(results.events)) {
+      if (check.met === false) missed += 1;
+      lines.push(`| ${check.target} | ${check.measured} | ${check.met === null ? 'reported' : verdict(check.met)} |`);
+    }
+  }
   return { lines, missed };
 }
 
@@ -222,7 +196,7 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   out.push('');
   out.push('## Targets');
   out.push('');
-  out.push(sum.lines.length ? table(['Target (issue 8)', 'Measured', ''], sum.lines.map((line) => line.slice(2, -2).split(' | '))) : 'No part has run yet.');
+  out.push(sum.lines.length ? table(['Target (issue 8; events: issue 18)', 'Measured', ''], sum.lines.map((line) => line.slice(2, -2).split(' | '))) : 'No part has run yet.');
   out.push('');
 
   if (results.queries) out.push(...queriesSection(results));
@@ -230,6 +204,7 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   if (results.pdf?.rows.length) out.push(...pdfSection(results.pdf));
   if (results.upload?.rows.length) out.push(...uploadSection(results.upload));
   if (results.inprocess) out.push(...inprocessSection(results.inprocess));
+  if (results.events) out.push(...eventsSection(results.events));
   if (Object.keys(results.seeds).length) out.push(...seedSection(results));
   if (results.machine) out.push(...machineSection(results.machine));
   out.push('## How to reproduce');

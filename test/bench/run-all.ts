@@ -7,7 +7,9 @@
  * 2. Starts the real API on each and times every query (part `queries`).
  * 3. Compares list and by-nr throughput with a floor server (`throughput`),
  *    PDFs with the bare renderer (`pdf`), uploads with a direct putObject
- *    (`upload`), and runs the two in-process comparisons (`inprocess`).
+ *    (`upload`), and runs the two in-process comparisons (`inprocess`); the
+ *    events of issue 18 (`events`): the feed at 10k and 1M events and against
+ *    its floor, the write cost of capture, webhook delivery and latencies.
  * 4. Writes BENCHMARKS.md, docs/bench-latency.svg and docs/bench-results.json,
  *    and prints the report on stdout (progress goes to stderr).
  *
@@ -22,6 +24,7 @@ import { benchInvoiceList } from './invoice-list.bench.js';
 import { benchPdfRender } from './pdf-render.bench.js';
 import { loadBenchConfig, parseSize, ROOT, type BenchConfig, type Part } from './config.js';
 import { startIoStacks, startS3, type IoStack } from './io-stack.js';
+import { benchEvents } from './events.js';
 import { benchPdf } from './pdf.js';
 import { cleanupAll, onCleanup } from './processes.js';
 import { log } from './progress.js';
@@ -39,15 +42,15 @@ const REPRODUCE = [
   '```sh',
   'pnpm bench                                        # everything: 10k, 100k and 1M on MariaDB, 100k on SQLite (tens of minutes the first time)',
   'BENCH_SIZES=10k,100k pnpm bench                   # skip 1M',
-  'BENCH_PARTS=queries pnpm bench                    # one or more of seed,queries,throughput,pdf,upload,inprocess',
-  'pnpm bench:queries | pnpm bench:throughput | pnpm bench:pdf | pnpm bench:upload | pnpm bench:inprocess',
+  'BENCH_PARTS=queries pnpm bench                    # one or more of seed,queries,throughput,pdf,upload,inprocess,events',
+  'pnpm bench:queries | pnpm bench:throughput | pnpm bench:pdf | pnpm bench:upload | pnpm bench:inprocess | pnpm bench:events',
   '```',
   '',
   '| Variable | Default | Meaning |',
   '|---|---|---|',
   '| `BENCH_SIZES` | `10k,100k,1m` | MariaDB databases `logi_bench_<size>` (invoices in the big directory) |',
   '| `BENCH_SQLITE` | `100k` | the embedded-profile database under `.tmp/bench/sqlite-<size>`; `0` skips it |',
-  '| `BENCH_PARTS` | `queries,throughput,pdf,upload,inprocess` | what to run; `seed` alone only prepares the databases |',
+  '| `BENCH_PARTS` | `queries,throughput,pdf,upload,inprocess,events` | what to run; `seed` alone only prepares the databases |',
   '| `BENCH_ROUNDS` | `15` | timed requests per query and database (and rounds of the in-process comparisons) |',
   '| `BENCH_WARMUP` | `3` | untimed requests before them |',
   '| `BENCH_QUERY_BUDGET_SECONDS` | `90` | a query stops sampling a database after this much time (at least 3 samples) |',
@@ -56,6 +59,10 @@ const REPRODUCE = [
   '| `BENCH_PDF_CONCURRENCY` | `1,4,16` | PDF concurrency levels (4 × concurrency requests each, at least 12) |',
   '| `BENCH_UPLOAD_ROUNDS` | `5` | timed uploads per case |',
   '| `BENCH_QUEUE_STACK` | `1` | `0` skips the Redis + worker stack of the PDF and upload parts |',
+  '| `BENCH_EVENTS_FEED` | `10k,1m` | events in the big directory of the feed databases `logi_bench_events_<size>` (reused by their `bench_events_seed` marker) |',
+  '| `BENCH_EVENTS_WRITE` | `100k` | invoices of the write-cost load (two fresh databases, dropped after) |',
+  '| `BENCH_EVENTS_FEED_ROUNDS`, `BENCH_EVENTS_FEED_REQUESTS` | `400`, `1000` | timed feed pages per size; pages per throughput round |',
+  '| `BENCH_EVENTS_LATENCY_SAMPLES`, `BENCH_EVENTS_DELIVERY_ROUNDS` | `40`, `2` | writes timed one at a time (commit to receipt, long poll); delivery rounds |',
   '| `BENCH_MARIADB_URL`, `BENCH_REDIS_URL` | `mysql://root@127.0.0.1:3306`, `redis://127.0.0.1:6379` | servers |',
   '| `BENCH_STRICT` | unset | `1`: exit 1 when a target is missed |',
   '',
@@ -204,7 +211,13 @@ async function main(): Promise<number> {
       await stopAll();
     }
 
-    // 3c. The in-process comparisons.
+    // 3c. Events: databases of their own, API children started and stopped inside.
+    if (want('events')) {
+      results.events = await benchEvents(config);
+      completed += 1;
+    }
+
+    // 3d. The in-process comparisons.
     if (want('inprocess')) {
       log('in-process comparisons: PDF renderer warm vs cold, invoice list indexed vs unindexed (SQLite)');
       const pdfRender = await benchPdfRender(Math.min(config.rounds, 10));

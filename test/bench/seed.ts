@@ -193,45 +193,7 @@ async function seed(config: BenchConfig, base: Omit<BenchDatabase, 'info'>, knex
     t.double('reindex_seconds').nullable();
     t.string('reindex_status', 32).notNullable();
   });
-  await knex.schema.createTable('bench_customers', (t) => {
-    t.integer('i').primary();
-    t.string('name', 255).notNullable();
-    t.string('vat', 64).notNullable();
-    t.string('country', 2).notNullable();
-    t.string('currency', 3).notNullable();
-    t.integer('tax_rate').notNullable();
-    t.string('tax_label', 16).notNullable();
-    t.text('address').notNullable();
-    t.text('contacts').notNullable();
-  });
-  await knex.schema.createTable('bench_routes', (t) => {
-    t.integer('i').primary();
-    t.string('origin', 100).notNullable();
-    t.string('destination', 100).notNullable();
-  });
-  await knex.batchInsert('bench_customers', customerRows() as never, 500);
-  await knex.batchInsert('bench_routes', routeRows() as never, 500);
-
-  const company = (name: string) => ({
-    company_name: name,
-    company_address: 'ul. Portowa 4\n80-001 Gdańsk\nPolska',
-    company_vat: 'PL5860000000',
-    company_bank_account: 'PL61 1090 1014 0000 0712 1981 2874',
-    company_bank_name: 'Santander Bank Polska',
-    created_at: now,
-    updated_at: now,
-  });
-  await knex('clients').insert([
-    { directory: BIG_DIRECTORY, name: 'Bench Big Haulage', api_key_hash: HASHER.hash(BIG_KEY), ...company('Bench Big Haulage Sp. z o.o.') },
-    { directory: SMALL_DIRECTORY, name: 'Bench Small Cargo', api_key_hash: HASHER.hash(SMALL_KEY), ...company('Bench Small Cargo s.r.o.') },
-  ]);
-  if ((await knex('file_categories').count({ n: '*' }).first())?.n == 0) {
-    await knex('file_categories').insert([
-      { id: 1, name: 'CMR', visible_customer: 1 },
-      { id: 2, name: 'Delivery note', visible_customer: 1 },
-      { id: 3, name: 'Other', visible_customer: 0 },
-    ]);
-  }
+  await createSeedTables(knex, now);
 
   const n = base.size.n;
   const total = n + SMALL_N;
@@ -281,11 +243,58 @@ async function seed(config: BenchConfig, base: Omit<BenchDatabase, 'info'>, knex
 }
 
 /**
+ * What every seeded MariaDB or SQLite database holds before its invoices:
+ * the customers and routes the INSERT … SELECT statements join, the two
+ * clients (big and small directory) and the file categories.
+ */
+export async function createSeedTables(knex: Knex, now: number): Promise<void> {
+  await knex.schema.createTable('bench_customers', (t) => {
+    t.integer('i').primary();
+    t.string('name', 255).notNullable();
+    t.string('vat', 64).notNullable();
+    t.string('country', 2).notNullable();
+    t.string('currency', 3).notNullable();
+    t.integer('tax_rate').notNullable();
+    t.string('tax_label', 16).notNullable();
+    t.text('address').notNullable();
+    t.text('contacts').notNullable();
+  });
+  await knex.schema.createTable('bench_routes', (t) => {
+    t.integer('i').primary();
+    t.string('origin', 100).notNullable();
+    t.string('destination', 100).notNullable();
+  });
+  await knex.batchInsert('bench_customers', customerRows() as never, 500);
+  await knex.batchInsert('bench_routes', routeRows() as never, 500);
+
+  const company = (name: string) => ({
+    company_name: name,
+    company_address: 'ul. Portowa 4\n80-001 Gdańsk\nPolska',
+    company_vat: 'PL5860000000',
+    company_bank_account: 'PL61 1090 1014 0000 0712 1981 2874',
+    company_bank_name: 'Santander Bank Polska',
+    created_at: now,
+    updated_at: now,
+  });
+  await knex('clients').insert([
+    { directory: BIG_DIRECTORY, name: 'Bench Big Haulage', api_key_hash: HASHER.hash(BIG_KEY), ...company('Bench Big Haulage Sp. z o.o.') },
+    { directory: SMALL_DIRECTORY, name: 'Bench Small Cargo', api_key_hash: HASHER.hash(SMALL_KEY), ...company('Bench Small Cargo s.r.o.') },
+  ]);
+  if ((await knex('file_categories').count({ n: '*' }).first())?.n == 0) {
+    await knex('file_categories').insert([
+      { id: 1, name: 'CMR', visible_customer: 1 },
+      { id: 2, name: 'Delivery note', visible_customer: 1 },
+      { id: 3, name: 'Other', visible_customer: 0 },
+    ]);
+  }
+}
+
+/**
  * MariaDB: one connection with foreign key checks off for the load (the rows
  * are consistent by construction), each statement its own transaction.
  * SQLite: one transaction per chunk.
  */
-async function withSeedSession(knex: Knex, dialect: SeedDialect, work: (run: (statements: string[]) => Promise<void>) => Promise<void>): Promise<void> {
+export async function withSeedSession(knex: Knex, dialect: SeedDialect, work: (run: (statements: string[]) => Promise<void>) => Promise<void>): Promise<void> {
   if (dialect.name === 'sqlite') {
     await work((statements) =>
       knex.transaction(async (trx) => {
@@ -308,7 +317,7 @@ async function withSeedSession(knex: Knex, dialect: SeedDialect, work: (run: (st
 }
 
 /** Fresh statistics for the planner: every table of the schema. */
-async function analyze(knex: Knex): Promise<void> {
+export async function analyze(knex: Knex): Promise<void> {
   if (String(knex.client.config.client) === 'better-sqlite3') {
     await knex.raw('ANALYZE');
     return;

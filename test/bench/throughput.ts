@@ -9,6 +9,9 @@ import { log, percentile } from './progress.js';
 import { OutputTail, spawnTracked, stopChild } from './processes.js';
 import type { BenchDatabase } from './seed.js';
 
+/** What the floor needs of a database: where it is and whose rows it serves. */
+export type FloorTarget = Pick<BenchDatabase, 'label' | 'databaseUrl' | 'dataDir' | 'directory'>;
+
 /** The floor server (floor-server.ts) as a child process, on the database the API reads. */
 export class FloorProcess {
   private constructor(
@@ -16,7 +19,7 @@ export class FloorProcess {
     private readonly child: ChildProcess,
   ) {}
 
-  static async start(db: BenchDatabase): Promise<FloorProcess> {
+  static async start(db: FloorTarget): Promise<FloorProcess> {
     const output = new OutputTail();
     const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/bench/floor-server.ts')], {
       cwd: ROOT,
@@ -71,21 +74,23 @@ export interface ThroughputRow {
 /**
  * A fixed number of requests at a fixed concurrency against the API and the
  * floor, alternated (API, floor, API, floor) so drift hits both; the better
- * round of each counts.
+ * round of each counts. `pathFor` gives request i its own path (the same
+ * sequence to both); the bodies are compared on `path`.
  */
 export async function compareThroughput(
-  db: BenchDatabase,
+  db: FloorTarget,
   api: ApiProcess,
-  endpoint: { name: string; path: string; expectStatus?: number },
+  endpoint: { name: string; path: string; expectStatus?: number; pathFor?: (i: number) => string },
   options: { requests: number; connections: number; rounds?: number },
 ): Promise<ThroughputRow> {
   const floor = await FloorProcess.start(db);
   try {
-    const apiRequest = (): HttpRequest => ({ path: endpoint.path, headers: api.auth });
-    const floorRequest = (): HttpRequest => ({ path: endpoint.path });
+    const pathFor = endpoint.pathFor ?? (() => endpoint.path);
+    const apiRequest = (i: number): HttpRequest => ({ path: pathFor(i), headers: api.auth });
+    const floorRequest = (i: number): HttpRequest => ({ path: pathFor(i) });
     // The floor must answer what the API answers, byte for byte, or the comparison means little.
     const agent = keepAliveAgent(1);
-    const [apiAnswer, floorAnswer] = [await api.call({ path: endpoint.path }), await request(agent, floor.port, floorRequest())];
+    const [apiAnswer, floorAnswer] = [await api.call({ path: endpoint.path }), await request(agent, floor.port, { path: endpoint.path })];
     agent.destroy();
     const sameBody = apiAnswer.body.equals(floorAnswer.body);
     if (!sameBody) {
