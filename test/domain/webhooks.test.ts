@@ -85,7 +85,9 @@ describe('DeliverWebhookUseCase', () => {
         headers: { 'content-type': 'application/json', 'webhook-id': '42', 'webhook-timestamp': '1000', 'webhook-signature': `42|1000|${body.length}|whsec_new+whsec_old` },
       },
     ]);
-    expect(recorded).toEqual([{ deliveryId: 11, endpointId: 2, now: 1000, succeeded: true, responseStatus: 204, error: null, retryAt: null, failingSince: null, disableReason: null }]);
+    expect(recorded).toEqual([
+      { deliveryId: 11, endpointId: 2, now: 1000, succeeded: true, responseStatus: 204, error: null, retryAt: null, failingSince: null, disableReason: null, endpointWasFailing: false },
+    ]);
   });
 
   it('when the endpoint answers 500, then a failure with its status, the retry due after the first delay, and the streak starting now', async () => {

@@ -24,13 +24,17 @@ export interface DeliveryOutcome {
   failingSince: number | null;
   /** Set when this failure disables the endpoint. */
   disableReason: string | null;
+  /** Whether the endpoint's failure streak had begun before this attempt (a success then ends it; a failure leaves its start). */
+  endpointWasFailing: boolean;
   now: number;
 }
 
 /**
  * The delivery attempts waiting in the database. Claims are leases: an
  * attempt taken by a process that dies is taken again by another once its
- * lease ends, so every event is delivered at least once.
+ * lease ends, so every event is delivered at least once. An attempt of an
+ * endpoint that is no longer enabled fails when it comes due (replay sends
+ * the events again once the endpoint is enabled).
  */
 export interface WebhookDeliveryQueuePort {
   /**

@@ -4,9 +4,9 @@ import { isMysql } from '../sql-dialect.js';
 /**
  * Webhook endpoints and their delivery attempts (contract, "Events"). The
  * attempts table is also the delivery queue: a pending row is due at
- * `next_attempt_at` and taken by one process at a time for a lease
- * (`locked_until`), so a killed process's attempt is taken again, and
- * nothing of it lives only in Redis.
+ * `next_attempt_at` and taken by one process at a time for a lease (its
+ * `next_attempt_at` moves to the lease's end), so a killed process's attempt
+ * is taken again, and nothing of it lives only in Redis.
  */
 export async function up(knex: Knex): Promise<void> {
   const mysql = isMysql(knex);
@@ -41,8 +41,7 @@ export async function up(knex: Knex): Promise<void> {
       response_status INTEGER NULL,
       error VARCHAR(500) NULL,
       created BIGINT NOT NULL,
-      next_attempt_at BIGINT NULL,
-      locked_until BIGINT NULL
+      next_attempt_at BIGINT NULL
     ) ${table}`,
   );
   await knex.raw('CREATE INDEX webhook_deliveries_due_index ON webhook_deliveries (status, next_attempt_at)');

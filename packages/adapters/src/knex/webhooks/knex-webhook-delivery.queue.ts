@@ -7,11 +7,14 @@ const CANDIDATES_PER_SLOT = 4;
 
 /**
  * The pending rows of `webhook_deliveries` as a queue. A claim is one
- * transaction: due rows of enabled endpoints whose lease is free (MariaDB:
- * `FOR UPDATE SKIP LOCKED`, so processes claiming at once take different
- * rows), at most the free slots of each endpoint, leased until
- * `now + leaseSeconds`. A process that dies holding a lease leaves the row
- * pending; another takes it when the lease ends.
+ * transaction that locks only attempt rows: due ones, in order of
+ * `next_attempt_at` on its index (MariaDB: `FOR UPDATE SKIP LOCKED`, so
+ * processes claiming at once take different rows; READ COMMITTED, so no
+ * gap locks); the endpoints are read without locks. A taken attempt's
+ * `next_attempt_at` moves to the end of its lease, so it leaves the due range
+ * at once and, if the process dies, comes due again when the lease ends.
+ * Attempts of endpoints that are gone or no longer enabled fail when they
+ * come due. Recording a success touches the endpoint only when it was failing.
  */
 export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
   private readonly mysql: boolean;
@@ -22,39 +25,53 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
 
   async claimDue(now: number, limit: number, slotsFor: (endpointId: number) => number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
-    const claimed = await this.knex.transaction(async (trx) => {
-      const candidates = trx('webhook_deliveries as d')
-        .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
-        .select('d.id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt', 'w.url', 'w.secret', 'w.previous_secret', 'w.previous_secret_until', 'w.failing_since')
-        .where('d.status', 'pending')
-        .andWhere('d.next_attempt_at', '<=', now)
-        .andWhere((q) => q.whereNull('d.locked_until').orWhere('d.locked_until', '<', now))
-        .andWhere('w.enabled', 1)
-        .orderBy([{ column: 'd.next_attempt_at' }, { column: 'd.id' }])
+    const work = async (trx: Knex.Transaction) => {
+      const due = trx('webhook_deliveries')
+        .select('id', 'endpoint_id', 'event_id', 'event_type', 'attempt')
+        .where('status', 'pending')
+        .andWhere('next_attempt_at', '<=', now)
+        .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
         .limit(limit * CANDIDATES_PER_SLOT);
-      const rows = (await (this.mysql ? candidates.forUpdate('d').skipLocked() : candidates)) as Array<Record<string, unknown>>;
-      const taken: Array<Record<string, unknown>> = [];
+      const rows = (await (this.mysql ? due.forUpdate().skipLocked() : due)) as Array<Record<string, unknown>>;
+      if (rows.length === 0) return [];
+      const endpointIds = [...new Set(rows.map((row) => Number(row.endpoint_id)))];
+      const endpoints = new Map(
+        ((await trx('webhook_endpoints')
+          .select('id', 'url', 'enabled', 'secret', 'previous_secret', 'previous_secret_until', 'failing_since')
+          .whereIn('id', endpointIds)) as Array<Record<string, unknown>>).map((row) => [Number(row.id), row]),
+      );
+      const stale: number[] = [];
+      const taken: Array<{ row: Record<string, unknown>; endpoint: Record<string, unknown> }> = [];
       const perEndpoint = new Map<number, number>();
       for (const row of rows) {
-        if (taken.length >= limit) break;
         const endpointId = Number(row.endpoint_id);
+        const endpoint = endpoints.get(endpointId);
+        if (!endpoint || Number(endpoint.enabled) !== 1) {
+          stale.push(Number(row.id));
+          continue;
+        }
+        if (taken.length >= limit) continue;
         const used = perEndpoint.get(endpointId) ?? 0;
         if (used >= slotsFor(endpointId)) continue;
         perEndpoint.set(endpointId, used + 1);
-        taken.push(row);
+        taken.push({ row, endpoint });
+      }
+      if (stale.length > 0) {
+        await trx('webhook_deliveries').whereIn('id', stale).update({ status: 'failed', error: 'The endpoint is disabled: not sent (replay it once enabled).', next_attempt_at: null });
       }
       if (taken.length > 0) {
         await trx('webhook_deliveries')
           .whereIn(
             'id',
-            taken.map((row) => Number(row.id)),
+            taken.map(({ row }) => Number(row.id)),
           )
-          .update({ locked_until: now + leaseSeconds });
+          .update({ next_attempt_at: now + leaseSeconds });
       }
       return taken;
-    });
-    const events = await this.eventsById(claimed.map((row) => Number(row.event_id)));
-    return claimed.map((row) => ({
+    };
+    const claimed = await (this.mysql ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work));
+    const events = await this.eventsById(claimed.map(({ row }) => Number(row.event_id)));
+    return claimed.map(({ row, endpoint }) => ({
       delivery: {
         id: Number(row.id),
         endpointId: Number(row.endpoint_id),
@@ -62,13 +79,13 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         eventType: String(row.event_type) as EventType,
         attempt: Number(row.attempt),
       },
-      url: String(row.url),
+      url: String(endpoint.url),
       secrets: {
-        current: String(row.secret),
-        previous: row.previous_secret == null ? null : String(row.previous_secret),
-        previousUntil: row.previous_secret_until == null ? null : Number(row.previous_secret_until),
+        current: String(endpoint.secret),
+        previous: endpoint.previous_secret == null ? null : String(endpoint.previous_secret),
+        previousUntil: endpoint.previous_secret_until == null ? null : Number(endpoint.previous_secret_until),
       },
-      failingSince: row.failing_since == null ? null : Number(row.failing_since),
+      failingSince: endpoint.failing_since == null ? null : Number(endpoint.failing_since),
       event: events.get(Number(row.event_id)) ?? null,
     }));
   }
@@ -82,7 +99,6 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
           response_status: outcome.responseStatus,
           error: outcome.error === null ? null : outcome.error.slice(0, 500),
           next_attempt_at: outcome.retryAt,
-          locked_until: null,
         });
       if (outcome.retryAt !== null) {
         const row = (await trx('webhook_deliveries').select('endpoint_id', 'event_id', 'event_type', 'attempt').where({ id: outcome.deliveryId }).first()) as Record<string, unknown>;
@@ -96,10 +112,15 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
           next_attempt_at: outcome.retryAt,
         });
       }
-      const endpoint = trx('webhook_endpoints').where({ id: outcome.endpointId });
-      if (outcome.succeeded) await endpoint.update({ failing_since: null });
-      else if (outcome.disableReason !== null) await endpoint.update({ failing_since: outcome.failingSince, enabled: 0, disabled_reason: outcome.disableReason });
-      else await endpoint.whereNull('failing_since').update({ failing_since: outcome.failingSince });
+      // The endpoint row is written only when its state changes: a success of a healthy endpoint touches nothing.
+      const endpoint = () => trx('webhook_endpoints').where({ id: outcome.endpointId });
+      if (outcome.succeeded) {
+        if (outcome.endpointWasFailing) await endpoint().update({ failing_since: null });
+      } else if (outcome.disableReason !== null) {
+        await endpoint().update({ failing_since: outcome.failingSince, enabled: 0, disabled_reason: outcome.disableReason });
+      } else if (!outcome.endpointWasFailing) {
+        await endpoint().whereNull('failing_since').update({ failing_since: outcome.failingSince });
+      }
     });
   }
 

@@ -41,7 +41,7 @@ export class DeliverWebhookUseCase {
         })
       : ({ kind: 'failed', error: 'The event is no longer kept (retention).', refused: false } as const);
     const now = this.deps.nowSeconds();
-    const base = { deliveryId: claimed.delivery.id, endpointId: claimed.delivery.endpointId, now };
+    const base = { deliveryId: claimed.delivery.id, endpointId: claimed.delivery.endpointId, now, endpointWasFailing: claimed.failingSince !== null };
     const outcome: DeliveryOutcome =
       sent.kind === 'answered' && isSuccess(sent.status)
         ? { ...base, succeeded: true, responseStatus: sent.status, error: null, retryAt: null, failingSince: null, disableReason: null }
@@ -52,7 +52,7 @@ export class DeliverWebhookUseCase {
 
   private failure(
     claimed: ClaimedDelivery,
-    base: { deliveryId: number; endpointId: number; now: number },
+    base: { deliveryId: number; endpointId: number; now: number; endpointWasFailing: boolean },
     responseStatus: number | null,
     error: string,
     retryable: boolean,
