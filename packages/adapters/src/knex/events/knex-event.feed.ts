@@ -44,8 +44,15 @@ export class KnexEventFeed implements EventFeedPort {
       .map(toEvent);
   }
 
+  /**
+   * The index is named: with statistics of a table where one directory holds
+   * most events, the planner may walk the primary key through another
+   * directory's rows instead (9.4 ms against 0.5 ms in the bench).
+   */
   private range(directory: string, after: number, limit: number, type: string | null): Promise<EventRow[]> {
-    const query = this.knex('events').select('id', 'type', 'created', 'data').where('directory', directory);
+    const index = type === null ? 'events_directory_id_index' : 'events_directory_type_id_index';
+    const from = this.knex.raw(this.mysql ? '?? FORCE INDEX (??)' : '?? INDEXED BY ??', ['events', index]);
+    const query = this.knex.from(from).select('id', 'type', 'created', 'data').where('directory', directory);
     if (type !== null) query.andWhere('type', type);
     return query.andWhere('id', '>', after).orderBy('id').limit(limit) as Promise<EventRow[]>;
   }
@@ -62,7 +69,7 @@ export class KnexEventFeed implements EventFeedPort {
 
   async removeExpired(createdBefore: number, limit: number): Promise<number> {
     return this.knex.transaction(async (trx) => {
-      const rows = (await trx('events').select('id', 'directory').where('created', '<', createdBefore).orderBy('id').limit(limit)) as Array<{ id: unknown; directory: unknown }>;
+      const rows = (await trx('events').select('id', 'directory').where('created', '<', createdBefore).orderBy([{ column: 'created' }, { column: 'id' }]).limit(limit)) as Array<{ id: unknown; directory: unknown }>;
       if (rows.length === 0) return 0;
       const through = new Map<string, number>();
       for (const row of rows) through.set(String(row.directory), Math.max(through.get(String(row.directory)) ?? 0, Number(row.id)));

@@ -9,6 +9,7 @@ import * as eInvoiceFields from './006-e-invoice-fields.migration.js';
 import * as clientDataVersion from './007-client-data-version.migration.js';
 import * as changeEvents from './008-change-events.migration.js';
 import * as webhooks from './009-webhooks.migration.js';
+import * as eventRetentionIndex from './010-event-retention-index.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -29,6 +30,7 @@ const MIGRATIONS: NamedMigration[] = [
   // Snapshots every existing invoice in batches (minutes at millions): not one transaction.
   { name: '008-change-events', up: changeEvents.up, down: changeEvents.down, config: { transaction: false } },
   { name: '009-webhooks', up: webhooks.up, down: webhooks.down },
+  { name: '010-event-retention-index', up: eventRetentionIndex.up, down: eventRetentionIndex.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {
