@@ -60,7 +60,7 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
   it('when a failure is recorded with a retry, then the attempt is failed and the next one is pending at its time; success clears the streak', async () => {
     await pending(1, 1);
     const [claimed] = await queue.claimDue(NOW, 1, () => 1, 30);
-    await queue.record({ deliveryId: claimed!.delivery.id, endpointId: 1, succeeded: false, responseStatus: 500, error: 'The endpoint answered 500.', retryAt: NOW + 5, failingSince: NOW, disableReason: null, now: NOW, endpointWasFailing: false });
+    await queue.record([{ deliveryId: claimed!.delivery.id, endpointId: 1, succeeded: false, responseStatus: 500, error: 'The endpoint answered 500.', retryAt: NOW + 5, failingSince: NOW, disableReason: null, now: NOW, endpointWasFailing: false }]);
     const rows = await db.knex('webhook_deliveries').select('attempt', 'status', 'response_status', 'next_attempt_at').orderBy('id');
     expect(rows).toEqual([
       { attempt: 1, status: 'failed', response_status: 500, next_attempt_at: NOW + 5 },
@@ -70,14 +70,14 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
     expect(await queue.claimDue(NOW + 4, 1, () => 1, 30)).toEqual([]);
     const [retry] = await queue.claimDue(NOW + 5, 1, () => 1, 30);
     expect(retry!.failingSince).toBe(NOW);
-    await queue.record({ deliveryId: retry!.delivery.id, endpointId: 1, succeeded: true, responseStatus: 204, error: null, retryAt: null, failingSince: null, disableReason: null, now: NOW + 5, endpointWasFailing: true });
+    await queue.record([{ deliveryId: retry!.delivery.id, endpointId: 1, succeeded: true, responseStatus: 204, error: null, retryAt: null, failingSince: null, disableReason: null, now: NOW + 5, endpointWasFailing: true }]);
     expect((await db.knex('webhook_endpoints').select('failing_since').where({ id: 1 }).first()).failing_since).toBeNull();
   });
 
   it('when a failure disables the endpoint, then it is disabled with the reason and its attempts are no longer claimed', async () => {
     await pending(2, 2);
     const [claimed] = await queue.claimDue(NOW, 1, () => 1, 30);
-    await queue.record({ deliveryId: claimed!.delivery.id, endpointId: 2, succeeded: false, responseStatus: null, error: 'connection refused', retryAt: null, failingSince: NOW - 500_000, disableReason: 'Disabled.', now: NOW, endpointWasFailing: true });
+    await queue.record([{ deliveryId: claimed!.delivery.id, endpointId: 2, succeeded: false, responseStatus: null, error: 'connection refused', retryAt: null, failingSince: NOW - 500_000, disableReason: 'Disabled.', now: NOW, endpointWasFailing: true }]);
     expect(await db.knex('webhook_endpoints').select('enabled', 'disabled_reason').where({ id: 2 }).first()).toEqual({ enabled: 0, disabled_reason: 'Disabled.' });
     expect(await queue.claimDue(NOW + 100, 5, () => 5, 30)).toEqual([]);
     await db.knex('webhook_endpoints').where({ id: 2 }).update({ enabled: 1, disabled_reason: null });

@@ -58,17 +58,16 @@ function deliverWith(answer: WebhookAttemptResult, now = 1_000) {
   const sent: WebhookRequest[] = [];
   const recorded: DeliveryOutcome[] = [];
   const deliver = new DeliverWebhookUseCase({
-    queue: {
-      claimDue: async () => [],
-      record: async (outcome) => void recorded.push(outcome),
-      removeFinished: async () => 0,
-    },
     sender: { send: async (request) => (sent.push(request), answer) },
     signer: { sign: (id, timestamp, body, secrets) => `${id}|${timestamp}|${body.length}|${secrets.join('+')}`, newSecret: () => 'whsec_x' },
     settings: { timeoutMs: 10_000, retryScheduleSeconds: [5, 300], disableAfterHours: 1, allowPrivateTargets: false },
     nowSeconds: () => now,
   });
-  return { deliver, sent, recorded };
+  return {
+    deliver: { execute: async (claim: ClaimedDelivery) => recorded.push(await deliver.execute(claim)) },
+    sent,
+    recorded,
+  };
 }
 
 describe('DeliverWebhookUseCase', () => {

@@ -19,7 +19,6 @@ import {
   PublishEventsUseCase,
   ManageWebhookEndpointsUseCase,
   DeliverWebhookUseCase,
-  type WebhookDeliveryQueuePort,
   type EventCapturePort,
   type EventFeedPort,
   buildJobHandlers,
@@ -238,7 +237,6 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.DeliverWebhook).toDynamicValue(
     () =>
       new DeliverWebhookUseCase({
-        queue: get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
         sender: new NodeWebhookSender(),
         signer: new StandardWebhooksSigner(),
         settings: config.webhooks,

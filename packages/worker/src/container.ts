@@ -5,7 +5,6 @@ import {
   buildJobHandlers,
   PublishEventsUseCase,
   DeliverWebhookUseCase,
-  type WebhookDeliveryQueuePort,
   type ClientRepositoryPort,
   type FileStoragePort,
   type InvoiceRepositoryPort,
@@ -98,7 +97,6 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
   c.bind(WorkerTokens.DeliverWebhook).toDynamicValue(
     () =>
       new DeliverWebhookUseCase({
-        queue: get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
         sender: new NodeWebhookSender(),
         signer: new StandardWebhooksSigner(),
         settings: config.webhooks,

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ClaimedDelivery, DeliverWebhookUseCase, WebhookDeliveryQueuePort } from '@logi/domain';
+import type { ClaimedDelivery, DeliverWebhookUseCase, DeliveryOutcome, WebhookDeliveryQueuePort } from '@logi/domain';
 import type { PeriodicTask } from './periodic-task.js';
 
 export interface WebhookDeliveringOptions {
@@ -16,27 +16,61 @@ export interface WebhookDeliveringOptions {
   nowSeconds?: () => number;
 }
 
+/** Finished attempts are recorded together: at most this long after the first of them ended, one commit for all. */
+const RECORD_EVERY_MS = 20;
+/** After an attempt ends, the next claim waits this long for others to end too (one claim fills several slots). */
+const CLAIM_COALESCE_MS = 5;
+
 /**
  * Delivers due webhook attempts from this process, on its own slots (never
  * the job queue's): it claims as many as it has free slots, no endpoint more
- * than `perEndpoint`, sends them concurrently, and claims again as soon as
- * one ends, else every `intervalMs`. stop() waits for the attempts in flight.
+ * than `perEndpoint`, sends them concurrently, claims again soon after
+ * attempts end, else every `intervalMs`, and records outcomes in batches.
+ * An outcome not recorded (the process dies, the database is away) leaves its
+ * attempt to come due again when its lease ends: at least once.
+ * stop() waits for the attempts in flight and records them.
  */
 export function startWebhookDelivering(options: WebhookDeliveringOptions): PeriodicTask {
   const { deliver, queue, concurrency, perEndpoint, leaseSeconds, intervalMs, logger } = options;
   const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const inFlight = new Map<number, number>();
   const running = new Set<Promise<void>>();
+  let finished: DeliveryOutcome[] = [];
+  let recording: Promise<void> = Promise.resolve();
+  let recordTimer: NodeJS.Timeout | null = null;
   let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
+  let claimTimer: NodeJS.Timeout | null = null;
+  let claimDueAt = Infinity;
   let claiming = false;
   let failing = false;
 
-  const schedule = (ms: number) => {
+  /** Claims no later than `ms` from now (an earlier call keeps its earlier time). */
+  const claimIn = (ms: number) => {
     if (stopped) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => void claim(), ms);
-    timer.unref();
+    const at = Date.now() + ms;
+    if (claimTimer && claimDueAt <= at) return;
+    if (claimTimer) clearTimeout(claimTimer);
+    claimDueAt = at;
+    claimTimer = setTimeout(() => {
+      claimTimer = null;
+      claimDueAt = Infinity;
+      void claim();
+    }, ms);
+    claimTimer.unref();
+  };
+
+  const flush = () => {
+    recordTimer = null;
+    const batch = finished;
+    finished = [];
+    if (batch.length === 0) return recording;
+    recording = recording
+      .then(() => queue.record(batch))
+      .then(() => {
+        for (const outcome of batch) if (outcome.disableReason) logger.warn({ endpointId: outcome.endpointId, reason: outcome.disableReason }, 'webhook endpoint disabled');
+      })
+      .catch((error: unknown) => logger.warn({ err: error, attempts: batch.length }, 'webhook attempts could not be recorded; each is tried again when its lease ends'));
+    return recording;
   };
 
   const start = (claimed: ClaimedDelivery) => {
@@ -45,15 +79,17 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     const attempt = deliver
       .execute(claimed)
       .then((outcome) => {
-        if (outcome.disableReason) logger.warn({ endpointId, reason: outcome.disableReason }, 'webhook endpoint disabled');
+        finished.push(outcome);
+        if (finished.length >= concurrency) void flush();
+        else recordTimer ??= setTimeout(() => void flush(), RECORD_EVERY_MS);
       })
-      .catch((error: unknown) => logger.warn({ err: error, deliveryId: claimed.delivery.id }, 'a webhook attempt could not be recorded; it is tried again when its lease ends'))
+      .catch((error: unknown) => logger.warn({ err: error, deliveryId: claimed.delivery.id }, 'a webhook attempt failed unexpectedly; it is tried again when its lease ends'))
       .finally(() => {
         const left = (inFlight.get(endpointId) ?? 1) - 1;
         if (left > 0) inFlight.set(endpointId, left);
         else inFlight.delete(endpointId);
         running.delete(attempt);
-        schedule(0);
+        claimIn(CLAIM_COALESCE_MS);
       });
     running.add(attempt);
   };
@@ -79,15 +115,17 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     } finally {
       claiming = false;
     }
-    if (running.size < concurrency) schedule(next);
+    if (running.size < concurrency) claimIn(next);
   };
 
-  schedule(0);
+  claimIn(0);
   return {
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      if (claimTimer) clearTimeout(claimTimer);
       await Promise.all([...running]);
+      if (recordTimer) clearTimeout(recordTimer);
+      await flush();
     },
   };
 }

@@ -42,7 +42,8 @@ export interface WebhookDeliveryQueuePort {
    * `slotsFor(endpointId)` per endpoint, for `leaseSeconds`.
    */
   claimDue(now: number, limit: number, slotsFor: (endpointId: number) => number, leaseSeconds: number): Promise<ClaimedDelivery[]>;
-  record(outcome: DeliveryOutcome): Promise<void>;
+  /** Records what came of attempts, in one transaction (a failure with a retry schedules the next attempt). */
+  record(outcomes: readonly DeliveryOutcome[]): Promise<void>;
   /** Removes up to `limit` finished attempts (succeeded or failed) made before `createdBefore` (seconds); returns how many. */
   removeFinished(createdBefore: number, limit: number): Promise<number>;
 }

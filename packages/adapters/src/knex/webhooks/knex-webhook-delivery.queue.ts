@@ -90,36 +90,53 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
     }));
   }
 
-  async record(outcome: DeliveryOutcome): Promise<void> {
+  async record(outcomes: readonly DeliveryOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
     await this.knex.transaction(async (trx) => {
-      await trx('webhook_deliveries')
-        .where({ id: outcome.deliveryId })
-        .update({
-          status: outcome.succeeded ? 'succeeded' : 'failed',
-          response_status: outcome.responseStatus,
-          error: outcome.error === null ? null : outcome.error.slice(0, 500),
-          next_attempt_at: outcome.retryAt,
-        });
-      if (outcome.retryAt !== null) {
-        const row = (await trx('webhook_deliveries').select('endpoint_id', 'event_id', 'event_type', 'attempt').where({ id: outcome.deliveryId }).first()) as Record<string, unknown>;
-        await trx('webhook_deliveries').insert({
-          endpoint_id: row.endpoint_id,
-          event_id: row.event_id,
-          event_type: row.event_type,
-          attempt: Number(row.attempt) + 1,
-          status: 'pending',
-          created: outcome.now,
-          next_attempt_at: outcome.retryAt,
-        });
+      for (const outcome of outcomes) {
+        await trx('webhook_deliveries')
+          .where({ id: outcome.deliveryId })
+          .update({
+            status: outcome.succeeded ? 'succeeded' : 'failed',
+            response_status: outcome.responseStatus,
+            error: outcome.error === null ? null : outcome.error.slice(0, 500),
+            next_attempt_at: outcome.retryAt,
+          });
       }
-      // The endpoint row is written only when its state changes: a success of a healthy endpoint touches nothing.
-      const endpoint = () => trx('webhook_endpoints').where({ id: outcome.endpointId });
-      if (outcome.succeeded) {
-        if (outcome.endpointWasFailing) await endpoint().update({ failing_since: null });
-      } else if (outcome.disableReason !== null) {
-        await endpoint().update({ failing_since: outcome.failingSince, enabled: 0, disabled_reason: outcome.disableReason });
-      } else if (!outcome.endpointWasFailing) {
-        await endpoint().whereNull('failing_since').update({ failing_since: outcome.failingSince });
+      const retries = outcomes.filter((outcome) => outcome.retryAt !== null);
+      if (retries.length > 0) {
+        const rows = (await trx('webhook_deliveries')
+          .select('id', 'endpoint_id', 'event_id', 'event_type', 'attempt')
+          .whereIn(
+            'id',
+            retries.map((outcome) => outcome.deliveryId),
+          )) as Array<Record<string, unknown>>;
+        const byId = new Map(rows.map((row) => [Number(row.id), row]));
+        await trx('webhook_deliveries').insert(
+          retries.map((outcome) => {
+            const row = byId.get(outcome.deliveryId)!;
+            return {
+              endpoint_id: row.endpoint_id,
+              event_id: row.event_id,
+              event_type: row.event_type,
+              attempt: Number(row.attempt) + 1,
+              status: 'pending',
+              created: outcome.now,
+              next_attempt_at: outcome.retryAt,
+            };
+          }),
+        );
+      }
+      // An endpoint row is written only when its state changes: successes of a healthy endpoint touch nothing.
+      for (const outcome of outcomes) {
+        const endpoint = () => trx('webhook_endpoints').where({ id: outcome.endpointId });
+        if (outcome.succeeded) {
+          if (outcome.endpointWasFailing) await endpoint().whereNotNull('failing_since').update({ failing_since: null });
+        } else if (outcome.disableReason !== null) {
+          await endpoint().update({ failing_since: outcome.failingSince, enabled: 0, disabled_reason: outcome.disableReason });
+        } else if (!outcome.endpointWasFailing) {
+          await endpoint().whereNull('failing_since').update({ failing_since: outcome.failingSince });
+        }
       }
     });
   }

@@ -1,4 +1,4 @@
-import type { ClaimedDelivery, DeliveryOutcome, WebhookDeliveryQueuePort } from '../../ports/webhook-delivery-queue.port.js';
+import type { ClaimedDelivery, DeliveryOutcome } from '../../ports/webhook-delivery-queue.port.js';
 import type { WebhookSenderPort } from '../../ports/webhook-sender.port.js';
 import type { WebhookSignerPort } from '../../ports/webhook-signer.port.js';
 import { disabledReason, isSuccess, nextAttemptAfterFailure, shouldDisable } from '../delivery-rules.js';
@@ -13,14 +13,14 @@ export interface WebhookDeliverySettings {
 
 /**
  * One attempt: sign the event (with both secrets during a rotation), POST
- * it, and record what came of it: success, or a failure with the next
- * attempt scheduled, or the last failure; an endpoint that has only failed
- * for long enough is disabled.
+ * it, and say what came of it: success, or a failure with the next attempt's
+ * time, or the last failure; an endpoint that has only failed for long
+ * enough is to be disabled. The caller records outcomes (in batches: one
+ * commit for many attempts).
  */
 export class DeliverWebhookUseCase {
   constructor(
     private readonly deps: {
-      queue: WebhookDeliveryQueuePort;
       sender: WebhookSenderPort;
       signer: WebhookSignerPort;
       settings: WebhookDeliverySettings;
@@ -46,7 +46,6 @@ export class DeliverWebhookUseCase {
       sent.kind === 'answered' && isSuccess(sent.status)
         ? { ...base, succeeded: true, responseStatus: sent.status, error: null, retryAt: null, failingSince: null, disableReason: null }
         : this.failure(claimed, base, sent.kind === 'answered' ? sent.status : null, sent.kind === 'answered' ? `The endpoint answered ${sent.status}.` : sent.error, claimed.event !== null);
-    await this.deps.queue.record(outcome);
     return outcome;
   }
 
