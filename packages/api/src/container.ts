@@ -63,6 +63,7 @@ import {
   invoiceTemplateVersion,
   type AppConfig,
 } from '@logi/adapters';
+import { activeTelemetry } from '@logi/adapters/telemetry';
 import { RateLimiter } from './middleware/rate-limiter.js';
 import { MultipartUploadReceiver } from './uploads/multipart-upload.receiver.js';
 import { Tokens } from './tokens.js';
@@ -84,6 +85,8 @@ const RECENT_DOWNLOADS = 50_000;
 export function buildContainer(config: AppConfig, logger: Logger): Container {
   const c = new Container({ defaultScope: 'Singleton' });
   const get = <T>(token: symbol) => c.get<T>(token);
+  // Set when OTEL_* variables started tracing in this process (main.ts); null otherwise.
+  const telemetry = activeTelemetry();
 
   c.bind(Tokens.Config).toConstantValue(config);
   c.bind(Tokens.Logger).toConstantValue(logger);
@@ -108,7 +111,10 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.ApiKeyHasher).toDynamicValue(() => new Sha256ApiKeyHasher());
   c.bind(Tokens.ContentHasher).toDynamicValue(() => new Sha256ContentHasher());
   c.bind(Tokens.FileStorage).toDynamicValue(() => createFileStorage(config));
-  c.bind(Tokens.PdfRenderer).toDynamicValue(() => createPdfRenderer(config));
+  c.bind(Tokens.PdfRenderer).toDynamicValue(() => {
+    const renderer = createPdfRenderer(config);
+    return telemetry ? telemetry.traceRenderer(renderer) : renderer;
+  });
   c.bind(Tokens.EInvoiceWriter).toDynamicValue(() => new EInvoiceEuWriter());
   c.bind(Tokens.JobHandlers).toDynamicValue(() =>
     buildJobHandlers({
@@ -129,6 +135,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
           redisUrl: config.redisUrl,
           prefix: config.redisPrefix,
           onError: (error) => logger.warn({ err: error }, 'job queue connection error'),
+          telemetry: telemetry?.bullmq,
         })
       : new InlineJobQueue(() => get<JobHandlers>(Tokens.JobHandlers), { concurrency: config.workerConcurrency }),
   );

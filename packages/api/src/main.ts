@@ -1,11 +1,15 @@
-import 'reflect-metadata';
-import { pino } from 'pino';
-import { ConfigError, listenConfigError, loadConfig } from '@logi/adapters';
-import { buildContainer } from './container.js';
-import { startServer } from './server.js';
+import { startTelemetry } from '@logi/adapters/telemetry';
 
 /** `pnpm start`: the API; with REDIS_URL unset it also runs the jobs in-process. */
 async function main(): Promise<void> {
+  // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
+  const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api' });
+  await import('reflect-metadata');
+  const { pino } = await import('pino');
+  const { ConfigError, listenConfigError, loadConfig } = await import('@logi/adapters');
+  const { buildContainer } = await import('./container.js');
+  const { startServer } = await import('./server.js');
+
   let config;
   try {
     config = loadConfig();
@@ -31,13 +35,16 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    server.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    server
+      .stop()
+      .then(() => telemetry?.shutdown())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

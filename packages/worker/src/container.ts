@@ -30,6 +30,7 @@ import {
   invoiceTemplateVersion,
   type AppConfig,
 } from '@logi/adapters';
+import { activeTelemetry } from '@logi/adapters/telemetry';
 import { WorkerTokens } from './tokens.js';
 import { withJobMetrics } from './metrics/metrics-job.handlers.js';
 import { WorkerMetrics } from './metrics/worker-metrics.js';
@@ -43,6 +44,8 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
   const c = new Container({ defaultScope: 'Singleton' });
   const get = <T>(token: symbol) => c.get<T>(token);
   type Knex = ReturnType<typeof createKnex>;
+  // Set when OTEL_* variables started tracing in this process (main.ts); null otherwise.
+  const telemetry = activeTelemetry();
 
   c.bind(WorkerTokens.Config).toConstantValue(config);
   c.bind(WorkerTokens.Logger).toConstantValue(logger);
@@ -51,7 +54,10 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
   c.bind(WorkerTokens.ClientRepository).toDynamicValue(() => new KnexClientRepository(get<Knex>(WorkerTokens.Knex)));
   c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex)));
   c.bind(WorkerTokens.FileStorage).toDynamicValue(() => createFileStorage(config));
-  c.bind(WorkerTokens.PdfRenderer).toDynamicValue(() => createPdfRenderer(config));
+  c.bind(WorkerTokens.PdfRenderer).toDynamicValue(() => {
+    const renderer = createPdfRenderer(config);
+    return telemetry ? telemetry.traceRenderer(renderer) : renderer;
+  });
   c.bind(WorkerTokens.JobHandlers).toDynamicValue(() =>
     buildJobHandlers({
       invoices: get<InvoiceRepositoryPort>(WorkerTokens.InvoiceRepository),
@@ -79,6 +85,7 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
         concurrency: config.workerConcurrency,
         lockDurationMs: config.jobLockMs,
         logger,
+        telemetry: telemetry?.bullmq,
       }),
   );
   // Workers publish captured changes as events too, so events flow while API processes are busy or few.

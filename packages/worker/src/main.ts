@@ -1,6 +1,11 @@
-import 'reflect-metadata';
-import { pino } from 'pino';
-import { ConfigError, listenConfigError, loadConfig, type AppConfig } from '@logi/adapters';
+import type { AppConfig } from '@logi/adapters';
+import { startTelemetry } from '@logi/adapters/telemetry';
+
+// Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
+const telemetry = await startTelemetry({ defaultServiceName: 'logistics-worker' });
+await import('reflect-metadata');
+const { pino } = await import('pino');
+const { ConfigError, listenConfigError, loadConfig } = await import('@logi/adapters');
 
 function readConfig(): AppConfig & { redisUrl: string } {
   try {
@@ -50,12 +55,15 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
     }, SHUTDOWN_LIMIT_MS).unref();
-    running.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    running
+      .stop()
+      .then(() => telemetry?.shutdown())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   });
 }

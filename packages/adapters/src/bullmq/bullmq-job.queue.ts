@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import type { Queue, QueueEvents } from 'bullmq';
+import type { Queue, QueueEvents, Telemetry } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import {
@@ -48,6 +48,8 @@ export interface BullmqJobQueueOptions {
   keepFailedSeconds?: number;
   /** Connection errors (Redis gone); the connections reconnect by themselves. */
   onError?: (error: Error) => void;
+  /** With tracing on: each add is a span, and the job carries the trace to the worker that runs it. */
+  telemetry?: Telemetry;
 }
 
 interface JobChannel {
@@ -174,8 +176,12 @@ export class BullmqJobQueue implements JobQueuePort {
     let channel = this.channels.get(name);
     if (!channel) {
       const queueName = QUEUE_NAME_BY_JOB[name];
-      const queue = new (bullmq().Queue)(queueName, { connection: this.client, prefix: this.prefix });
-      const events = new (bullmq().QueueEvents)(queueName, { connection: this.blocking, prefix: this.prefix });
+      const { telemetry } = this.options;
+      // Made during a request: the events reader's endless loop must not run inside that request's trace.
+      const { queue, events } = bullmq().withDetachedContext(telemetry, () => ({
+        queue: new (bullmq().Queue)(queueName, { connection: this.client, prefix: this.prefix, telemetry }),
+        events: new (bullmq().QueueEvents)(queueName, { connection: this.blocking, prefix: this.prefix }),
+      }));
       // EventEmitter throws on an 'error' nobody listens to; these are reports, the deadline decides.
       queue.on('error', this.onError);
       events.on('error', this.onError);

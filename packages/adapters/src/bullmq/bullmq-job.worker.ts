@@ -1,4 +1,4 @@
-import type { Job, Worker } from 'bullmq';
+import type { Job, Telemetry, Worker } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -21,6 +21,8 @@ export interface BullmqJobWorkerOptions {
   lockDurationMs?: number;
   /** How long close() lets running jobs finish before handing them back. */
   closeTimeoutMs?: number;
+  /** With tracing on: each job runs in a span that continues the trace the job was added in. */
+  telemetry?: Telemetry;
 }
 
 /**
@@ -51,6 +53,7 @@ export class BullmqJobWorker {
         stalledInterval: Math.max(500, Math.floor((options.lockDurationMs ?? 10_000) / 2)),
         // The autorun loop starts with the process; nothing waits for a separate run() call.
         autorun: true,
+        telemetry: options.telemetry,
       });
       worker.on('error', (error) => logger.error({ err: error, queue: worker.name }, 'worker error'));
       return worker;

@@ -1,0 +1,57 @@
+import type { Telemetry as BullmqTelemetry } from 'bullmq';
+import type { PdfRendererPort } from '@logi/domain';
+
+/**
+ * OpenTelemetry tracing in a process that runs it: what the composition roots
+ * hand the adapters that take part in a trace beyond what the instrumentations see.
+ */
+export interface Telemetry {
+  /** BullMQ's `telemetry` option: the job's add and process spans, the trace carried in the job to the worker. */
+  readonly bullmq: BullmqTelemetry;
+  /** The renderer with each print as a span of its own. */
+  traceRenderer(renderer: PdfRendererPort): PdfRendererPort;
+  /** Sends the spans still buffered (bounded) and stops tracing; for the process's shutdown. */
+  shutdown(): Promise<void>;
+}
+
+export interface StartTelemetryOptions {
+  /** `service.name` when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names one. */
+  defaultServiceName: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+let active: Telemetry | null = null;
+
+/**
+ * Whether the standard variables ask for traces: an OTLP endpoint or a traces
+ * exporter, and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none.
+ * Empty values count as unset, as for every other variable.
+ */
+export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = (name: string) => env[name]?.trim() || undefined;
+  if (value('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return false;
+  const exporters = (value('OTEL_TRACES_EXPORTER') ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  if (exporters.includes('none')) return false;
+  return exporters.length > 0 || value('OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined || value('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined;
+}
+
+/**
+ * Starts tracing when the OTEL_* variables ask for it; otherwise loads nothing
+ * of OpenTelemetry and resolves to null. A process's entry point awaits it
+ * before it imports anything else: the instrumentations patch http, koa, knex,
+ * ioredis and pino as they load, and cannot patch what is loaded already.
+ */
+export async function startTelemetry(options: StartTelemetryOptions): Promise<Telemetry | null> {
+  if (active || !tracingRequested(options.env)) return active;
+  const { startNodeSdkTelemetry } = await import('./node-sdk.telemetry.js');
+  active = await startNodeSdkTelemetry(options.defaultServiceName, options.env ?? process.env);
+  return active;
+}
+
+/** The tracing this process started, or null: read by the composition roots. */
+export function activeTelemetry(): Telemetry | null {
+  return active;
+}

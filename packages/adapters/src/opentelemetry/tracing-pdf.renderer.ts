@@ -1,0 +1,38 @@
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { InvoiceDocument, PdfRendererPort } from '@logi/domain';
+
+/**
+ * Each print as a span, child of the job's (or, in the embedded profile, the
+ * request's): Chromium's share of a slow PDF. No instrumentation knows the
+ * browser's pipe, so this is the one span the code starts itself.
+ */
+export class TracingPdfRenderer implements PdfRendererPort {
+  constructor(
+    private readonly inner: PdfRendererPort,
+    private readonly tracer: Tracer,
+  ) {}
+
+  render(document: InvoiceDocument): Promise<Buffer> {
+    return this.tracer.startActiveSpan('chromium render', { attributes: { 'invoice.language': document.lang, 'invoice.items': document.items.length } }, async (span) => {
+      try {
+        const pdf = await this.inner.render(document);
+        span.setAttribute('pdf.bytes', pdf.length);
+        return pdf;
+      } catch (error) {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
