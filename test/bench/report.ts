@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 import type { BenchResult } from './bench-kit.js';
 import { eventChecks, eventsSection } from './events-report.js';
 import type { EventsResults } from './events.js';
+import { tracingCheck, tracingSection } from './tracing-report.js';
+import type { TracingResults } from './tracing.js';
 import { bytes, count, escapeCell, ms, seconds, table, verdict, when } from './report-format.js';
 import type { PdfRow } from './pdf.js';
 import { QUERIES, type QueryMeasurement } from './queries.js';
@@ -68,6 +70,7 @@ export interface BenchResults {
   upload?: { at: string; rows: UploadRow[] };
   inprocess?: { at: string; invoiceList: { invoices: number; results: BenchResult[] }; pdfRender: BenchResult };
   events?: EventsResults;
+  tracing?: TracingResults;
   /** The last run's command line knobs. */
   lastRun?: { at: string; env: Record<string, string> };
 }
@@ -179,6 +182,11 @@ function summary(results: BenchResults): Summary {
       lines.push(`| ${check.target} | ${check.measured} | ${check.met === null ? 'reported' : verdict(check.met)} |`);
     }
   }
+  const tracing = results.tracing && tracingCheck(results.tracing);
+  if (tracing) {
+    if (!tracing.met) missed += 1;
+    lines.push(`| ${tracing.target} | ${tracing.measured} | ${verdict(tracing.met)} |`);
+  }
   return { lines, missed };
 }
 
@@ -196,7 +204,7 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   out.push('');
   out.push('## Targets');
   out.push('');
-  out.push(sum.lines.length ? table(['Target (issue 8; events: issue 18)', 'Measured', ''], sum.lines.map((line) => line.slice(2, -2).split(' | '))) : 'No part has run yet.');
+  out.push(sum.lines.length ? table(['Target (issue 8; events: issue 18; tracing: issue 19)', 'Measured', ''], sum.lines.map((line) => line.slice(2, -2).split(' | '))) : 'No part has run yet.');
   out.push('');
 
   if (results.queries) out.push(...queriesSection(results));
@@ -205,6 +213,7 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   if (results.upload?.rows.length) out.push(...uploadSection(results.upload));
   if (results.inprocess) out.push(...inprocessSection(results.inprocess));
   if (results.events) out.push(...eventsSection(results.events));
+  if (results.tracing) out.push(...tracingSection(results.tracing));
   if (Object.keys(results.seeds).length) out.push(...seedSection(results));
   if (results.machine) out.push(...machineSection(results.machine));
   out.push('## How to reproduce');
