@@ -64,18 +64,15 @@ async function serverCounters(knex: Knex): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((row) => [row.Variable_name, Number(row.Value)]));
 }
 
-/** KnexWebhookDeliveryQueue.claimDue's statement, built the same way (its text shows the lock clause knex writes for MariaDB). */
+/** KnexWebhookDeliveryQueue.claimDue's locking statement, built the same way (attempt rows only; the endpoints are read after it without locks). */
 function claimStatement(knex: Knex, now: number, limit: number): Knex.QueryBuilder {
-  return knex('webhook_deliveries as d')
-    .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
-    .select('d.id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt', 'w.url', 'w.secret', 'w.previous_secret', 'w.previous_secret_until', 'w.failing_since')
-    .where('d.status', 'pending')
-    .andWhere('d.next_attempt_at', '<=', now)
-    .andWhere((q) => q.whereNull('d.locked_until').orWhere('d.locked_until', '<', now))
-    .andWhere('w.enabled', 1)
-    .orderBy([{ column: 'd.next_attempt_at' }, { column: 'd.id' }])
+  return knex('webhook_deliveries')
+    .select('id', 'endpoint_id', 'event_id', 'event_type', 'attempt')
+    .where('status', 'pending')
+    .andWhere('next_attempt_at', '<=', now)
+    .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
     .limit(limit)
-    .forUpdate('d')
+    .forUpdate()
     .skipLocked();
 }
 
