@@ -1,7 +1,4 @@
 import Router from '@koa/router';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { KoaAdapter } from '@bull-board/koa';
 import type { BullmqQueueInspector } from '@logi/adapters';
 import type { AppState } from '../../http/app-state.js';
 import { basicAuth } from './basic-auth.middleware.js';
@@ -19,14 +16,10 @@ const DASHBOARD_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH'];
  * to the app's 404 envelope.
  */
 export function createDashboardRouter(inspector: BullmqQueueInspector, credentials: { user: string; password: string }): Router<AppState> {
-  const serverAdapter = new KoaAdapter();
-  serverAdapter.setBasePath(DASHBOARD_PATH);
-  createBullBoard({
-    queues: inspector.queues.map((queue) => new BullMQAdapter(queue)),
-    serverAdapter,
-    options: { uiConfig: { boardTitle: 'Logistics queues' } },
-  });
-  const dashboard = serverAdapter.registerPlugin();
+  // bull-board loads in the background from here, so an API without the dashboard never loads it.
+  const dashboard = import('./bull-board.plugin.js').then((plugin) => plugin.bullBoardMiddleware(inspector, DASHBOARD_PATH));
+  // Not an unhandled rejection while no request has asked: a failed load is the answer of each dashboard request.
+  dashboard.catch(() => undefined);
   const router = new Router<AppState>();
   router.register([DASHBOARD_PATH, `${DASHBOARD_PATH}/{*rest}`], DASHBOARD_METHODS, [
     basicAuth(credentials, 'Queue dashboard'),
@@ -34,7 +27,7 @@ export function createDashboardRouter(inspector: BullmqQueueInspector, credentia
       ctx.set('Cache-Control', 'no-store');
       // bull-board's inner router names its own pattern ('/'); the request log should keep ours.
       const matchedRoute = (ctx as { _matchedRoute?: string })._matchedRoute;
-      await dashboard(ctx as never, next);
+      await (await dashboard)(ctx as never, next);
       (ctx as { _matchedRoute?: string })._matchedRoute = matchedRoute;
       // bull-board answers its own errors (Redis gone, say) and tells nobody; the log should know.
       if (ctx.status >= 500) ctx.state.log.warn({ status: ctx.status, body: ctx.body }, 'queue dashboard request failed');
