@@ -12,6 +12,8 @@ const PARALLEL = { maxWorkers: 2, sequence: { groupOrder: 0 } };
 const ALONE = { maxWorkers: 1, sequence: { groupOrder: 1 } };
 
 export default defineConfig({
+  // The tests run the packages' TypeScript sources: the `paths` of tsconfig.json, as for tsc and tsx.
+  resolve: { tsconfigPaths: true },
   test: {
     pool: 'forks',
     testTimeout: 30_000,

@@ -31,6 +31,9 @@ ensure_pnpm
 ensure_system_packages
 install_dependencies
 
+log "building (pnpm build)"
+pnpm -s build
+
 log "loading demo data"
 pnpm -s cli fixtures:load fixtures/demo.json
 

@@ -8,7 +8,7 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Scratch space: SQLite databases, API data dirs, S3 server files (git-ignored). */
 export const WORK_DIR = path.join(ROOT, '.tmp', 'bench');
 
-export const PARTS = ['seed', 'queries', 'throughput', 'pdf', 'upload', 'inprocess', 'events', 'tracing'] as const;
+export const PARTS = ['seed', 'queries', 'throughput', 'pdf', 'upload', 'inprocess', 'events', 'tracing', 'startup'] as const;
 /** `seed` alone only prepares the databases; the others imply it where they need data. */
 const DEFAULT_PARTS = PARTS.filter((part) => part !== 'seed');
 export type Part = (typeof PARTS)[number];

@@ -8,6 +8,8 @@ import { eventChecks, eventsSection } from './events-report.js';
 import type { EventsResults } from './events.js';
 import { tracingCheck, tracingSection } from './tracing-report.js';
 import type { TracingResults } from './tracing.js';
+import { startupCheck, startupSection } from './startup-report.js';
+import type { StartupResults } from './startup.js';
 import { bytes, count, escapeCell, ms, seconds, table, verdict, when } from './report-format.js';
 import type { PdfRow } from './pdf.js';
 import { QUERIES, type QueryMeasurement } from './queries.js';
@@ -71,6 +73,7 @@ export interface BenchResults {
   inprocess?: { at: string; invoiceList: { invoices: number; results: BenchResult[] }; pdfRender: BenchResult };
   events?: EventsResults;
   tracing?: TracingResults;
+  startup?: StartupResults;
   /** The last run's command line knobs. */
   lastRun?: { at: string; env: Record<string, string> };
 }
@@ -187,6 +190,11 @@ function summary(results: BenchResults): Summary {
     if (!tracing.met) missed += 1;
     lines.push(`| ${tracing.target} | ${tracing.measured} | ${verdict(tracing.met)} |`);
   }
+  const startup = results.startup && startupCheck(results.startup);
+  if (startup) {
+    if (!startup.met) missed += 1;
+    lines.push(`| ${startup.target} | ${startup.measured} | ${verdict(startup.met)} |`);
+  }
   return { lines, missed };
 }
 
@@ -204,7 +212,7 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   out.push('');
   out.push('## Targets');
   out.push('');
-  out.push(sum.lines.length ? table(['Target (issue 8; events: issue 18; tracing: issue 19)', 'Measured', ''], sum.lines.map((line) => line.slice(2, -2).split(' | '))) : 'No part has run yet.');
+  out.push(sum.lines.length ? table(['Target (issue 8; events: issue 18; tracing, start-up: issue 19)', 'Measured', ''], sum.lines.map((line) => line.slice(2, -2).split(' | '))) : 'No part has run yet.');
   out.push('');
 
   if (results.queries) out.push(...queriesSection(results));
@@ -214,6 +222,7 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   if (results.inprocess) out.push(...inprocessSection(results.inprocess));
   if (results.events) out.push(...eventsSection(results.events));
   if (results.tracing) out.push(...tracingSection(results.tracing));
+  if (results.startup) out.push(...startupSection(results.startup));
   if (Object.keys(results.seeds).length) out.push(...seedSection(results));
   if (results.machine) out.push(...machineSection(results.machine));
   out.push('## How to reproduce');

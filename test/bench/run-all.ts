@@ -10,7 +10,8 @@
  *    (`upload`), and runs the two in-process comparisons (`inprocess`); the
  *    events of issue 18 (`events`): the feed at 10k and 1M events and against
  *    its floor, the write cost of capture, webhook delivery and latencies;
- *    list throughput with OpenTelemetry tracing on against off (`tracing`, issue 19).
+ *    list throughput with OpenTelemetry tracing on against off (`tracing`, issue 19);
+ *    start-up time and memory of the built API and worker against tsx (`startup`, issue 19).
  * 4. Writes BENCHMARKS.md, docs/bench-latency.svg and docs/bench-results.json,
  *    and prints the report on stdout (progress goes to stderr).
  *
@@ -27,6 +28,7 @@ import { loadBenchConfig, parseSize, ROOT, type BenchConfig, type Part } from '.
 import { startIoStacks, startS3, type IoStack } from './io-stack.js';
 import { benchEvents } from './events.js';
 import { benchTracing } from './tracing.js';
+import { benchStartup } from './startup.js';
 import { benchPdf } from './pdf.js';
 import { cleanupAll, onCleanup } from './processes.js';
 import { log } from './progress.js';
@@ -44,15 +46,15 @@ const REPRODUCE = [
   '```sh',
   'pnpm bench                                        # everything: 10k, 100k and 1M on MariaDB, 100k on SQLite (tens of minutes the first time)',
   'BENCH_SIZES=10k,100k pnpm bench                   # skip 1M',
-  'BENCH_PARTS=queries pnpm bench                    # one or more of seed,queries,throughput,pdf,upload,inprocess,events,tracing',
-  'pnpm bench:queries | pnpm bench:throughput | pnpm bench:pdf | pnpm bench:upload | pnpm bench:inprocess | pnpm bench:events',
+  'BENCH_PARTS=queries pnpm bench                    # one or more of seed,queries,throughput,pdf,upload,inprocess,events,tracing,startup',
+  'pnpm bench:queries | pnpm bench:throughput | pnpm bench:pdf | pnpm bench:upload | pnpm bench:inprocess | pnpm bench:events | pnpm bench:startup',
   '```',
   '',
   '| Variable | Default | Meaning |',
   '|---|---|---|',
   '| `BENCH_SIZES` | `10k,100k,1m` | MariaDB databases `logi_bench_<size>` (invoices in the big directory) |',
   '| `BENCH_SQLITE` | `100k` | the embedded-profile database under `.tmp/bench/sqlite-<size>`; `0` skips it |',
-  '| `BENCH_PARTS` | `queries,throughput,pdf,upload,inprocess,events,tracing` | what to run; `seed` alone only prepares the databases |',
+  '| `BENCH_PARTS` | `queries,throughput,pdf,upload,inprocess,events,tracing,startup` | what to run; `seed` alone only prepares the databases |',
   '| `BENCH_ROUNDS` | `15` | timed requests per query and database (and rounds of the in-process comparisons) |',
   '| `BENCH_WARMUP` | `3` | untimed requests before them |',
   '| `BENCH_QUERY_BUDGET_SECONDS` | `90` | a query stops sampling a database after this much time (at least 3 samples) |',
@@ -66,6 +68,7 @@ const REPRODUCE = [
   '| `BENCH_EVENTS_FEED_ROUNDS`, `BENCH_EVENTS_FEED_REQUESTS` | `400`, `1000` | timed feed pages per size; pages per throughput round |',
   '| `BENCH_EVENTS_LATENCY_SAMPLES`, `BENCH_EVENTS_DELIVERY_ROUNDS` | `40`, `2` | writes timed one at a time (commit to receipt, long poll); delivery rounds |',
   '| `BENCH_TRACING_REQUESTS`, `BENCH_TRACING_ROUNDS` | `3000`, `3` | the tracing part: requests per round, rounds (tracing off and on alternated; on the smallest of `BENCH_SIZES`) |',
+  '| `BENCH_STARTUP_ROUNDS` | `7` | the startup part: timed starts of each process in each way (after one untimed start of each) |',
   '| `BENCH_MARIADB_URL`, `BENCH_REDIS_URL` | `mysql://root@127.0.0.1:3306`, `redis://127.0.0.1:6379` | servers |',
   '| `BENCH_STRICT` | unset | `1`: exit 1 when a target is missed |',
   '',
@@ -223,6 +226,12 @@ async function main(): Promise<number> {
     // 3c'. Tracing: two API children (OpenTelemetry off and on), started and stopped inside.
     if (want('tracing')) {
       results.tracing = await benchTracing(config);
+      completed += 1;
+    }
+
+    // 3c''. Start-up: API and worker children, built and through tsx, started and stopped inside.
+    if (want('startup')) {
+      results.startup = await benchStartup(config);
       completed += 1;
     }
 

@@ -20,10 +20,13 @@ export async function startWorker(config: AppConfig & { redisUrl: string }, logg
     // Making the bucket now saves the first job a round trip; if S3 is down, the first job tries again.
     await storage.init().catch((error: unknown) => logger.warn({ err: error }, 'storage not ready at start; will retry on first use'));
   }
+  // Ready (on /health/ready of the metrics listener) from the moment jobs are taken until a stop begins.
+  let ready = false;
   // Before any job is taken: a METRICS_PORT already in use (the API's, say) stops the worker at start.
-  const metricsListener = await startMetricsServer(container.get<WorkerMetrics>(WorkerTokens.Metrics), config.metrics, logger);
+  const metricsListener = await startMetricsServer(container.get<WorkerMetrics>(WorkerTokens.Metrics), config.metrics, logger, { ready: () => ready });
   const worker = container.get<BullmqJobWorker>(WorkerTokens.JobWorker);
   await worker.waitUntilReady();
+  ready = true;
   logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix }, 'worker started');
   const publishing = startEventPublishing({
     publish: container.get<PublishEventsUseCase>(WorkerTokens.PublishEvents),
@@ -43,6 +46,7 @@ export async function startWorker(config: AppConfig & { redisUrl: string }, logg
 
   let stopping: Promise<void> | null = null;
   const stop = async () => {
+    ready = false;
     logger.info('worker stopping');
     await worker.close();
     await closeQuietly(logger, 'event publishing', () => publishing.stop());

@@ -2,6 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { envelope, Messages } from '@logi/domain';
+
+/** A process without an HTTP API of its own (the worker) answers its health probes here. */
+export interface HealthProbe {
+  /** True once the process does its work, false while it starts or stops. */
+  ready(): boolean;
+}
 
 export interface MetricsListener {
   url: string;
@@ -13,16 +20,22 @@ export interface MetricsListener {
  * METRICS_PORT), so metrics never face the API's clients. Port 0 turns it off.
  * Each process (API or worker) serves its own registry, so two processes on
  * one host need two ports: a taken port stops the process at start rather
- * than leaving it unobserved.
+ * than leaving it unobserved. Given a health probe, it also answers
+ * `/health/live` and `/health/ready` as the API does on its own port.
  */
 export async function startMetricsServer(
   metrics: { registry: Registry },
   address: { host: string; port: number },
   logger: Logger,
+  health?: HealthProbe,
 ): Promise<MetricsListener | null> {
   if (address.port === 0) return null;
   const server = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://metrics').pathname;
+    if (health && (path === '/health/live' || path === '/health/ready') && req.method === 'GET') {
+      answerHealth(res, path === '/health/live' ? 'live' : health.ready() ? 'ready' : 'not ready');
+      return;
+    }
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(path === '/metrics' ? 405 : 404, { 'Content-Type': 'text/plain; charset=utf-8', ...(path === '/metrics' ? { Allow: 'GET, HEAD' } : {}) });
       res.end(path === '/metrics' ? 'Method Not Allowed\n' : 'Not Found\n');
@@ -63,4 +76,13 @@ export async function startMetricsServer(
       await closed;
     },
   };
+}
+
+function answerHealth(res: http.ServerResponse, status: 'live' | 'ready' | 'not ready'): void {
+  const body =
+    status === 'not ready'
+      ? envelope(503, Messages.SERVICE_UNAVAILABLE, { status })
+      : envelope(200, Messages.OK, status === 'live' ? { status, uptime_seconds: Math.floor(process.uptime()) } : { status });
+  res.writeHead(body.status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+  res.end(JSON.stringify(body));
 }

@@ -1,0 +1,2 @@
+// `node api.js` (`pnpm start`): the API, as built by `pnpm build` (packages/api/src/main.ts).
+import '@logi/api/main';

@@ -1,0 +1,2 @@
+// `node cli.js <command>` (`pnpm cli <command>`): the operator commands, as built by `pnpm build` (packages/api/src/cli/main.ts).
+import '@logi/api/cli';
