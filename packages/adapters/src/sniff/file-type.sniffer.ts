@@ -1,4 +1,5 @@
-import { fileTypeFromBuffer } from 'file-type';
+// Loaded on the first upload, not with the adapters: file-type and its tokenizers are some 20 to 60 ms of every process's start.
+let fileType: Promise<typeof import('file-type')> | undefined;
 
 /** Bytes of a file's head that are enough to recognise its type. */
 export const SNIFF_BYTES = 4100;
@@ -8,6 +9,7 @@ export const SNIFF_BYTES = 4100;
  * client's headers or name. Text without binary bytes is text/plain.
  */
 export async function sniffContentType(head: Buffer): Promise<string> {
+  const { fileTypeFromBuffer } = await (fileType ??= import('file-type'));
   const detected = await fileTypeFromBuffer(head);
   if (detected) return detected.mime;
   return looksLikeText(head) ? 'text/plain' : 'application/octet-stream';
