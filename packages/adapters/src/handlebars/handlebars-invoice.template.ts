@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
-import Handlebars from 'handlebars';
+import type Handlebars from 'handlebars';
 import { INVOICE_TRANSLATIONS, type InvoiceDocument } from '@logi/domain';
+import { lazyModule } from '../shared/lazy-module.js';
+
+// Loaded when a template is made (a renderer's first use), not with the adapters: an API that
+// leaves rendering to workers never loads it.
+const handlebarsModule = lazyModule<typeof Handlebars>('handlebars');
 
 /** Lays an invoice document out as HTML for a print engine. */
 export interface InvoiceHtmlTemplate {
@@ -25,7 +30,7 @@ export class HandlebarsInvoiceTemplate implements InvoiceHtmlTemplate {
   private readonly pageFooter: Handlebars.TemplateDelegate<InvoiceDocument>;
 
   constructor() {
-    const handlebars = Handlebars.create();
+    const handlebars = handlebarsModule().create();
     const options: CompileOptions = { strict: true, noEscape: false, preventIndent: true };
     this.page = handlebars.compile<InvoiceDocument>(readTemplate('invoice.hbs'), options);
     this.pageFooter = handlebars.compile<InvoiceDocument>(readTemplate('invoice-footer.hbs'), options);
