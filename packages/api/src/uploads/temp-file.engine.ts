@@ -27,6 +27,8 @@ export class TempFileEngine implements multer.StorageEngine {
   /** Every temp file made and every write still running, so a read cut short can remove them all before it answers. */
   private readonly paths = new Set<string>();
   private readonly writes = new Set<Promise<void>>();
+  /** Set once the request's read was cut short: a part busboy still hands over is drained, not written. */
+  private discarded = false;
 
   constructor(private readonly dir: string) {}
 
@@ -37,12 +39,18 @@ export class TempFileEngine implements multer.StorageEngine {
 
   /** Waits for the writes in flight (their streams must have ended or been destroyed), then removes every temp file of this request. */
   async discardAll(): Promise<void> {
+    this.discarded = true;
     await Promise.allSettled([...this.writes]);
     await Promise.all([...this.paths].map((tempPath) => rm(tempPath, { force: true })));
   }
 
   _handleFile(_req: IncomingMessage, part: multer.File, callback: (error?: unknown, info?: multer.File) => void): void {
     const file = part as multer.File & { stream: Readable };
+    if (this.discarded) {
+      file.stream.resume();
+      callback(new Error('The upload was already given up.'));
+      return;
+    }
     const index = this.nextIndex++;
     this.currentIndex = index;
     const tempPath = path.join(this.dir, `${randomUUID()}.part`);
