@@ -99,6 +99,11 @@ export class ApiProcess {
     }
   }
 
+  /** The API's own process (spawned directly, not through a shell or pnpm). */
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   get logTail(): string {
     return this.output.toString();
   }

@@ -67,7 +67,7 @@ const REPRODUCE = [
   '| `BENCH_EVENTS_WRITE` | `100k` | invoices of the write-cost load (two fresh databases, dropped after) |',
   '| `BENCH_EVENTS_FEED_ROUNDS`, `BENCH_EVENTS_FEED_REQUESTS` | `400`, `1000` | timed feed pages per size; pages per throughput round |',
   '| `BENCH_EVENTS_LATENCY_SAMPLES`, `BENCH_EVENTS_DELIVERY_ROUNDS` | `40`, `2` | writes timed one at a time (commit to receipt, long poll); delivery rounds |',
-  '| `BENCH_TRACING_REQUESTS`, `BENCH_TRACING_ROUNDS` | `3000`, `3` | the tracing part: requests per round, rounds (tracing off and on alternated; on the smallest of `BENCH_SIZES`) |',
+  '| `BENCH_TRACING_REQUESTS`, `BENCH_TRACING_ROUNDS` | `2000`, `6` | the tracing part: requests per round, rounds (tracing off and on alternated; on the smallest of `BENCH_SIZES`) |',
   '| `BENCH_STARTUP_ROUNDS` | `7` | the startup part: timed starts of each process in each way (after one untimed start of each) |',
   '| `BENCH_MARIADB_URL`, `BENCH_REDIS_URL` | `mysql://root@127.0.0.1:3306`, `redis://127.0.0.1:6379` | servers |',
   '| `BENCH_STRICT` | unset | `1`: exit 1 when a target is missed |',

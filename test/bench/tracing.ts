@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -11,6 +12,8 @@ import { prepareMariadb } from './seed.js';
 export interface TracingRow {
   endpoint: string;
   path: string;
+  /** Whether the target applies to this row (the default list) or it is only reported. */
+  judged: boolean;
   connections: number;
   requests: number;
   offPerSecond: number;
@@ -19,6 +22,11 @@ export interface TracingRow {
   ratio: number;
   offP50Ms: number;
   onP50Ms: number;
+  /** CPU time of the API process per request (user + system, from /proc; exporting included), in the best round of each. */
+  offCpuMsPerRequest: number;
+  onCpuMsPerRequest: number;
+  /** off / on CPU per request: the share of its list throughput the API keeps with tracing on when the CPU is what limits it. */
+  cpuRatio: number;
   /** Spans one request of this endpoint makes (server, route, queries, Redis). */
   spansPerRequest: number;
 }
@@ -41,9 +49,13 @@ export interface TracingResults {
 /** Environment that leaves tracing off, whatever the shell running the benchmark has set. */
 const TRACING_OFF = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_TRACES_EXPORTER: '' };
 
+/**
+ * The list as clients get it by default (250 a page, the throughput part's list), judged; and a short
+ * page, reported: there the fixed cost of tracing a request weighs most.
+ */
 const ENDPOINTS = [
-  { name: 'GET /v1/invoices (first page, 25)', path: '/v1/invoices' },
-  { name: 'GET /v1/invoices?per_page=250', path: '/v1/invoices?per_page=250' },
+  { name: 'GET /v1/invoices (250 a page, the default)', path: '/v1/invoices', judged: true },
+  { name: 'GET /v1/invoices?per_page=25', path: '/v1/invoices?per_page=25', judged: false },
 ];
 
 function integerEnv(name: string, fallback: number, min: number): number {
@@ -59,14 +71,16 @@ function integerEnv(name: string, fallback: number, min: number): number {
  * OpenTelemetry on (every span exported over OTLP/HTTP to a receiver on
  * 127.0.0.1, the SDK's default protocol) against one with it off, same
  * database and Redis, rounds alternated so drift hits both; the better round
- * of each counts. The exporter's queue is raised so that no span is dropped:
- * the cost measured is that of exporting them all.
+ * of each counts. Beside requests/s, the CPU time each API process spent per
+ * request (exporting included): the machine is shared, and CPU time is what
+ * tracing adds whatever else runs. The exporter's queue is raised so that no
+ * span is dropped: the cost measured is that of exporting them all.
  */
 export async function benchTracing(config: BenchConfig): Promise<TracingResults> {
   const at = new Date().toISOString();
   const loadAverage = os.loadavg().map((v) => Math.round(v * 100) / 100);
-  const requests = integerEnv('BENCH_TRACING_REQUESTS', 3000, 100);
-  const rounds = integerEnv('BENCH_TRACING_ROUNDS', 3, 1);
+  const requests = integerEnv('BENCH_TRACING_REQUESTS', 2000, 100);
+  const rounds = integerEnv('BENCH_TRACING_ROUNDS', 6, 1);
   const db = await prepareMariadb(config, config.sizes[0]!);
   const redis = await reachable(config.redisUrl);
   const common = {
@@ -109,20 +123,36 @@ export async function benchTracing(config: BenchConfig): Promise<TracingResults>
       await load(off.port, warm, config.connections, make(off));
       await load(on.port, warm, config.connections, make(on));
       spansExpected += warm * spansPerRequest;
+      await receiver.settled(spansExpected);
+      // A round of each, measured in requests/s and in the API process's CPU time per request.
+      const round = async (api: ApiProcess, traced: boolean) => {
+        const cpuBefore = cpuMs(api.pid);
+        const result = await load(api.port, requests, config.connections, make(api));
+        if (traced) {
+          spansExpected += requests * spansPerRequest;
+          // Exporting this round's spans is part of its cost.
+          await receiver.settled(spansExpected);
+        }
+        return { ...result, cpuMsPerRequest: (cpuMs(api.pid) - cpuBefore) / requests };
+      };
       let bestOff = { perSecond: 0, latencies: [] as number[] };
       let bestOn = { perSecond: 0, latencies: [] as number[] };
-      for (let round = 0; round < rounds; round++) {
-        const a = await load(off.port, requests, config.connections, make(off));
-        const b = await load(on.port, requests, config.connections, make(on));
-        spansExpected += requests * spansPerRequest;
+      let cpuOff = Infinity;
+      let cpuOn = Infinity;
+      for (let i = 0; i < rounds; i++) {
+        const a = await round(off, false);
+        const b = await round(on, true);
         if (a.perSecond > bestOff.perSecond) bestOff = a;
         if (b.perSecond > bestOn.perSecond) bestOn = b;
+        cpuOff = Math.min(cpuOff, a.cpuMsPerRequest);
+        cpuOn = Math.min(cpuOn, b.cpuMsPerRequest);
       }
       off.assertRunning();
       on.assertRunning();
       const row: TracingRow = {
         endpoint: endpoint.name,
         path: endpoint.path,
+        judged: endpoint.judged,
         connections: config.connections,
         requests,
         offPerSecond: bestOff.perSecond,
@@ -130,10 +160,14 @@ export async function benchTracing(config: BenchConfig): Promise<TracingResults>
         ratio: bestOn.perSecond / bestOff.perSecond,
         offP50Ms: percentile(bestOff.latencies, 50),
         onP50Ms: percentile(bestOn.latencies, 50),
+        offCpuMsPerRequest: cpuOff,
+        onCpuMsPerRequest: cpuOn,
+        cpuRatio: cpuOff / cpuOn,
         spansPerRequest,
       };
       log(
-        `tracing ${endpoint.name}: off ${row.offPerSecond.toFixed(0)}/s, on ${row.onPerSecond.toFixed(0)}/s -> ${row.ratio.toFixed(2)} ` +
+        `tracing ${endpoint.name}: off ${row.offPerSecond.toFixed(0)}/s, on ${row.onPerSecond.toFixed(0)}/s -> ${row.ratio.toFixed(2)}; ` +
+          `CPU a request off ${cpuOff.toFixed(2)} ms, on ${cpuOn.toFixed(2)} ms -> ${row.cpuRatio.toFixed(2)} ` +
           `(${spansPerRequest} spans a request, ${requests} requests, ${config.connections} connections)`,
       );
       rows.push(row);
@@ -145,6 +179,14 @@ export async function benchTracing(config: BenchConfig): Promise<TracingResults>
     await Promise.all([off?.stop(), on?.stop()]);
     await receiver.close();
   }
+}
+
+/** User + system CPU time the process has used, in ms (/proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function reachable(redisUrl: string): Promise<boolean> {
@@ -167,9 +209,11 @@ async function reachable(redisUrl: string): Promise<boolean> {
  * spans are field 2 of each ScopeSpans in field 2 of each ResourceSpans in field 1).
  */
 class SpanCountingReceiver {
-  spans = 0;
   contentType = '';
   private lastArrival = Date.now();
+  /** Bodies kept as they come and counted when asked: walking them during the load would take CPU from the machine it measures. */
+  private readonly bodies: Array<{ body: Buffer; json: boolean }> = [];
+  private counted = 0;
 
   private constructor(
     private readonly server: http.Server,
@@ -182,10 +226,9 @@ class SpanCountingReceiver {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        const body = Buffer.concat(chunks);
         const type = request.headers['content-type'] ?? '';
         receiver.contentType = type;
-        receiver.spans += type.startsWith('application/json') ? jsonSpans(body) : protobufSpans(body);
+        receiver.bodies.push({ body: Buffer.concat(chunks), json: type.startsWith('application/json') });
         receiver.lastArrival = Date.now();
         response.writeHead(200, { 'content-type': type || 'application/x-protobuf' }).end();
       });
@@ -193,6 +236,12 @@ class SpanCountingReceiver {
     await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
     receiver = new SpanCountingReceiver(server, `http://${HOST}:${(server.address() as AddressInfo).port}`);
     return receiver;
+  }
+
+  /** Spans received so far. */
+  get spans(): number {
+    for (const { body, json } of this.bodies.splice(0)) this.counted += json ? jsonSpans(body) : protobufSpans(body);
+    return this.counted;
   }
 
   /** The count once `expected` spans arrived, or once nothing came for 3 s (the exporter sends every second). */
