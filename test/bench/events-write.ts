@@ -10,9 +10,6 @@ import { BIG_DIRECTORY, chunkStatements, MYSQL_SEED } from './seed-data.js';
 
 /** Invoices per INSERT … SELECT chunk: the two databases take turns chunk by chunk. */
 const CHUNK = 10_000;
-/** As the API and the worker publish (EVENTS_PER_BATCH and EVENTS_BUDGET_MS in api/src/container.ts). */
-const PUBLISH_BATCH = 500;
-const PUBLISH_BUDGET_MS = 1_000;
 
 export interface WriteCostResults {
   invoices: number;
@@ -91,7 +88,7 @@ export async function benchWriteCost(config: BenchConfig, invoices: number): Pro
     log(`events write cost: ${seconds.off.toFixed(1)} s without capture, ${seconds.on.toFixed(1)} s with (${(seconds.on / seconds.off).toFixed(2)}x); ${pending} changes captured`);
 
     const capture = new KnexEventCapture(on);
-    const publish = new PublishEventsUseCase({ capture, batchSize: PUBLISH_BATCH, budgetMs: PUBLISH_BUDGET_MS });
+    const publish = new PublishEventsUseCase({ capture }) // as the API and the worker publish (its default batch and budget);
     const loadedAt = Date.now();
     const publishing = new Progress('events write cost: publishing', pending, 'changes');
     let published = 0;
@@ -116,7 +113,7 @@ export async function benchWriteCost(config: BenchConfig, invoices: number): Pro
       pending,
       publishSeconds,
       feedEvents,
-      publishBatch: PUBLISH_BATCH,
+      publishBatch: 500, // PublishEventsUseCase's default
     };
   } finally {
     await on.destroy();

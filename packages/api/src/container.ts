@@ -71,10 +71,6 @@ import { bindOps } from './ops/ops.bindings.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
 import { pdfCacheEvents } from './ops/metrics/pdf-cache.events.js';
 
-/** Captured changes published per transaction, and how long one run goes on before other work gets its turn. */
-const EVENTS_PER_BATCH = 500;
-const EVENTS_BUDGET_MS = 1_000;
-
 /** Downloads whose printed version each API process remembers (about 300 bytes each). */
 const RECENT_DOWNLOADS = 50_000;
 
@@ -226,7 +222,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   );
   c.bind(Tokens.ListEvents).toDynamicValue(() => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock) }));
   c.bind(Tokens.PublishEvents).toDynamicValue(
-    () => new PublishEventsUseCase({ capture: get<EventCapturePort>(Tokens.EventCapture), batchSize: EVENTS_PER_BATCH, budgetMs: EVENTS_BUDGET_MS }),
+    () => new PublishEventsUseCase({ capture: get<EventCapturePort>(Tokens.EventCapture)}),
   );
   c.bind(Tokens.ManageWebhooks).toDynamicValue(
     () =>

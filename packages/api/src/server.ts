@@ -35,11 +35,6 @@ const CLOSE_DEPENDENCIES_MS = 5_000;
 /** Even past the budget, each dependency still gets this long, so the database is not skipped because a browser hung. */
 const CLOSE_STEP_MIN_MS = 250;
 
-/** A webhook attempt's claim outlives the attempt itself (bounded by WEBHOOK_TIMEOUT_MS) by this margin before another process may take it. */
-export function webhookLeaseSeconds(timeoutMs: number): number {
-  return Math.ceil(timeoutMs / 1000) + 5;
-}
-
 /** How long stop() lets in-flight requests run: a request may wait on a job for the whole job timeout. */
 export function shutdownGraceMs(jobTimeoutMs: number): number {
   return Math.max(SHUTDOWN_GRACE_MS, jobTimeoutMs + SHUTDOWN_ANSWER_MS);
@@ -106,7 +101,7 @@ export async function startServer(container: Container, options: { publicRouters
         queue: container.get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
         concurrency: config.webhooks.concurrency,
         perEndpoint: config.webhooks.concurrencyPerEndpoint,
-        leaseSeconds: webhookLeaseSeconds(config.webhooks.timeoutMs),
+        attemptTimeoutMs: config.webhooks.timeoutMs,
         intervalMs: config.events.publishIntervalMs,
         logger,
       });

@@ -95,8 +95,6 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
         capture: new KnexEventCapture(get<Knex>(WorkerTokens.Knex), {
           onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
         }),
-        batchSize: EVENTS_PER_BATCH,
-        budgetMs: EVENTS_BUDGET_MS,
       }),
   );
   // Workers deliver webhooks in the production profile, on slots of their own beside the job queue's.
@@ -113,6 +111,3 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
   return c;
 }
 
-/** As in the API: changes per transaction, and the length of one run. */
-const EVENTS_PER_BATCH = 500;
-const EVENTS_BUDGET_MS = 1_000;

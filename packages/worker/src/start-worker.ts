@@ -38,8 +38,7 @@ export async function startWorker(config: AppConfig & { redisUrl: string }, logg
     queue: container.get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
     concurrency: config.webhooks.concurrency,
     perEndpoint: config.webhooks.concurrencyPerEndpoint,
-    // The claim outlives an attempt (bounded by WEBHOOK_TIMEOUT_MS) by 5 s before another process may take it, as in the API.
-    leaseSeconds: Math.ceil(config.webhooks.timeoutMs / 1000) + 5,
+    attemptTimeoutMs: config.webhooks.timeoutMs,
     intervalMs: config.events.publishIntervalMs,
     logger,
   });

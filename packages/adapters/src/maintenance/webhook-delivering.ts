@@ -9,13 +9,15 @@ export interface WebhookDeliveringOptions {
   concurrency: number;
   /** Attempts in flight to one endpoint from this process: a slow endpoint holds at most these slots. */
   perEndpoint: number;
-  /** How long a claim is held before another process may take the attempt (longer than an attempt can take). */
-  leaseSeconds: number;
+  /** WEBHOOK_TIMEOUT_MS: an attempt's claim outlives it by LEASE_MARGIN_SECONDS before another process may take it. */
+  attemptTimeoutMs: number;
   intervalMs: number;
   logger: Logger;
   nowSeconds?: () => number;
 }
 
+/** What a claim holds beyond the attempt's own timeout (recording its outcome), before another process may take it. */
+const LEASE_MARGIN_SECONDS = 5;
 /** Finished attempts are recorded together: at most this long after the first of them ended, one commit for all. */
 const RECORD_EVERY_MS = 20;
 /** After an attempt ends, the next claim waits this long for others to end too (one claim fills several slots). */
@@ -31,7 +33,8 @@ const CLAIM_COALESCE_MS = 5;
  * stop() waits for the attempts in flight and records them.
  */
 export function startWebhookDelivering(options: WebhookDeliveringOptions): PeriodicTask {
-  const { deliver, queue, concurrency, perEndpoint, leaseSeconds, intervalMs, logger } = options;
+  const { deliver, queue, concurrency, perEndpoint, intervalMs, logger } = options;
+  const leaseSeconds = Math.ceil(options.attemptTimeoutMs / 1000) + LEASE_MARGIN_SECONDS;
   const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const inFlight = new Map<number, number>();
   const running = new Set<Promise<void>>();

@@ -9,20 +9,22 @@ import { decideInvoiceEvents } from '../invoice-event.js';
  * order readers see them.
  */
 export class PublishEventsUseCase {
-  constructor(private readonly deps: { capture: EventCapturePort; batchSize: number; budgetMs: number; now?: () => number }) {}
+  /** Changes per transaction (500), and how long one run goes on (1 s) before other work of the process gets its turn. */
+  constructor(private readonly deps: { capture: EventCapturePort; batchSize?: number; budgetMs?: number; now?: () => number }) {}
 
   /** `budgetSpent`: the run stopped on its time budget with changes perhaps left. */
   async execute(): Promise<{ changes: number; events: number; budgetSpent: boolean }> {
+    const { batchSize = 500, budgetMs = 1_000 } = this.deps;
     const now = this.deps.now ?? Date.now;
     const started = now();
     const total = { changes: 0, events: 0, budgetSpent: false };
     if (!(await this.deps.capture.hasPending())) return total;
     for (;;) {
-      const batch = await this.deps.capture.publishBatch(this.deps.batchSize, eventsOf);
+      const batch = await this.deps.capture.publishBatch(batchSize, eventsOf);
       total.changes += batch.changes;
       total.events += batch.events;
-      if (batch.changes < this.deps.batchSize) return total;
-      if (now() - started >= this.deps.budgetMs) return { ...total, budgetSpent: true };
+      if (batch.changes < batchSize) return total;
+      if (now() - started >= budgetMs) return { ...total, budgetSpent: true };
     }
   }
 }
