@@ -138,6 +138,9 @@ async function scanByNr(knex: Knex, fragment: string): Promise<number | null> {
   return row ? Number(row.id) : null;
 }
 
+/** Posting-list caps that make the 440 documents' trigrams common: 3 nearly all, 40 the frequent ones. */
+const LOW_CAPS = [3, 40];
+
 const BY_NR = ['ORD/2026/000030', 'ord/2026/000030', '2026/0000', '/NEW', 'zl/10/new', 'ZL/', '0003', 'no-such-order', '30', '%', '_'];
 
 describe.each(PROFILES)('derived search data on %s', (profile) => {
@@ -155,17 +158,23 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
     await db?.drop();
   });
 
-  /** Every list and lookup against the plain scan; a fresh repository too, so no cached total hides a difference. */
+  /**
+   * Every list and lookup against the plain scan; a fresh repository too, so no cached total hides a
+   * difference, and repositories whose posting-list cap makes most trigrams common (the paths a
+   * million invoices take: the join of common lists in the database, customer names from an index).
+   */
   async function expectSameAsScan(): Promise<void> {
-    for (const repository of [invoices, new KnexInvoiceRepository(db.knex)]) {
+    for (const repository of [invoices, new KnexInvoiceRepository(db.knex), ...LOW_CAPS.map((postingsCap) => new KnexInvoiceRepository(db.knex, { postingsCap }))]) {
       for (const criteria of criteriaList()) {
         const page = await repository.list(criteria);
         const expected = await scan(db.knex, criteria);
         expect({ criteria, total: page.total, ids: page.invoices.map((i) => i.id) }).toEqual({ criteria, ...expected });
       }
     }
-    for (const fragment of BY_NR) {
-      expect({ fragment, id: (await orders.findFirstByNr(DIRECTORY, fragment))?.id ?? null }).toEqual({ fragment, id: await scanByNr(db.knex, fragment) });
+    for (const repository of [orders, ...LOW_CAPS.map((postingsCap) => new KnexOrderRepository(db.knex, { postingsCap }))]) {
+      for (const fragment of BY_NR) {
+        expect({ fragment, id: (await repository.findFirstByNr(DIRECTORY, fragment))?.id ?? null }).toEqual({ fragment, id: await scanByNr(db.knex, fragment) });
+      }
     }
   }
 
@@ -219,6 +228,29 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
     expect(await db.knex('search_pending').count({ n: '*' })).toEqual([{ n: 0 }]);
     await expectSameAsScan();
   }, 240_000);
+
+  it('when every trigram of a fragment is common, then the invoices are narrowed by a join of posting lists in the database (and, on MariaDB, customer names from an index), not scanned', async () => {
+    const statements: string[] = [];
+    const listener = (query: { sql: string }) => statements.push(query.sql);
+    db.knex.on('query', listener);
+    try {
+      const repository = new KnexInvoiceRepository(db.knex, { postingsCap: 3 });
+      const base = defaultInvoiceCriteria(DIRECTORY);
+      for (const criteria of [{ ...base, search: 'freight gda' }, { ...base, customerName: 'cargo' }]) {
+        const page = await repository.list(criteria);
+        expect(page.total).toBe((await scan(db.knex, criteria)).total);
+        expect(page.total).toBeGreaterThan(0);
+      }
+    } finally {
+      db.knex.off('query', listener);
+    }
+    const onInvoices = statements.filter((sql) => /from [`"]?invoices[`"]? as [`"]?i[`"]?/i.test(sql));
+    expect(onInvoices.some((sql) => /i\.id IN \(SELECT t0\.doc FROM search_trigrams t0 JOIN search_trigrams t1/.test(sql))).toBe(true);
+    if (profile === 'mariadb') {
+      expect(statements.some((sql) => /SELECT DISTINCT customer_name/.test(sql))).toBe(true);
+      expect(onInvoices.some((sql) => /[`"]?i[`"]?\.[`"]?customer_name[`"]? in \(/i.test(sql))).toBe(true);
+    }
+  });
 
   it('when the kept counts are compared with a GROUP BY, then they are equal', async () => {
     const columns = ['directory', 'type', 'status', 'branch_id', 'customer_country'];

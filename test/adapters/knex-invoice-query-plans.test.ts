@@ -71,6 +71,14 @@ describe('invoice list query plans on MariaDB', () => {
     expect(row.type).not.toBe('ALL');
   });
 
+  it('when filtered by one VAT and sorted by the default issue date, then the page is read in order from the VAT index (no filesort)', async () => {
+    const statements = await plans({ ...defaultInvoiceCriteria(DIRECTORY), customerVats: ['PL0000000031'], perPage: 5 });
+    const page = statements.find((s) => /order by/i.test(s.sql))!;
+    const row = invoiceRow(page.rows);
+    expect(row.key).toBe('invoices_directory_customer_vat_index');
+    expect(row.Extra ?? '').not.toMatch(/filesort/i);
+  });
+
   it('when a page far from the start is asked for, then its ids are read from the index alone and the other end when nearer', async () => {
     const total = 3600; // nine in ten of the generated invoices are in the directory
     const criteria = { ...defaultInvoiceCriteria(DIRECTORY), sortBy: 'amount_gross' as const, sortDir: 'asc' as const, perPage: 50 };

@@ -25,14 +25,36 @@ const SORT_COLUMNS: Record<InvoiceSortField, { column: string; text: boolean }> 
 };
 
 /**
+ * What the trigram index allows: `ids` (a list the code read, intersected
+ * over the text filters) and `within` (subqueries yielding ids, for
+ * fragments made of common trigrams, with the pending documents that are
+ * candidates besides), every one of them required, and the customer names
+ * a common name fragment may match. Any may be absent.
+ */
+export interface InvoiceCandidates {
+  ids: number[] | null;
+  within: Array<{ sql: string; bindings: number[]; pending: number[] }>;
+  /** Customer names that may match a common `customer_name` fragment (search/customer-names.ts), or null. */
+  customerNames?: string[] | null;
+}
+
+/**
  * Adds every filter of the criteria to a query over `invoices as i` of one
  * directory. The search looks into related rows with EXISTS, so an invoice
  * with several matching orders or items still appears once.
  */
-export function applyInvoiceFilters(query: Knex.QueryBuilder, criteria: InvoiceCriteria, dialect: SqlDialect, candidates: number[] | null = null): Knex.QueryBuilder {
+export function applyInvoiceFilters(query: Knex.QueryBuilder, criteria: InvoiceCriteria, dialect: SqlDialect, candidates: InvoiceCandidates | null = null): Knex.QueryBuilder {
   query.where('i.directory', criteria.directory);
   // The trigram index's candidates narrow the rows; the predicates below still decide.
-  if (candidates !== null) query.whereRaw(idsIn('i.id', candidates));
+  if (candidates?.ids) query.whereRaw(idsIn('i.id', candidates.ids));
+  for (const within of candidates?.within ?? []) {
+    const pending = within.pending.length > 0 ? ` OR ${idsIn('i.id', within.pending)}` : '';
+    query.whereRaw(`(i.id IN (${within.sql})${pending})`, within.bindings);
+  }
+  if (candidates?.customerNames) {
+    if (candidates.customerNames.length === 0) query.whereRaw('1 = 0');
+    else query.whereIn('i.customer_name', candidates.customerNames);
+  }
   if (criteria.types?.length) query.whereIn('i.type', criteria.types);
   if (criteria.statuses?.length) query.whereIn('i.status', criteria.statuses);
   if (criteria.branchIds?.length) query.whereIn('i.branch_id', criteria.branchIds);

@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import type { Invoice, InvoiceCriteria, InvoiceDetail, InvoiceOrder, InvoicePage, InvoiceRepositoryPort } from '@logi/domain';
-import { applyInvoiceFilters, countsServe, idsIn, invoiceOrderBy } from './invoice-list.query.js';
+import { applyInvoiceFilters, countsServe, idsIn, invoiceOrderBy, type InvoiceCandidates } from './invoice-list.query.js';
 import { BoundedCache } from './bounded-cache.js';
 import { SEARCH_KINDS } from './search/search-text.js';
-import { trigramCandidates } from './search/trigram-index.js';
+import { trigramCandidateFilter } from './search/trigram-index.js';
+import { customerNamesContaining } from './search/customer-names.js';
 import {
   INVOICE_COLUMNS,
   INVOICE_ITEM_COLUMNS,
@@ -25,7 +26,11 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   /** Totals by directory data version and filters; a write bumps the version, so an entry is never stale. */
   private readonly totals = new BoundedCache<string, number>(TOTALS_CACHED);
 
-  constructor(private readonly knex: Knex) {
+  constructor(
+    private readonly knex: Knex,
+    /** `postingsCap`: the trigram index's cap (search/trigram-index.ts); tests lower it to reach the common-fragment paths with little data. */
+    private readonly options: { postingsCap?: number } = {},
+  ) {
     this.dialect = dialectOf(knex);
   }
 
@@ -61,25 +66,39 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   }
 
   /**
-   * The ids the trigram index allows for the text filters (`search`,
-   * `customer_name`), intersected; null when no text filter can be narrowed
-   * that way (none given, or a fragment the index cannot serve).
+   * What the trigram index allows for the text filters (`search`,
+   * `customer_name`): id lists intersected, subqueries kept for the
+   * database; null when no text filter can be narrowed that way (none given,
+   * or a fragment the index cannot serve).
    */
-  private async candidatesOf(criteria: InvoiceCriteria): Promise<number[] | null> {
+  private async candidatesOf(criteria: InvoiceCriteria): Promise<InvoiceCandidates | null> {
     const lists: number[][] = [];
+    const within: InvoiceCandidates['within'] = [];
+    let names: string[] | null = null;
     for (const [kind, text] of [
       [SEARCH_KINDS.invoiceText, criteria.search],
       [SEARCH_KINDS.customerName, criteria.customerName],
     ] as const) {
       if (!text) continue;
-      const found = await trigramCandidates(this.knex, kind, criteria.directory, text);
-      if (found) lists.push(found.ids);
+      const found = await trigramCandidateFilter(this.knex, kind, criteria.directory, text, this.options.postingsCap);
+      if (!found) continue;
+      if ('ids' in found) {
+        lists.push(found.ids);
+        continue;
+      }
+      // A common name fragment: the matching names (from an index) narrow better than the postings' join.
+      if (kind === SEARCH_KINDS.customerName) names = await customerNamesContaining(this.knex, criteria.directory, text);
+      if (names === null) within.push(found);
     }
-    if (lists.length === 0) return null;
-    return lists.reduce((kept, next) => {
-      const allowed = new Set(next);
-      return kept.filter((id) => allowed.has(id));
-    });
+    if (lists.length === 0 && within.length === 0 && names === null) return null;
+    const ids =
+      lists.length === 0
+        ? null
+        : lists.reduce((kept, next) => {
+            const allowed = new Set(next);
+            return kept.filter((id) => allowed.has(id));
+          });
+    return { ids, within, customerNames: names };
   }
 
   /** The directory's data version, bumped by triggers on every write (migrations 003 and 007); "0" before the first. */
@@ -93,7 +112,7 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
    * summed from the kept counts; anything else is counted once per directory
    * data version (which every write bumps, through triggers) and remembered.
    */
-  private async total(criteria: InvoiceCriteria, candidates: number[] | null): Promise<number> {
+  private async total(criteria: InvoiceCriteria, candidates: InvoiceCandidates | null): Promise<number> {
     if (candidates === null && countsServe(criteria)) {
       const query = this.knex('invoice_counts').sum({ total: 'n' }).where('directory', criteria.directory);
       if (criteria.types?.length) query.whereIn('type', criteria.types);

@@ -12,7 +12,11 @@ const CANDIDATES_PER_TRY = 500;
 export class KnexOrderRepository implements OrderRepositoryPort {
   private readonly dialect: SqlDialect;
 
-  constructor(private readonly knex: Knex) {
+  constructor(
+    private readonly knex: Knex,
+    /** `postingsCap`: the trigram index's cap (search/trigram-index.ts); tests lower it to reach the common-fragment paths with little data. */
+    private readonly options: { postingsCap?: number } = {},
+  ) {
     this.dialect = dialectOf(knex);
   }
 
@@ -38,7 +42,7 @@ export class KnexOrderRepository implements OrderRepositoryPort {
       if (ids) query.whereRaw(idsIn('id', ids));
       return (await query.orderBy('id').first()) as OrderRow | undefined;
     };
-    const candidates = await trigramCandidates(this.knex, SEARCH_KINDS.orderNr, directory, fragment);
+    const candidates = await trigramCandidates(this.knex, SEARCH_KINDS.orderNr, directory, fragment, this.options.postingsCap);
     if (!candidates) {
       const row = await firstMatch(null);
       return row ? toOrder(row) : null;

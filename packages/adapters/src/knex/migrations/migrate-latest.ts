@@ -10,6 +10,7 @@ import * as clientDataVersion from './007-client-data-version.migration.js';
 import * as changeEvents from './008-change-events.migration.js';
 import * as webhooks from './009-webhooks.migration.js';
 import * as eventRetentionIndex from './010-event-retention-index.migration.js';
+import * as vatSortIndex from './011-vat-sort-index.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -31,6 +32,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '008-change-events', up: changeEvents.up, down: changeEvents.down, config: { transaction: false } },
   { name: '009-webhooks', up: webhooks.up, down: webhooks.down },
   { name: '010-event-retention-index', up: eventRetentionIndex.up, down: eventRetentionIndex.down },
+  { name: '011-vat-sort-index', up: vatSortIndex.up, down: vatSortIndex.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

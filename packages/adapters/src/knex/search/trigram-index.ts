@@ -11,7 +11,11 @@ import { documentCodes, indexFold, SEARCH_KINDS, trigramCode, TRIGRAM_LENGTH, ty
  * always candidates until indexed, so a search never misses them.
  */
 
-/** A posting list longer than this is not worth reading: the fragment is too common to narrow anything. */
+/**
+ * A posting list longer than this is not read into the process: a fragment
+ * made only of such trigrams is narrowed by the database (a join of its
+ * lists), and one with a single such trigram not at all.
+ */
 export const POSTINGS_CAP = 20_000;
 /**
  * Posting list sizes by code, and until when (ms) they are trusted: a common
@@ -21,25 +25,74 @@ export const POSTINGS_CAP = 20_000;
 const CODE_SIZES = new BoundedCache<number, { n: number; until: number }>(100_000);
 const COMMON_FOR_MS = 10 * 60_000;
 const SIZE_FOR_MS = 60_000;
-/** How many of a fragment's rarest trigrams are intersected; the predicate checks the rest. */
-const INTERSECTED_TRIGRAMS = 3;
+/**
+ * How many posting lists are joined: the rarest first, each later one only
+ * looked up (by its primary key) for the documents still in the running.
+ */
+const INTERSECTED_TRIGRAMS = 4;
 /** Rows per INSERT: well below both databases' placeholder limits. */
 const INSERT_CHUNK = 400;
 
 export type Candidates = { ids: number[] } | null;
 
 /**
+ * Candidates as a filter: a list of ids, or, for a fragment whose every
+ * trigram is common (a dense match such as a route name in thousands of
+ * items), a subquery the database evaluates itself (`sql` yields the ids).
+ */
+export type CandidateFilter = { ids: number[] } | { sql: string; bindings: number[]; pending: number[] } | null;
+
+/** What the index can do for a fragment. */
+type Plan =
+  | { kind: 'scan' }
+  | { kind: 'ids'; ids: number[] }
+  /** `codes` rarest first (every list within the cap), or spread over the fragment when all are common (`ordered` false). */
+  | { kind: 'join'; codes: number[]; ordered: boolean; pending: number[] };
+
+/**
  * The documents of `kind` in `directory` that may contain `fragment`: a
  * superset of the matches, or null when the index cannot narrow it (a
- * fragment shorter than a trigram, or only trigrams too common to read), in
+ * fragment shorter than a trigram, or only trigrams too common to list), in
  * which case the caller scans.
  */
-export async function trigramCandidates(knex: Knex, kind: SearchKind, directory: string, fragment: string): Promise<Candidates> {
+export async function trigramCandidates(knex: Knex, kind: SearchKind, directory: string, fragment: string, cap = POSTINGS_CAP): Promise<Candidates> {
+  const plan = await planSearch(knex, kind, directory, fragment, cap);
+  if (plan.kind === 'scan') return null;
+  if (plan.kind === 'ids') return { ids: plan.ids };
+  const join = joinedPostings(knex, plan.codes, plan.ordered);
+  const rows = await rowsOf<{ doc: unknown }>(knex.raw(`${join.sql} LIMIT ${cap + 1}`, join.bindings));
+  if (rows.length > cap) return null;
+  const ids = new Set(rows.map((row) => Number(row.doc)));
+  for (const id of plan.pending) ids.add(id);
+  return { ids: [...ids] };
+}
+
+/**
+ * Like trigramCandidates, but a fragment made only of common trigrams is
+ * still narrowed: by the join of its posting lists, left to the database as
+ * a subquery (its optimizer starts from the shortest list by its own
+ * estimates), instead of a scan of every document.
+ */
+export async function trigramCandidateFilter(knex: Knex, kind: SearchKind, directory: string, fragment: string, cap = POSTINGS_CAP): Promise<CandidateFilter> {
+  const plan = await planSearch(knex, kind, directory, fragment, cap);
+  if (plan.kind === 'scan') return null;
+  if (plan.kind === 'ids') return { ids: plan.ids };
+  if (!plan.ordered) return { ...joinedPostings(knex, plan.codes, false), pending: plan.pending };
+  // The first list is within the cap, so the join yields at most that many documents.
+  const join = joinedPostings(knex, plan.codes, true);
+  const ids = new Set((await rowsOf<{ doc: unknown }>(knex.raw(join.sql, join.bindings))).map((row) => Number(row.doc)));
+  for (const id of plan.pending) ids.add(id);
+  return { ids: [...ids] };
+}
+
+async function planSearch(knex: Knex, kind: SearchKind, directory: string, fragment: string, cap: number): Promise<Plan> {
   const chars = indexFold(fragment);
-  if (chars.length < TRIGRAM_LENGTH) return null;
-  const codes = new Set<number>();
+  if (chars.length < TRIGRAM_LENGTH) return { kind: 'scan' };
+  // Codes by position in the fragment (a repeated trigram keeps its first position).
+  const positions = new Map<number, number>();
   for (let start = 0; start + TRIGRAM_LENGTH <= chars.length; start += 1) {
-    codes.add(trigramCode(kind, directory, chars.slice(start, start + TRIGRAM_LENGTH).join('')));
+    const code = trigramCode(kind, directory, chars.slice(start, start + TRIGRAM_LENGTH).join(''));
+    if (!positions.has(code)) positions.set(code, start);
   }
   // Posting list sizes seen a moment ago are not probed again. A size only decides which lists are
   // intersected (a stale one costs time, never a row); an empty list is never remembered, since it
@@ -47,7 +100,7 @@ export async function trigramCandidates(knex: Knex, kind: SearchKind, directory:
   const now = Date.now();
   const sizes: Array<{ code: number; n: number }> = [];
   const toProbe: number[] = [];
-  for (const code of codes) {
+  for (const code of positions.keys()) {
     const known = CODE_SIZES.get(code);
     if (known && known.until > now) sizes.push({ code, n: known.n });
     else toProbe.push(code);
@@ -55,37 +108,65 @@ export async function trigramCandidates(knex: Knex, kind: SearchKind, directory:
   if (toProbe.length > 0) {
     // How long each posting list is, read no further than the cap, in one statement.
     const probes = toProbe.map(
-      () => `SELECT ? AS code, (SELECT COUNT(*) FROM (SELECT 1 FROM search_trigrams WHERE code = ? LIMIT ${POSTINGS_CAP + 1}) p) AS n`,
+      () => `SELECT ? AS code, (SELECT COUNT(*) FROM (SELECT 1 FROM search_trigrams WHERE code = ? LIMIT ${cap + 1}) p) AS n`,
     );
     const probed = await rowsOf<{ code: unknown; n: unknown }>(knex.raw(probes.join(' UNION ALL '), toProbe.flatMap((code) => [code, code])));
     for (const row of probed) {
       const size = { code: Number(row.code), n: Number(row.n) };
       sizes.push(size);
-      if (size.n > POSTINGS_CAP) CODE_SIZES.set(size.code, { n: size.n, until: now + COMMON_FOR_MS });
+      if (size.n > cap) CODE_SIZES.set(size.code, { n: size.n, until: now + COMMON_FOR_MS });
       else if (size.n > 0) CODE_SIZES.set(size.code, { n: size.n, until: now + SIZE_FOR_MS });
     }
   }
-  if (sizes.every((row) => row.n > POSTINGS_CAP)) return null;
   const pending = await pendingIds(knex, kind);
-  if (pending === null) return null;
+  if (pending === null) return { kind: 'scan' };
   // Some trigram of the fragment is in no document: only pending documents can match.
-  if (sizes.some((row) => row.n === 0)) return { ids: pending };
-  const usable = sizes
-    .filter((row) => row.n <= POSTINGS_CAP)
-    .sort((a, b) => a.n - b.n)
-    .slice(0, INTERSECTED_TRIGRAMS);
-  if (usable.length === 0) return null;
+  if (sizes.some((row) => row.n === 0)) return { kind: 'ids', ids: pending };
+  const usable = sizes.filter((row) => row.n <= cap).sort((a, b) => a.n - b.n);
+  if (usable.length > 0) {
+    // The rarest list leads; common lists after it are only looked up, so they may join too.
+    const rest = sizes.filter((row) => row.n > cap).map((row) => row.code);
+    const codes = [...usable.map((row) => row.code), ...spread(rest, positions)].slice(0, INTERSECTED_TRIGRAMS);
+    return { kind: 'join', codes, ordered: true, pending };
+  }
+  // Every list is common. Two or more still narrow together (Gda + ń–B + rli: one route of many).
+  if (positions.size < 2) return { kind: 'scan' };
+  return { kind: 'join', codes: spread([...positions.keys()], positions).slice(0, INTERSECTED_TRIGRAMS + 1), ordered: false, pending };
+}
 
-  const placeholders = usable.map(() => '?').join(', ');
-  const matched = await rowsOf<{ doc: unknown }>(
-    knex.raw(`SELECT doc FROM search_trigrams WHERE code IN (${placeholders}) GROUP BY doc HAVING COUNT(*) = ?`, [
-      ...usable.map((row) => row.code),
-      usable.length,
-    ]),
-  );
-  const ids = new Set(matched.map((row) => Number(row.doc)));
-  for (const id of pending) ids.add(id);
-  return { ids: [...ids] };
+/**
+ * Codes that overlap least first: trigrams at positions 0, 3, 6, ... then the
+ * last one, then the rest (overlapping trigrams are nearly always found
+ * together, so they narrow little).
+ */
+function spread(codes: number[], positions: Map<number, number>): number[] {
+  const byPosition = [...codes].sort((a, b) => positions.get(a)! - positions.get(b)!);
+  const last = byPosition[byPosition.length - 1];
+  const first: number[] = [];
+  let next = 0;
+  for (const code of byPosition) {
+    if (positions.get(code)! >= next) {
+      first.push(code);
+      next = positions.get(code)! + TRIGRAM_LENGTH;
+    }
+  }
+  if (last !== undefined && !first.includes(last)) first.push(last);
+  return [...first, ...byPosition.filter((code) => !first.includes(code))];
+}
+
+/**
+ * The documents in every one of the posting lists of `codes`, as one
+ * statement: a nested loop over the first list, each other one probed by its
+ * primary key (code, doc). `ordered` keeps the given order (the rarest list
+ * first, known from the probes); otherwise the database picks it.
+ */
+function joinedPostings(knex: Knex, codes: number[], ordered: boolean): { sql: string; bindings: number[] } {
+  const mysql = isMysql(knex);
+  const joinWord = ordered && !mysql ? 'CROSS JOIN' : 'JOIN';
+  const from = codes.map((_, index) => (index === 0 ? 'search_trigrams t0' : `${joinWord} search_trigrams t${index} ON t${index}.doc = t0.doc`)).join(' ');
+  const where = codes.map((_, index) => `t${index}.code = ?`).join(' AND ');
+  const select = ordered && mysql ? 'SELECT STRAIGHT_JOIN' : 'SELECT';
+  return { sql: `${select} t0.doc FROM ${from} WHERE ${where}`, bindings: codes };
 }
 
 /** Documents of a kind written behind the service's back and not indexed yet; null when too many to list. */
