@@ -1,4 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisEndpoint } from './redis-endpoint.js';
+
+export * from './redis-endpoint.js';
 
 export interface CreateRedisOptions {
   /**
@@ -20,12 +23,26 @@ export interface CreateRedisOptions {
   onError?: (error: Error) => void;
 }
 
+/** How long a Sentinel may take to answer "where is the master?" before the next one is asked. */
+const SENTINEL_COMMAND_TIMEOUT_MS = 1_000;
+
 /**
  * The one place Redis connections are made. Every connection reconnects on
  * its own, forever, with a backoff capped at 2 s: a Redis restart heals
  * without a process restart.
+ *
+ * With Sentinel, each (re)connect asks the sentinels, in turn, for the
+ * current master, and a connection accepts only a server that reports itself
+ * master. A failover reaches every connection in three ways: the servers
+ * involved close their clients' connections (Sentinel sends CLIENT KILL with
+ * the promotion and the demotion); each connection also listens for
+ * `+switch-master` on the sentinels and reconnects at once (for a master that
+ * was cut off from the sentinels and not told); and a write refused with
+ * READONLY (a demoted master still reached) drops the connection, so the next
+ * command goes to the new master.
  */
-export function createRedis(url: string, options: CreateRedisOptions): Redis {
+export function createRedis(endpoint: RedisEndpoint | string, options: CreateRedisOptions): Redis {
+  const where: RedisEndpoint = typeof endpoint === 'string' ? { url: endpoint } : endpoint;
   const common: RedisOptions = {
     connectTimeout: options.connectTimeoutMs ?? 3_000,
     retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2_000),
@@ -35,10 +52,31 @@ export function createRedis(url: string, options: CreateRedisOptions): Redis {
     options.role === 'client'
       ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: options.commandTimeoutMs ?? 2_000 }
       : { maxRetriesPerRequest: null, enableOfflineQueue: true };
-  const redis = new Redis(url, { ...common, ...byRole });
+  const redis = 'sentinels' in where ? sentinelRedis(where, { ...common, ...byRole }, options.role) : new Redis(where.url, { ...common, ...byRole });
   // Without a listener ioredis prints every failed reconnect as "Unhandled error event".
   redis.on('error', options.onError ?? (() => undefined));
   return redis;
+}
+
+function sentinelRedis(endpoint: Extract<RedisEndpoint, { sentinels: unknown }>, base: RedisOptions, role: CreateRedisOptions['role']): Redis {
+  const tls = endpoint.url?.startsWith('rediss:') ?? false;
+  const sentinelOptions: RedisOptions = {
+    ...base,
+    sentinels: endpoint.sentinels,
+    name: endpoint.name,
+    role: 'master',
+    // A sentinel that accepts the connection and then hangs must not hold up the search for the master.
+    sentinelCommandTimeout: SENTINEL_COMMAND_TIMEOUT_MS,
+    // Every sentinel down: ask again every second, forever (the servers may still be there, to be found later).
+    sentinelRetryStrategy: (times) => Math.min(times * 100, 1_000),
+    failoverDetector: true,
+    // REDIS_URL's rediss: applies to the master's connection; the sentinels are asked in plain TCP.
+    enableTLSForSentinelMode: tls,
+    // A request-path command fails at once (the caller answers 503); a blocking connection's command is sent again to the new master.
+    reconnectOnError: (error) => (error.message.includes('READONLY') ? (role === 'client' ? 1 : 2) : false),
+  };
+  // The URL gives user, password, database and TLS; ioredis ignores its host and port when sentinels are set.
+  return endpoint.url ? new Redis(endpoint.url, sentinelOptions) : new Redis(sentinelOptions);
 }
 
 /**
