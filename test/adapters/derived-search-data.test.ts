@@ -229,14 +229,14 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
     await expectSameAsScan();
   }, 240_000);
 
-  it('when every trigram of a fragment is common, then the invoices are narrowed by a join of posting lists in the database (and, on MariaDB, customer names from an index), not scanned', async () => {
+  it('when every trigram of a fragment is common, then the invoices are narrowed by a join of posting lists in the database, not scanned', async () => {
     const statements: string[] = [];
     const listener = (query: { sql: string }) => statements.push(query.sql);
     db.knex.on('query', listener);
     try {
       const repository = new KnexInvoiceRepository(db.knex, { postingsCap: 3 });
       const base = defaultInvoiceCriteria(DIRECTORY);
-      for (const criteria of [{ ...base, search: 'freight gda' }, { ...base, customerName: 'cargo' }]) {
+      for (const criteria of [{ ...base, search: 'freight gda' }, { ...base, search: 'freight gda', perPage: 3, page: 2 }, { ...base, search: 'straße' }]) {
         const page = await repository.list(criteria);
         expect(page.total).toBe((await scan(db.knex, criteria)).total);
         expect(page.total).toBeGreaterThan(0);
@@ -246,10 +246,6 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
     }
     const onInvoices = statements.filter((sql) => /from [`"]?invoices[`"]? as [`"]?i[`"]?/i.test(sql));
     expect(onInvoices.some((sql) => /i\.id IN \(SELECT t0\.doc FROM search_trigrams t0 JOIN search_trigrams t1/.test(sql))).toBe(true);
-    if (profile === 'mariadb') {
-      expect(statements.some((sql) => /SELECT DISTINCT customer_name/.test(sql))).toBe(true);
-      expect(onInvoices.some((sql) => /[`"]?i[`"]?\.[`"]?customer_name[`"]? in \(/i.test(sql))).toBe(true);
-    }
   });
 
   it('when the kept counts are compared with a GROUP BY, then they are equal', async () => {

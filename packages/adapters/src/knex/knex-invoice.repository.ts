@@ -4,7 +4,6 @@ import { applyInvoiceFilters, countsServe, idsIn, invoiceOrderBy, type InvoiceCa
 import { BoundedCache } from './bounded-cache.js';
 import { SEARCH_KINDS } from './search/search-text.js';
 import { trigramCandidateFilter } from './search/trigram-index.js';
-import { customerNamesContaining } from './search/customer-names.js';
 import {
   INVOICE_COLUMNS,
   INVOICE_ITEM_COLUMNS,
@@ -17,6 +16,13 @@ import {
   type InvoiceRow,
 } from './mappers/invoice-row.mapper.js';
 import { dialectOf, type SqlDialect } from './sql-dialect.js';
+
+/**
+ * Matches at least this share of a directory make a dense filter: its page is
+ * found by walking the sort index (250 matches within about 250 / share
+ * invoices) rather than through the join of common posting lists.
+ */
+const DENSE_SHARE = 0.2;
 
 /** How many totals one process remembers (a few hundred bytes each). */
 const TOTALS_CACHED = 2_000;
@@ -44,7 +50,7 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
     // A page past the middle is read from the other end of the same index (fewer entries to skip).
     const size = Math.min(criteria.perPage, total - offset);
     const reversed = offset + size / 2 > total / 2;
-    const idRows = (await applyInvoiceFilters(this.knex('invoices as i'), criteria, this.dialect, candidates)
+    const idRows = (await applyInvoiceFilters(this.knex('invoices as i'), criteria, this.dialect, await this.pageCandidates(criteria, candidates, total))
       .select('i.id')
       .orderByRaw(invoiceOrderBy(criteria, this.dialect, reversed))
       .limit(size)
@@ -74,23 +80,23 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   private async candidatesOf(criteria: InvoiceCriteria): Promise<InvoiceCandidates | null> {
     const lists: number[][] = [];
     const within: InvoiceCandidates['within'] = [];
-    let names: string[] | null = null;
     for (const [kind, text] of [
       [SEARCH_KINDS.invoiceText, criteria.search],
       [SEARCH_KINDS.customerName, criteria.customerName],
     ] as const) {
       if (!text) continue;
-      const found = await trigramCandidateFilter(this.knex, kind, criteria.directory, text, this.options.postingsCap);
+      // A common name fragment is counted from the customer-name index alone (covering, a million entries
+      // in about half a second), cheaper than joining its long posting lists; items and orders have no
+      // such index, so a common search fragment is joined in the database.
+      const found = await trigramCandidateFilter(this.knex, kind, criteria.directory, text, {
+        cap: this.options.postingsCap,
+        common: kind === SEARCH_KINDS.invoiceText ? 'subquery' : 'scan',
+      });
       if (!found) continue;
-      if ('ids' in found) {
-        lists.push(found.ids);
-        continue;
-      }
-      // A common name fragment: the matching names (from an index) narrow better than the postings' join.
-      if (kind === SEARCH_KINDS.customerName) names = await customerNamesContaining(this.knex, criteria.directory, text);
-      if (names === null) within.push(found);
+      if ('ids' in found) lists.push(found.ids);
+      else within.push(found);
     }
-    if (lists.length === 0 && within.length === 0 && names === null) return null;
+    if (lists.length === 0 && within.length === 0) return null;
     const ids =
       lists.length === 0
         ? null
@@ -98,7 +104,21 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
             const allowed = new Set(next);
             return kept.filter((id) => allowed.has(id));
           });
-    return { ids, within, customerNames: names };
+    return { ids, within };
+  }
+
+  /**
+   * The candidates a page query uses. A subquery of common postings (a join
+   * of long lists) pays off while matches are rare; when they are a large
+   * share of the directory the page is found sooner by walking the sort
+   * index and testing each invoice, as without candidates, than by joining,
+   * reading and sorting every match.
+   */
+  private async pageCandidates(criteria: InvoiceCriteria, candidates: InvoiceCandidates | null, total: number): Promise<InvoiceCandidates | null> {
+    if (!candidates || candidates.within.length === 0) return candidates;
+    const row = (await this.knex('invoice_counts').sum({ n: 'n' }).where('directory', criteria.directory).first()) as { n: unknown } | undefined;
+    if (total < Number(row?.n ?? 0) * DENSE_SHARE) return candidates;
+    return candidates.ids ? { ids: candidates.ids, within: [] } : null;
   }
 
   /** The directory's data version, bumped by triggers on every write (migrations 003 and 007); "0" before the first. */

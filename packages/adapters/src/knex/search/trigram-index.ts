@@ -68,16 +68,22 @@ export async function trigramCandidates(knex: Knex, kind: SearchKind, directory:
 }
 
 /**
- * Like trigramCandidates, but a fragment made only of common trigrams is
- * still narrowed: by the join of its posting lists, left to the database as
- * a subquery (its optimizer starts from the shortest list by its own
- * estimates), instead of a scan of every document.
+ * Like trigramCandidates, but with `common: 'subquery'` a fragment made only
+ * of common trigrams is still narrowed: by the join of its posting lists,
+ * left to the database as a subquery (its optimizer starts from the shortest
+ * list by its own estimates), instead of a scan of every document.
  */
-export async function trigramCandidateFilter(knex: Knex, kind: SearchKind, directory: string, fragment: string, cap = POSTINGS_CAP): Promise<CandidateFilter> {
-  const plan = await planSearch(knex, kind, directory, fragment, cap);
+export async function trigramCandidateFilter(
+  knex: Knex,
+  kind: SearchKind,
+  directory: string,
+  fragment: string,
+  options: { cap?: number; common: 'subquery' | 'scan' },
+): Promise<CandidateFilter> {
+  const plan = await planSearch(knex, kind, directory, fragment, options.cap ?? POSTINGS_CAP);
   if (plan.kind === 'scan') return null;
   if (plan.kind === 'ids') return { ids: plan.ids };
-  if (!plan.ordered) return { ...joinedPostings(knex, plan.codes, false), pending: plan.pending };
+  if (!plan.ordered) return options.common === 'scan' ? null : { ...joinedPostings(knex, plan.codes, false), pending: plan.pending };
   // The first list is within the cap, so the join yields at most that many documents.
   const join = joinedPostings(knex, plan.codes, true);
   const ids = new Set((await rowsOf<{ doc: unknown }>(knex.raw(join.sql, join.bindings))).map((row) => Number(row.doc)));
