@@ -44,6 +44,8 @@ interface Replica extends ReadTarget {
   lagSeconds: number | null;
   /** A check under way: the next one waits for it, so a hung server is not asked again and again. */
   checking: Promise<void> | null;
+  /** That check's verdict, until it is recorded (at the latest when the check's bound runs out). */
+  verdict: Promise<void> | null;
   statement: { index: number };
 }
 
@@ -79,7 +81,7 @@ export class ReadReplicas {
     this.primary = { name: 'primary', knex: primary };
     this.replicas = replicas.map(({ knex, url }, i) => {
       const { hostname, port } = new URL(url);
-      return { name: `replica_${i + 1}`, knex, address: `${hostname}:${port || 3306}`, state: 'unknown', lagSeconds: null, checking: null, statement: { index: 0 } };
+      return { name: `replica_${i + 1}`, knex, address: `${hostname}:${port || 3306}`, state: 'unknown', lagSeconds: null, checking: null, verdict: null, statement: { index: 0 } };
     });
     this.checkEveryMs = options.checkEveryMs ?? CHECK_EVERY_MS;
     this.checkTimeoutMs = options.checkTimeoutMs ?? CHECK_TIMEOUT_MS;
@@ -135,7 +137,7 @@ export class ReadReplicas {
     try {
       return await read(target, epoch);
     } catch (error) {
-      if (this.closed || !this.worthAnotherTry(target as Replica, error)) throw error;
+      if (this.closed || !(await this.worthAnotherTry(target as Replica, error))) throw error;
       this.count(this.primary);
       this.fallback('replica_failed');
       return read(this.primary, epoch + 1);
@@ -168,17 +170,23 @@ export class ReadReplicas {
 
   /**
    * A lost or refused connection says the replica is gone; a statement that
-   * timed out says so only when the checks found the replica unfit meanwhile
-   * (otherwise it is a slow query, and would be as slow on the primary).
+   * timed out says so only when the replica fails its check too (the one
+   * under way, or one made now, bounded like every check): otherwise it is a
+   * slow query, and would be as slow on the primary.
    */
-  private worthAnotherTry(replica: Replica, error: unknown): boolean {
+  private async worthAnotherTry(replica: Replica, error: unknown): Promise<boolean> {
     if (!isTransientInfrastructureError(error)) return false;
-    return (error as { code?: unknown }).code !== 'PROTOCOL_SEQUENCE_TIMEOUT' || replica.state !== 'ok';
+    if ((error as { code?: unknown }).code !== 'PROTOCOL_SEQUENCE_TIMEOUT' || replica.state !== 'ok') {
+      // Asked now rather than at the next round, so that reads leave a replica that is gone within one check.
+      void this.check(replica);
+      return true;
+    }
+    await (replica.verdict ?? this.check(replica));
+    return replica.state !== 'ok';
   }
 
   private async checkAll(): Promise<void> {
     await Promise.all(this.replicas.map((replica) => this.check(replica)));
-    this.choose();
   }
 
   private check(replica: Replica): Promise<void> {
@@ -196,8 +204,10 @@ export class ReadReplicas {
     });
     const checking = Promise.race([answered, late]).then((result) => {
       clearTimeout(timer);
+      replica.verdict = null;
       this.record(replica, result);
     });
+    replica.verdict = checking;
     // A late check's connection may still be pending: no other check starts until it settles, however it ends.
     replica.checking = answered.then(() => {
       replica.checking = null;
@@ -214,6 +224,7 @@ export class ReadReplicas {
     const fields = { replica: replica.name, address: replica.address, state: result.state, was: before, lagSeconds: result.lagSeconds, reason: result.reason };
     if (result.state === 'ok') this.options.logger.info(fields, before === 'unknown' ? 'read replica in use' : 'read replica back: reads go to it again');
     else this.options.logger.warn(fields, 'read replica skipped: reads go elsewhere until it is fit again');
+    this.choose();
   }
 
   /** The first healthy replica from this process's offset, else the primary; reads stay where they are while it stays healthy. */
