@@ -10,6 +10,11 @@ export const Tokens = {
   FileCategoryRepository: Symbol.for('FileCategoryRepository'),
   OrderFileRepository: Symbol.for('OrderFileRepository'),
   InvoiceRepository: Symbol.for('InvoiceRepository'),
+  /** Read replicas (DATABASE_READ_URL), or null when none is configured. */
+  ReadReplicas: Symbol.for('ReadReplicas'),
+  /** Orders and clients as the read-only paths read them: on a replica when there are any, else the same as OrderRepository and ClientRepository. */
+  ReadOrderRepository: Symbol.for('ReadOrderRepository'),
+  ReadClientRepository: Symbol.for('ReadClientRepository'),
   ApiKeyHasher: Symbol.for('ApiKeyHasher'),
   ContentHasher: Symbol.for('ContentHasher'),
   FileStorage: Symbol.for('FileStorage'),

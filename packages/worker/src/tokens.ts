@@ -5,6 +5,8 @@ export const WorkerTokens = {
   Knex: Symbol.for('Worker.Knex'),
   InvoiceRepository: Symbol.for('Worker.InvoiceRepository'),
   ClientRepository: Symbol.for('Worker.ClientRepository'),
+  /** Read replicas (DATABASE_READ_URL) for a render's reads, or null when none is configured. */
+  ReadReplicas: Symbol.for('Worker.ReadReplicas'),
   OrderFileRepository: Symbol.for('Worker.OrderFileRepository'),
   FileStorage: Symbol.for('Worker.FileStorage'),
   PdfRenderer: Symbol.for('Worker.PdfRenderer'),
