@@ -3,10 +3,12 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { BullmqJobQueue, BullmqJobWorker } from '@logi/adapters';
+import { Queue } from 'bullmq';
+import { BullmqJobQueue, BullmqJobWorker, QUEUE_NAME_BY_JOB } from '@logi/adapters';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import {
   InvoiceNotFoundError,
+  JobOutcomeUnknownError,
   ServiceUnavailableError,
   ValidationError,
   type JobHandlers,
@@ -50,13 +52,13 @@ function handlers(render: JobHandlers['render-invoice-pdf'], store?: JobHandlers
 }
 
 function queue(overrides: Partial<ConstructorParameters<typeof BullmqJobQueue>[0]> = {}): BullmqJobQueue {
-  const q = new BullmqJobQueue({ redisUrl: REDIS_URL, prefix, backoffMs: 20, ...overrides });
+  const q = new BullmqJobQueue({ redis: REDIS_URL, prefix, backoffMs: 20, ...overrides });
   opened.push(q);
   return q;
 }
 
 async function worker(h: JobHandlers): Promise<BullmqJobWorker> {
-  const w = new BullmqJobWorker({ redisUrl: REDIS_URL, prefix, handlers: h, concurrency: 2, logger, closeTimeoutMs: 5_000 });
+  const w = new BullmqJobWorker({ redis: REDIS_URL, prefix, handlers: h, concurrency: 2, logger, closeTimeoutMs: 5_000 });
   opened.push(w);
   await w.waitUntilReady();
   return w;
@@ -198,7 +200,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
   });
 
   it('when Redis is unreachable, then runAndWait and ping fail fast with ServiceUnavailableError', async () => {
-    const q = queue({ redisUrl: 'redis://127.0.0.1:1' });
+    const q = queue({ redis: 'redis://127.0.0.1:1' });
     const started = Date.now();
     const error = await q.runAndWait('render-invoice-pdf', pdfPayload(5), { jobId: `pdf-${randomUUID()}`, timeoutMs: 10_000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServiceUnavailableError);
@@ -210,7 +212,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: p.invoiceId, invoiceNr: 'FV/1' })));
     const proxy = await TcpProxy.start('127.0.0.1', 6379);
     try {
-      const q = queue({ redisUrl: `redis://${proxy.address.host}:${proxy.address.port}` });
+      const q = queue({ redis: `redis://${proxy.address.host}:${proxy.address.port}` });
       await ready(q);
       await expect(q.runAndWait('render-invoice-pdf', pdfPayload(21), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
         pdfKey: 'pdf/21.pdf',
@@ -236,7 +238,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
   it('when Redis goes away while a caller waits on a job, then the caller fails fast, long before its deadline, and the queue heals', async () => {
     const proxy = await TcpProxy.start('127.0.0.1', 6379);
     try {
-      const q = queue({ redisUrl: `redis://${proxy.address.host}:${proxy.address.port}` });
+      const q = queue({ redis: `redis://${proxy.address.host}:${proxy.address.port}` });
       await ready(q);
       // No worker yet: the job waits in the queue, and so does its caller.
       const jobId = `pdf-${randomUUID()}`;
@@ -273,7 +275,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     await worker(handlers(async (p) => (started.resolve(), await release.promise, { pdfKey: p.pdfKey, bytes: 33, invoiceNr: 'FV/1' })));
     const proxy = await TcpProxy.start('127.0.0.1', 6379);
     try {
-      const q = queue({ redisUrl: `redis://${proxy.address.host}:${proxy.address.port}` });
+      const q = queue({ redis: `redis://${proxy.address.host}:${proxy.address.port}` });
       await ready(q);
       const result = q.runAndWait('render-invoice-pdf', pdfPayload(33), { jobId: `pdf-${randomUUID()}`, timeoutMs: 10_000 });
       await started.promise;
@@ -285,6 +287,31 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       await expect(result).resolves.toEqual({ pdfKey: 'pdf/33.pdf', bytes: 33, invoiceNr: 'FV/1' });
     } finally {
       await proxy.cut();
+    }
+  });
+
+  it('when a job is gone from Redis after a reconnect (lost in a failover to a replica that never got it), then its caller hears "outcome unknown" within a second or so, not at its deadline', async () => {
+    // No worker: the job waits in its queue until it is lost.
+    const proxy = await TcpProxy.start('127.0.0.1', 6379);
+    const direct = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: 1 }, prefix });
+    try {
+      const q = queue({ redis: `redis://${proxy.address.host}:${proxy.address.port}` });
+      await ready(q);
+      const jobId = `pdf-${randomUUID()}`;
+      const started = Date.now();
+      const result = q.runAndWait('render-invoice-pdf', pdfPayload(34), { jobId, timeoutMs: 20_000 }).catch((e: unknown) => e);
+      await vi.waitFor(async () => expect(await direct.getJobState(jobId)).toBe('waiting'), { timeout: 5_000, interval: 20 });
+      // The connections drop, the job disappears meanwhile, and they come straight back (within the 1 s grace).
+      await proxy.cut();
+      await direct.remove(jobId);
+      await proxy.restore();
+      const error = await result;
+      expect(error).toBeInstanceOf(JobOutcomeUnknownError);
+      expect((error as JobOutcomeUnknownError).reason).toMatch(/the job is gone from Redis/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await proxy.cut();
+      await direct.close();
     }
   });
 
@@ -324,7 +351,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     const started = deferred();
     const release = deferred();
     const w = new BullmqJobWorker({
-      redisUrl: REDIS_URL,
+      redis: REDIS_URL,
       prefix,
       handlers: handlers(async (p) => (started.resolve(), await release.promise, { pdfKey: p.pdfKey, bytes: 0, invoiceNr: 'FV/1' })),
       concurrency: 1,

@@ -48,6 +48,12 @@ import {
   KnexFileCategoryRepository,
   KnexIdempotencyStore,
   KnexInvoiceRepository,
+  createReadReplicas,
+  ReplicaClientRepository,
+  ReplicaEventFeed,
+  ReplicaInvoiceRepository,
+  ReplicaOrderRepository,
+  type ReadReplicas,
   KnexEventCapture,
   KnexEventFeed,
   KnexWebhookEndpointRepository,
@@ -89,8 +95,8 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.Clock).toConstantValue({ now: () => new Date() } satisfies ClockPort);
   c.bind(Tokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }));
   c.bind(Tokens.Redis).toDynamicValue(() =>
-    config.redisUrl
-      ? createRedis(config.redisUrl, {
+    config.redis
+      ? createRedis(config.redis, {
           role: 'client',
           connectionName: `${config.redisPrefix}:api-ratelimit`,
           commandTimeoutMs: 500,
@@ -103,7 +109,22 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.OrderRepository).toDynamicValue(() => new KnexOrderRepository(get<Knex>(Tokens.Knex)));
   c.bind(Tokens.FileCategoryRepository).toDynamicValue(() => new KnexFileCategoryRepository(get<Knex>(Tokens.Knex)));
   c.bind(Tokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(Tokens.Knex)));
-  c.bind(Tokens.InvoiceRepository).toDynamicValue(() => new KnexInvoiceRepository(get<Knex>(Tokens.Knex)));
+  // The read-only paths (lists, lookups, the event feed, PDF and e-invoice data) read from a replica when
+  // DATABASE_READ_URL names any; writes, the upload's checks and authentication stay on DATABASE_URL.
+  c.bind(Tokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(Tokens.Knex), logger));
+  const replicas = () => get<ReadReplicas | null>(Tokens.ReadReplicas);
+  c.bind(Tokens.InvoiceRepository).toDynamicValue(() => {
+    const read = replicas();
+    return read ? new ReplicaInvoiceRepository(read) : new KnexInvoiceRepository(get<Knex>(Tokens.Knex));
+  });
+  c.bind(Tokens.ReadOrderRepository).toDynamicValue(() => {
+    const read = replicas();
+    return read ? new ReplicaOrderRepository(read) : get<OrderRepositoryPort>(Tokens.OrderRepository);
+  });
+  c.bind(Tokens.ReadClientRepository).toDynamicValue(() => {
+    const read = replicas();
+    return read ? new ReplicaClientRepository(read) : get<ClientRepositoryPort>(Tokens.ClientRepository);
+  });
   c.bind(Tokens.ApiKeyHasher).toDynamicValue(() => new Sha256ApiKeyHasher());
   c.bind(Tokens.ContentHasher).toDynamicValue(() => new Sha256ContentHasher());
   c.bind(Tokens.FileStorage).toDynamicValue(() => createFileStorage(config));
@@ -115,7 +136,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.JobHandlers).toDynamicValue(() =>
     buildJobHandlers({
       invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
-      clients: get<ClientRepositoryPort>(Tokens.ClientRepository),
+      clients: get<ClientRepositoryPort>(Tokens.ReadClientRepository),
       files: get<OrderFileRepositoryPort>(Tokens.OrderFileRepository),
       renderer: get<PdfRendererPort>(Tokens.PdfRenderer),
       storage: get<FileStoragePort>(Tokens.FileStorage),
@@ -126,9 +147,9 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     }),
   );
   c.bind(Tokens.JobQueue).toDynamicValue(() =>
-    config.redisUrl
+    config.redis
       ? new BullmqJobQueue({
-          redisUrl: config.redisUrl,
+          redis: config.redis,
           prefix: config.redisPrefix,
           onError: (error) => logger.warn({ err: error }, 'job queue connection error'),
           telemetry: telemetry?.bullmq,
@@ -160,7 +181,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.ListFileCategories).toDynamicValue(
     () => new ListFileCategoriesUseCase({ categories: get<FileCategoryRepositoryPort>(Tokens.FileCategoryRepository) }),
   );
-  c.bind(Tokens.FindOrderByNr).toDynamicValue(() => new FindOrderByNrUseCase({ orders: get<OrderRepositoryPort>(Tokens.OrderRepository) }));
+  c.bind(Tokens.FindOrderByNr).toDynamicValue(() => new FindOrderByNrUseCase({ orders: get<OrderRepositoryPort>(Tokens.ReadOrderRepository) }));
   c.bind(Tokens.AttachFiles).toDynamicValue(
     () =>
       new AttachFilesUseCase({
@@ -187,7 +208,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     () =>
       new DownloadInvoicePdfUseCase({
         invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
-        clients: get<ClientRepositoryPort>(Tokens.ClientRepository),
+        clients: get<ClientRepositoryPort>(Tokens.ReadClientRepository),
         storage: get<FileStoragePort>(Tokens.FileStorage),
         queue: get<JobQueuePort>(Tokens.JobQueue),
         hasher: get<ContentHasherPort>(Tokens.ContentHasher),
@@ -205,15 +226,17 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     () =>
       new DownloadEInvoiceUseCase({
         invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
-        clients: get<ClientRepositoryPort>(Tokens.ClientRepository),
+        clients: get<ClientRepositoryPort>(Tokens.ReadClientRepository),
         writer: get<EInvoiceWriterPort>(Tokens.EInvoiceWriter),
         hasher: get<ContentHasherPort>(Tokens.ContentHasher),
         timeZone: config.timeZone,
       }),
   );
-  c.bind(Tokens.EventFeed).toDynamicValue(
-    () => new KnexEventFeed(get<Knex>(Tokens.Knex), { onWatchError: (error) => logger.warn({ err: error }, 'looking for new events failed; waits go on') }),
-  );
+  c.bind(Tokens.EventFeed).toDynamicValue(() => {
+    const options = { onWatchError: (error: unknown) => logger.warn({ err: error }, 'looking for new events failed; waits go on') };
+    const read = replicas();
+    return read ? new ReplicaEventFeed(read, options) : new KnexEventFeed(get<Knex>(Tokens.Knex), options);
+  });
   c.bind(Tokens.EventCapture).toDynamicValue(
     () =>
       new KnexEventCapture(get<Knex>(Tokens.Knex), {
@@ -228,7 +251,8 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     () =>
       new ManageWebhookEndpointsUseCase({
         endpoints: new KnexWebhookEndpointRepository(get<Knex>(Tokens.Knex)),
-        feed: get<EventFeedPort>(Tokens.EventFeed),
+        // A replay's retention check (410) reads what retention removed on the primary, like the deliveries it schedules.
+        feed: replicas() ? new KnexEventFeed(get<Knex>(Tokens.Knex)) : get<EventFeedPort>(Tokens.EventFeed),
         resolver: new DnsHostResolver(),
         signer: new StandardWebhooksSigner(),
         clock: get<ClockPort>(Tokens.Clock),

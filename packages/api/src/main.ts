@@ -1,6 +1,6 @@
 import { startTelemetry } from '@logi/adapters/telemetry';
 
-/** `pnpm start`: the API; with REDIS_URL unset it also runs the jobs in-process. */
+/** `pnpm start`: the API; without Redis (REDIS_URL or REDIS_SENTINELS) it also runs the jobs in-process. */
 async function main(): Promise<void> {
   // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
   const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api' });

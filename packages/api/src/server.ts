@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type Router from '@koa/router';
-import { startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqQueueInspector, type KnexEventFeed } from '@logi/adapters';
+import { startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqQueueInspector, type KnexEventFeed, type ReadReplicas } from '@logi/adapters';
 import type { DeliverWebhookUseCase, JobQueuePort, PdfRendererPort, PublishEventsUseCase, WebhookDeliveryQueuePort } from '@logi/domain';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
@@ -94,7 +94,7 @@ export async function startServer(container: Container, options: { publicRouters
     onPublished: () => feed.notify(),
   });
   // Embedded profile: this process delivers webhooks; with Redis, worker processes do.
-  const delivering = config.redisUrl
+  const delivering = config.redis
     ? null
     : startWebhookDelivering({
         deliver: container.get<DeliverWebhookUseCase>(Tokens.DeliverWebhook),
@@ -155,6 +155,7 @@ export async function closeDependencies(container: Container, timeoutMs = CLOSE_
     ['rate limiter', () => container.get<RateLimiter>(Tokens.RateLimiter).close()],
     ['queue inspector', () => container.get<BullmqQueueInspector | null>(Tokens.QueueInspector)?.close()],
     ['Redis connection', () => container.get<Redis | null>(Tokens.Redis)?.quit()],
+    ['read replicas', () => container.get<ReadReplicas | null>(Tokens.ReadReplicas)?.close()],
     ['database', () => container.get<Knex>(Tokens.Knex).destroy()],
   ];
   for (const [what, close] of steps) {

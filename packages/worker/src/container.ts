@@ -24,11 +24,17 @@ import {
   NodeWebhookSender,
   StandardWebhooksSigner,
   KnexInvoiceRepository,
+  createReadReplicas,
+  registerReadReplicaMetrics,
+  ReplicaClientRepository,
+  ReplicaInvoiceRepository,
+  type ReadReplicas,
   KnexOrderFileRepository,
   MetricsPdfRenderer,
   Sha256ContentHasher,
   invoiceTemplateVersion,
   type AppConfig,
+  type RedisEndpoint,
 } from '@logi/adapters';
 import { activeTelemetry } from '@logi/adapters/telemetry';
 import { WorkerTokens } from './tokens.js';
@@ -40,7 +46,7 @@ import { WorkerMetrics } from './metrics/worker-metrics.js';
  * in-process mode, fed from a BullMQ queue. Nothing is built until asked
  * for, so importing this file starts nothing.
  */
-export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, logger: Logger): Container {
+export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint }, logger: Logger): Container {
   const c = new Container({ defaultScope: 'Singleton' });
   const get = <T>(token: symbol) => c.get<T>(token);
   type Knex = ReturnType<typeof createKnex>;
@@ -50,8 +56,16 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
   c.bind(WorkerTokens.Config).toConstantValue(config);
   c.bind(WorkerTokens.Logger).toConstantValue(logger);
   c.bind(WorkerTokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }));
-  c.bind(WorkerTokens.InvoiceRepository).toDynamicValue(() => new KnexInvoiceRepository(get<Knex>(WorkerTokens.Knex)));
-  c.bind(WorkerTokens.ClientRepository).toDynamicValue(() => new KnexClientRepository(get<Knex>(WorkerTokens.Knex)));
+  // A render only reads: the invoice and its seller come from a replica when DATABASE_READ_URL names any (README "Read replicas").
+  c.bind(WorkerTokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(WorkerTokens.Knex), logger));
+  c.bind(WorkerTokens.InvoiceRepository).toDynamicValue(() => {
+    const read = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
+    return read ? new ReplicaInvoiceRepository(read) : new KnexInvoiceRepository(get<Knex>(WorkerTokens.Knex));
+  });
+  c.bind(WorkerTokens.ClientRepository).toDynamicValue(() => {
+    const read = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
+    return read ? new ReplicaClientRepository(read) : new KnexClientRepository(get<Knex>(WorkerTokens.Knex));
+  });
   c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex)));
   c.bind(WorkerTokens.FileStorage).toDynamicValue(() => createFileStorage(config));
   c.bind(WorkerTokens.PdfRenderer).toDynamicValue(() => {
@@ -73,13 +87,18 @@ export function buildWorkerContainer(config: AppConfig & { redisUrl: string }, l
     }),
   );
   // One registry per container; the renderer and the handlers are timed on activation, so their bindings stay as they are.
-  c.bind(WorkerTokens.Metrics).toDynamicValue(() => new WorkerMetrics());
+  c.bind(WorkerTokens.Metrics).toDynamicValue(() => {
+    const metrics = new WorkerMetrics();
+    const replicas = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
+    if (replicas) registerReadReplicaMetrics(metrics.registry, replicas);
+    return metrics;
+  });
   c.onActivation<PdfRendererPort>(WorkerTokens.PdfRenderer, (_context, renderer) => new MetricsPdfRenderer(renderer, get<WorkerMetrics>(WorkerTokens.Metrics)));
   c.onActivation<JobHandlers>(WorkerTokens.JobHandlers, (_context, handlers) => withJobMetrics(handlers, get<WorkerMetrics>(WorkerTokens.Metrics)));
   c.bind(WorkerTokens.JobWorker).toDynamicValue(
     () =>
       new BullmqJobWorker({
-        redisUrl: config.redisUrl,
+        redis: config.redis,
         prefix: config.redisPrefix,
         handlers: get<JobHandlers>(WorkerTokens.JobHandlers),
         concurrency: config.workerConcurrency,

@@ -1,4 +1,4 @@
-import type { AppConfig } from '@logi/adapters';
+import type { AppConfig, RedisEndpoint } from '@logi/adapters';
 import { startTelemetry } from '@logi/adapters/telemetry';
 
 // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
@@ -7,13 +7,13 @@ await import('reflect-metadata');
 const { pino } = await import('pino');
 const { ConfigError, listenConfigError, loadConfig } = await import('@logi/adapters');
 
-function readConfig(): AppConfig & { redisUrl: string } {
+function readConfig(): AppConfig & { redis: RedisEndpoint } {
   try {
     const config = loadConfig();
-    if (!config.redisUrl) {
-      throw new ConfigError('REDIS_URL', 'must be set for the worker (without it the API runs jobs in its own process)');
+    if (!config.redis) {
+      throw new ConfigError('REDIS_URL', 'must be set for the worker, or REDIS_SENTINELS with REDIS_SENTINEL_NAME (without Redis the API runs jobs in its own process)');
     }
-    return { ...config, redisUrl: config.redisUrl };
+    return { ...config, redis: config.redis };
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { MinioFileStorage, startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqJobWorker } from '@logi/adapters';
+import { describeRedisEndpoint, MinioFileStorage, startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqJobWorker, type RedisEndpoint } from '@logi/adapters';
 import type { DeliverWebhookUseCase, FileStoragePort, PdfRendererPort, PublishEventsUseCase, WebhookDeliveryQueuePort } from '@logi/domain';
 import { buildWorkerContainer } from './container.js';
 import type { WorkerMetrics } from './metrics/worker-metrics.js';
@@ -13,7 +13,7 @@ export interface RunningWorker {
 }
 
 /** Starts taking jobs from every queue; resolves once the workers are connected. */
-export async function startWorker(config: AppConfig & { redisUrl: string }, logger: Logger): Promise<RunningWorker> {
+export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, logger: Logger): Promise<RunningWorker> {
   const container = buildWorkerContainer(config, logger);
   const storage = container.get<FileStoragePort>(WorkerTokens.FileStorage);
   if (storage instanceof MinioFileStorage) {
@@ -27,7 +27,7 @@ export async function startWorker(config: AppConfig & { redisUrl: string }, logg
   const worker = container.get<BullmqJobWorker>(WorkerTokens.JobWorker);
   await worker.waitUntilReady();
   ready = true;
-  logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix }, 'worker started');
+  logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix, redis: describeRedisEndpoint(config.redis) }, 'worker started');
   const publishing = startEventPublishing({
     publish: container.get<PublishEventsUseCase>(WorkerTokens.PublishEvents),
     intervalMs: config.events.publishIntervalMs,
@@ -52,6 +52,7 @@ export async function startWorker(config: AppConfig & { redisUrl: string }, logg
     await closeQuietly(logger, 'webhook delivery', () => delivering.stop());
     // Built with the job handlers at start, so these are the instances the jobs used.
     await closeQuietly(logger, 'renderer', () => container.get<PdfRendererPort>(WorkerTokens.PdfRenderer).close());
+    await closeQuietly(logger, 'read replicas', async () => container.get<{ close(): Promise<void> } | null>(WorkerTokens.ReadReplicas)?.close());
     await closeQuietly(logger, 'database', () => container.get<{ destroy(): Promise<void> }>(WorkerTokens.Knex).destroy());
     await closeQuietly(logger, 'metrics listener', async () => metricsListener?.stop());
     logger.info('worker stopped');

@@ -11,7 +11,7 @@ import {
   type JobResults,
   type RunJobOptions,
 } from '@logi/domain';
-import { createRedis, whenRedisReady } from '../redis/create-redis.js';
+import { createRedis, whenRedisReady, type RedisEndpoint } from '../redis/create-redis.js';
 import { decodeJobFailure } from './job-failure.codec.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
@@ -27,6 +27,14 @@ const CONNECTING_GRACE_MS = 1_000;
 const RECONNECT_GRACE_MS = 1_000;
 
 const CONNECTION_LOST = 'job queue unavailable: Redis connection lost';
+const JOB_LOST = 'job queue unavailable: the job is gone from Redis (lost in a failover)';
+
+/** A job's end as its caller sees it; `lost` when Redis no longer knows the job. */
+interface JobOutcome {
+  result?: unknown;
+  failedReason?: string;
+  lost?: boolean;
+}
 
 /**
  * After a reconnect, how often a waiting caller asks Redis for its job's
@@ -36,7 +44,8 @@ const CONNECTION_LOST = 'job queue unavailable: Redis connection lost';
 const RECHECK_AFTER_RECONNECT_MS = 500;
 
 export interface BullmqJobQueueOptions {
-  redisUrl: string;
+  /** A redis:// URL, or a Sentinel group (createRedis). */
+  redis: RedisEndpoint | string;
   /** Key prefix of every queue; tests pass a unique one. */
   prefix?: string;
   /** Tries per job; a domain error is never tried again (the worker makes it unrecoverable). */
@@ -81,8 +90,8 @@ export class BullmqJobQueue implements JobQueuePort {
     this.onError = options.onError ?? (() => undefined);
     this.prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
     // Adding jobs goes through a fail-fast connection; the events stream needs a blocking one.
-    this.client = createRedis(options.redisUrl, { role: 'client', connectionName: `${this.prefix}:api-queue`, onError: this.onError });
-    this.blocking = createRedis(options.redisUrl, { role: 'blocking', connectionName: `${this.prefix}:api-events`, onError: this.onError });
+    this.client = createRedis(options.redis, { role: 'client', connectionName: `${this.prefix}:api-queue`, onError: this.onError });
+    this.blocking = createRedis(options.redis, { role: 'blocking', connectionName: `${this.prefix}:api-events`, onError: this.onError });
     // One set of listeners for every caller, however many wait at once.
     for (const redis of [this.client, this.blocking]) {
       redis.on('close', this.onConnectionDown);
@@ -217,6 +226,8 @@ export class BullmqJobQueue implements JobQueuePort {
     // A little past the caller's deadline: ours fires first, this one only unhooks the listeners.
     const ttl = Math.max(1, options.timeoutMs - (Date.now() - started)) + 250;
     const outcome = await this.outcomeOf(queue, events, job.id ?? options.jobId, ttl);
+    // A worker may have taken it before the loss and may still store what it was given: the outcome is unknown.
+    if (outcome.lost) throw new JobOutcomeUnknownError(JOB_LOST);
     if (outcome.failedReason !== undefined) throw decodeJobFailure(outcome.failedReason);
     return outcome.result as JobResults[N];
   }
@@ -224,12 +235,14 @@ export class BullmqJobQueue implements JobQueuePort {
   /**
    * Waits for the job's completed or failed event, and asks once whether it
    * had finished already (a job sent again with the same id); after a
-   * reconnect it keeps asking, since events may then come late or never. In place of
+   * reconnect it keeps asking, since events may then come late or never, and
+   * a job Redis no longer knows was lost (a failover to a replica that had
+   * not received it yet): waiting on for it is pointless. In place of
    * BullMQ's Job.waitUntilFinished, whose check runs inside a promise
    * executor: a Redis cut during that check becomes an unhandled rejection,
    * which stops a Node process.
    */
-  private outcomeOf(queue: Queue, events: QueueEvents, jobId: string, ttl: number): Promise<{ result?: unknown; failedReason?: string }> {
+  private outcomeOf(queue: Queue, events: QueueEvents, jobId: string, ttl: number): Promise<JobOutcome> {
     // BullMQ emits per-job events (`completed:<id>`) that its typings do not list.
     const emitter = events as unknown as EventEmitter;
     return new Promise((resolve) => {
@@ -237,7 +250,7 @@ export class BullmqJobQueue implements JobQueuePort {
       const failedEvent = `failed:${jobId}`;
       let settled = false;
       let recheck: NodeJS.Timeout | null = null;
-      const settle = (outcome: { result?: unknown; failedReason?: string }) => {
+      const settle = (outcome: JobOutcome) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -249,8 +262,8 @@ export class BullmqJobQueue implements JobQueuePort {
       };
       const onCompleted = (args: { returnvalue: unknown }) => settle({ result: args.returnvalue });
       const onFailed = (args: { failedReason: string }) => settle({ failedReason: args.failedReason });
-      const check = () =>
-        this.finishedAlready(queue, jobId).then(
+      const check = (afterReconnect: boolean) =>
+        this.finishedAlready(queue, jobId, afterReconnect).then(
           (outcome) => outcome && settle(outcome),
           // Redis trouble: the caller's deadline or the lost-connection watch answers.
           () => undefined,
@@ -258,21 +271,23 @@ export class BullmqJobQueue implements JobQueuePort {
       // Events sent around a reconnect may come late or never: from then on, this wait asks Redis itself.
       const onReconnect = () => {
         if (recheck || settled) return;
-        void check();
-        recheck = setInterval(() => void check(), RECHECK_AFTER_RECONNECT_MS);
+        void check(true);
+        recheck = setInterval(() => void check(true), RECHECK_AFTER_RECONNECT_MS);
         recheck.unref();
       };
       const timer = setTimeout(() => settle({ failedReason: `no answer within ${ttl} ms` }), ttl);
       emitter.on(completedEvent, onCompleted);
       emitter.on(failedEvent, onFailed);
       this.reconnectWatchers.add(onReconnect);
-      void check();
+      void check(false);
     });
   }
 
-  private async finishedAlready(queue: Queue, jobId: string): Promise<{ result?: unknown; failedReason?: string } | null> {
+  private async finishedAlready(queue: Queue, jobId: string, afterReconnect: boolean): Promise<JobOutcome | null> {
     // The state first: once it reads finished, the job's hash already holds the outcome.
     const state = await queue.getJobState(jobId);
+    // Right after add() the job is surely there; only a reconnect (to another master) can have lost it.
+    if (state === 'unknown' && afterReconnect) return { lost: true };
     if (state !== 'completed' && state !== 'failed') return null;
     const job = await bullmq().Job.fromId(queue, jobId);
     if (!job) return null;

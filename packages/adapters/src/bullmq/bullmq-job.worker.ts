@@ -3,7 +3,7 @@ import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { DomainError, JOB_NAMES, ServiceUnavailableError, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
-import { createRedis } from '../redis/create-redis.js';
+import { createRedis, type RedisEndpoint } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 import { encodeDomainError } from './job-failure.codec.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
@@ -11,7 +11,8 @@ import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
 export interface BullmqJobWorkerOptions {
-  redisUrl: string;
+  /** A redis:// URL, or a Sentinel group (createRedis). */
+  redis: RedisEndpoint | string;
   handlers: JobHandlers;
   /** Jobs each queue's worker runs at once. */
   concurrency: number;
@@ -39,7 +40,7 @@ export class BullmqJobWorker {
   constructor(private readonly options: BullmqJobWorkerOptions) {
     const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
     const logger = options.logger;
-    this.connection = createRedis(options.redisUrl, {
+    this.connection = createRedis(options.redis, {
       role: 'blocking',
       connectionName: `${prefix}:worker`,
       onError: (error) => logger.warn({ err: error }, 'redis connection error'),

@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import { JOB_NAMES } from '@logi/domain';
-import { createRedis, whenRedisReady } from '../redis/create-redis.js';
+import { createRedis, whenRedisReady, type RedisEndpoint } from '../redis/create-redis.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
@@ -15,7 +15,8 @@ export type WatchedJobState = (typeof WATCHED_JOB_STATES)[number];
 export type QueueJobCounts = Record<string, Record<WatchedJobState, number>>;
 
 export interface BullmqQueueInspectorOptions {
-  redisUrl: string;
+  /** A redis:// URL, or a Sentinel group (createRedis). */
+  redis: RedisEndpoint | string;
   /** Key prefix of the queues (REDIS_PREFIX), the same as the API's and the workers'. */
   prefix?: string;
   /** Connection errors; the connection reconnects by itself. */
@@ -36,7 +37,7 @@ export class BullmqQueueInspector {
   constructor(options: BullmqQueueInspectorOptions) {
     const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
     const onError = options.onError ?? (() => undefined);
-    this.client = createRedis(options.redisUrl, { role: 'client', connectionName: `${prefix}:api-inspector`, onError });
+    this.client = createRedis(options.redis, { role: 'client', connectionName: `${prefix}:api-inspector`, onError });
     this.queues = JOB_NAMES.map((name) => {
       const queue = new (bullmq().Queue)(QUEUE_NAME_BY_JOB[name], { connection: this.client, prefix });
       // EventEmitter throws on an 'error' nobody listens to; these are reports.

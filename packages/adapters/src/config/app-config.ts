@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { parseRetrySchedule } from '@logi/domain';
+import { parseSentinelList, type RedisEndpoint } from '../redis/redis-endpoint.js';
 
 /** The contract's retry delays, in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
@@ -49,6 +50,32 @@ function urlWithScheme(name: string, schemes: string[]) {
   });
 }
 
+/** One or more URLs, comma-separated; an entry is named by its place, so a password in it is never echoed. */
+function urlList(name: string, schemes: string[]) {
+  return z.string().transform((value, ctx) => {
+    const urls = value.split(',').map((entry) => entry.trim());
+    for (const [i, entry] of urls.entries()) {
+      const fail = (problem: string) => ctx.addIssue({ code: 'custom', message: `entry ${i + 1} of ${urls.length} ${problem}`, path: [name] });
+      if (entry === '') {
+        fail('is empty (a comma-separated list of URLs)');
+        return z.NEVER;
+      }
+      let url: URL;
+      try {
+        url = new URL(entry);
+      } catch {
+        fail('is not a valid URL');
+        return z.NEVER;
+      }
+      if (!schemes.includes(url.protocol.replace(/:$/, ''))) {
+        fail(`must use one of the schemes ${schemes.join(', ')} (got "${url.protocol}")`);
+        return z.NEVER;
+      }
+    }
+    return urls;
+  });
+}
+
 function timeZone(value: string, ctx: z.RefinementCtx): string {
   try {
     new Intl.DateTimeFormat('en', { timeZone: value });
@@ -64,7 +91,22 @@ const schema = z.object({
   PORT: portNumber('PORT').default(3000),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: urlWithScheme('DATABASE_URL', ['mysql', 'mariadb']).optional(),
+  /** Read replicas of DATABASE_URL (comma-separated URLs) for the read-only paths: lists, lookups, the event feed, PDF data. */
+  DATABASE_READ_URL: urlList('DATABASE_READ_URL', ['mysql', 'mariadb']).optional(),
+  /** A replica further behind the primary than this (Seconds_Behind_Master) is skipped until it catches up. */
+  DB_REPLICA_MAX_LAG_SECONDS: positiveInt('DB_REPLICA_MAX_LAG_SECONDS', 0).default(5),
   REDIS_URL: urlWithScheme('REDIS_URL', ['redis', 'rediss']).optional(),
+  /** Sentinels to ask for the master (host:port,...); with them, REDIS_URL gives only credentials, database and TLS. */
+  REDIS_SENTINELS: z.string().transform((value, ctx) => {
+    const sentinels = parseSentinelList(value);
+    if (typeof sentinels === 'string') {
+      ctx.addIssue({ code: 'custom', message: sentinels, path: ['REDIS_SENTINELS'] });
+      return z.NEVER;
+    }
+    return sentinels;
+  }).optional(),
+  /** The master group's name in the sentinels' configuration (`sentinel monitor <name> ...`). */
+  REDIS_SENTINEL_NAME: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, { error: 'must be 1-128 letters, digits, _ . or - (the name in "sentinel monitor <name> ...")' }).optional(),
   /** Prefix of every Redis key (queues, rate limits), so deployments and test runs sharing a Redis stay apart. */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1-64 letters, digits, _ . or -' }).default('logistics'),
   S3_ENDPOINT: urlWithScheme('S3_ENDPOINT', ['http', 'https']).optional(),
@@ -134,7 +176,11 @@ export type AppConfig = {
   port: number;
   dataDir: string;
   databaseUrl: string | null;
-  redisUrl: string | null;
+  /** DATABASE_READ_URL's replicas, in order; empty = every read on the primary. */
+  databaseReadUrls: string[];
+  dbReplicaMaxLagSeconds: number;
+  /** Redis: REDIS_URL, or a Sentinel group (REDIS_SENTINELS); null = no Redis (jobs in-process, limits in memory). */
+  redis: RedisEndpoint | null;
   redisPrefix: string;
   s3: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string } | null;
   chromiumPath: string | null;
@@ -188,6 +234,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const missing = Object.entries(s3Vars).find(([, v]) => v === undefined)![0];
     throw new ConfigError(missing, 'must be set when any S3_* variable is set');
   }
+  if ((c.REDIS_SENTINELS === undefined) !== (c.REDIS_SENTINEL_NAME === undefined)) {
+    throw c.REDIS_SENTINELS === undefined
+      ? new ConfigError('REDIS_SENTINELS', 'must be set too: REDIS_SENTINEL_NAME names a master group, and REDIS_SENTINELS lists the sentinels to ask for it (host:port,...)')
+      : new ConfigError('REDIS_SENTINEL_NAME', 'must be set when REDIS_SENTINELS is set: the name of the master group the sentinels monitor ("sentinel monitor <name> ...")');
+  }
+  if (c.DATABASE_READ_URL !== undefined && c.DATABASE_URL === undefined) {
+    throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL: read replicas serve reads of a MariaDB/MySQL primary, and without DATABASE_URL the database is the embedded SQLite file');
+  }
   if ((c.DASHBOARD_USER === undefined) !== (c.DASHBOARD_PASSWORD === undefined)) {
     const missing = c.DASHBOARD_USER === undefined ? 'DASHBOARD_USER' : 'DASHBOARD_PASSWORD';
     throw new ConfigError(missing, 'must be set too: the queue dashboard needs both DASHBOARD_USER and DASHBOARD_PASSWORD (or neither, to keep it off)');
@@ -197,7 +251,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port: c.PORT,
     dataDir: path.resolve(c.DATA_DIR),
     databaseUrl: c.DATABASE_URL ?? null,
-    redisUrl: c.REDIS_URL ?? null,
+    databaseReadUrls: c.DATABASE_READ_URL ?? [],
+    dbReplicaMaxLagSeconds: c.DB_REPLICA_MAX_LAG_SECONDS,
+    redis: c.REDIS_SENTINELS ? { sentinels: c.REDIS_SENTINELS, name: c.REDIS_SENTINEL_NAME!, url: c.REDIS_URL ?? null } : c.REDIS_URL ? { url: c.REDIS_URL } : null,
     redisPrefix: c.REDIS_PREFIX,
     s3:
       setS3.length === 4

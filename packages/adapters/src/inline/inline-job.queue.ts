@@ -24,7 +24,7 @@ interface Execution {
 }
 
 /**
- * Runs jobs in this process (REDIS_URL unset). Behaves like the queue seen
+ * Runs jobs in this process (no REDIS_URL or REDIS_SENTINELS). Behaves like the queue seen
  * from the caller: bounded wait, one execution per jobId at a time, domain
  * errors of the handler rethrown unchanged, an outage (database busy or gone)
  * as unavailable.

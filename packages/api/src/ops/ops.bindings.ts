@@ -1,6 +1,6 @@
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
-import { BullmqQueueInspector, MetricsPdfRenderer, registerQueueDepthGauge, type AppConfig } from '@logi/adapters';
+import { BullmqQueueInspector, MetricsPdfRenderer, registerQueueDepthGauge, registerReadReplicaMetrics, type AppConfig, type ReadReplicas } from '@logi/adapters';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { Tokens } from '../tokens.js';
 import { dependencyChecks } from './health/dependency-checks.js';
@@ -19,9 +19,9 @@ const QUEUE_DEPTH_TIMEOUT_MS = 1_000;
  */
 export function bindOps(c: Container, config: AppConfig, logger: Logger): void {
   c.bind(Tokens.QueueInspector).toDynamicValue(() =>
-    config.redisUrl
+    config.redis
       ? new BullmqQueueInspector({
-          redisUrl: config.redisUrl,
+          redis: config.redis,
           prefix: config.redisPrefix,
           onError: (error) => logger.warn({ err: error }, 'queue inspector connection error'),
         })
@@ -36,9 +36,13 @@ export function bindOps(c: Container, config: AppConfig, logger: Logger): void {
         onError: (error) => logger.warn({ err: error }, 'queue depth not collected'),
       });
     }
+    const replicas = c.get<ReadReplicas | null>(Tokens.ReadReplicas);
+    if (replicas) registerReadReplicaMetrics(metrics.registry, replicas);
     return metrics;
   });
-  c.bind(Tokens.Readiness).toDynamicValue(() => new ReadinessChecker(dependencyChecks(c, config), logger));
+  c.bind(Tokens.Readiness).toDynamicValue(
+    () => new ReadinessChecker(dependencyChecks(c, config), logger, () => c.get<ReadReplicas | null>(Tokens.ReadReplicas)?.status() ?? null),
+  );
   c.onActivation<JobQueuePort>(Tokens.JobQueue, (_context, queue) => new MetricsJobQueue(queue, c.get<ApiMetrics>(Tokens.Metrics)));
   c.onActivation<PdfRendererPort>(Tokens.PdfRenderer, (_context, renderer) => new MetricsPdfRenderer(renderer, c.get<ApiMetrics>(Tokens.Metrics)));
 }

@@ -22,7 +22,7 @@ export function dependencyChecks(container: Container, config: AppConfig): Depen
     { name: 'storage', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<FileStoragePort>(Tokens.FileStorage).ping() },
     { name: 'job_queue', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<JobQueuePort>(Tokens.JobQueue).ping() },
   ];
-  if (config.redisUrl) {
+  if (config.redis) {
     // The rate limiter's own connection; the queue's is checked by job_queue.
     checks.push({ name: 'redis', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<Redis>(Tokens.Redis).ping() });
   } else {

@@ -22,12 +22,14 @@ export function createHealthRouter(readiness: ReadinessChecker): Router<AppState
   router.get('/health/ready', async (ctx) => {
     const report = await readiness.check();
     ctx.set('Cache-Control', 'no-store');
+    // Read replicas are named with their state, never counted against readiness (the primary serves their reads).
+    const replicas = report.replicas ? { replicas: report.replicas, degraded: report.degraded } : {};
     if (report.ready) {
-      respond(ctx, 200, Messages.OK, { checks: report.checks });
+      respond(ctx, 200, Messages.OK, { checks: report.checks, ...replicas });
       return;
     }
     ctx.set('Retry-After', String(NOT_READY_RETRY_AFTER_SECONDS));
-    respond(ctx, 503, `${Messages.SERVICE_UNAVAILABLE}: ${report.failing.join(', ')}`, { checks: report.checks, failing: report.failing });
+    respond(ctx, 503, `${Messages.SERVICE_UNAVAILABLE}: ${report.failing.join(', ')}`, { checks: report.checks, failing: report.failing, ...replicas });
   });
 
   return router;

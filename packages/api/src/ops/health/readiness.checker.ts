@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import type { ReplicaStatus } from '@logi/adapters';
 
 /** Pause between two attempts at a dependency that failed fast. */
 const RETRY_INTERVAL_MS = 100;
@@ -19,6 +20,14 @@ export interface ReadinessReport {
   checks: Record<string, CheckOutcome>;
   /** Names of the dependencies that did not answer, in check order. */
   failing: string[];
+  /**
+   * Read replicas (DATABASE_READ_URL) by name, as their last check found
+   * them, and the names of those skipped (`degraded`). Information only: the
+   * primary serves every read a replica cannot, so no replica makes the
+   * process unready. Absent when none is configured.
+   */
+  replicas?: Record<string, { state: ReplicaStatus['state']; lag_seconds: number | null }>;
+  degraded?: string[];
 }
 
 /**
@@ -30,6 +39,7 @@ export class ReadinessChecker {
   constructor(
     private readonly checks: readonly DependencyCheck[],
     private readonly logger: Logger,
+    private readonly replicas: () => ReplicaStatus[] | null = () => null,
   ) {}
 
   async check(): Promise<ReadinessReport> {
@@ -37,7 +47,15 @@ export class ReadinessChecker {
     const checks: Record<string, CheckOutcome> = {};
     this.checks.forEach((check, i) => (checks[check.name] = outcomes[i]!));
     const failing = this.checks.filter((_, i) => outcomes[i] !== 'ok').map((check) => check.name);
-    return { ready: failing.length === 0, checks, failing };
+    const replicas = this.replicas();
+    if (!replicas) return { ready: failing.length === 0, checks, failing };
+    return {
+      ready: failing.length === 0,
+      checks,
+      failing,
+      replicas: Object.fromEntries(replicas.map((r) => [r.name, { state: r.state, lag_seconds: r.lagSeconds }])),
+      degraded: replicas.filter((r) => r.state !== 'ok').map((r) => r.name),
+    };
   }
 
   /**

@@ -67,7 +67,7 @@ createServer((req, res) => {
 
 ## Operations (no credentials, not rate limited)
 - \`GET /v1/openapi.json\`: this document; \`GET /v1/docs\`: this page, served entirely by the API.
-- \`GET /health/live\`: 200 while the process answers. \`GET /health/ready\`: 200 with \`data.checks\` when every dependency answers, else 503 naming the failing ones.
+- \`GET /health/live\`: 200 while the process answers. \`GET /health/ready\`: 200 with \`data.checks\` when every dependency answers, else 503 naming the failing ones. With read replicas, \`data.replicas\` gives each one's state and \`data.degraded\` the ones skipped; a replica never makes it 503 (the primary serves).
 - Prometheus metrics: \`GET /metrics\` on a separate listener (\`METRICS_HOST\`:\`METRICS_PORT\`), never on this port.
 `.trim();
 }
