@@ -116,6 +116,20 @@ export function idsIn(column: string, ids: number[]): string {
   return `${column} IN (${ids.join(', ')})`;
 }
 
+/** Criteria whose total the kept name counts answer (`customer_name_counts`, migration 012): a customer name alone. */
+export function nameCountsServe(criteria: InvoiceCriteria): boolean {
+  return (
+    Boolean(criteria.customerName) &&
+    !criteria.search &&
+    !criteria.dateFilter &&
+    !criteria.customerVats?.length &&
+    !criteria.types?.length &&
+    !criteria.statuses?.length &&
+    !criteria.branchIds?.length &&
+    !criteria.customerCountry
+  );
+}
+
 /** Criteria whose total the kept counts answer: only type, status, branch and country filters. */
 export function countsServe(criteria: InvoiceCriteria): boolean {
   return !criteria.dateFilter && !criteria.customerVats?.length && !criteria.customerName && !criteria.search;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Invoice, InvoiceCriteria, InvoiceDetail, InvoiceOrder, InvoicePage, InvoiceRepositoryPort } from '@logi/domain';
-import { applyInvoiceFilters, countsServe, idsIn, invoiceOrderBy, type InvoiceCandidates } from './invoice-list.query.js';
+import { applyInvoiceFilters, countsServe, idsIn, invoiceOrderBy, nameCountsServe, type InvoiceCandidates } from './invoice-list.query.js';
 import { BoundedCache } from './bounded-cache.js';
 import { SEARCH_KINDS } from './search/search-text.js';
 import { trigramCandidateFilter } from './search/trigram-index.js';
@@ -15,7 +15,7 @@ import {
   type InvoiceOrderRow,
   type InvoiceRow,
 } from './mappers/invoice-row.mapper.js';
-import { dialectOf, type SqlDialect } from './sql-dialect.js';
+import { dialectOf, isMysql, type SqlDialect } from './sql-dialect.js';
 
 /**
  * Matches at least this share of a directory make a dense filter: its page is
@@ -144,7 +144,7 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
 
   /**
    * The exact number of matches. Type, status, branch and country filters alone are
-   * summed from the kept counts; anything else is counted once per directory
+   * summed from the kept counts, a customer name alone from the kept name counts; anything else is counted once per directory
    * data version (which every write bumps, through triggers) and remembered.
    */
   private async total(criteria: InvoiceCriteria, candidates: InvoiceCandidates | null): Promise<number> {
@@ -155,6 +155,16 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
       if (criteria.branchIds?.length) query.whereIn('branch_id', criteria.branchIds);
       if (criteria.customerCountry) query.where('customer_country', criteria.customerCountry.toLowerCase());
       const row = (await query.first()) as { total: unknown } | undefined;
+      return Number(row?.total ?? 0);
+    }
+    if (nameCountsServe(criteria)) {
+      // Summed over the directory's distinct names that match, with the invoices' own predicate
+      // (MariaDB: in their collation; the kept names are stored byte for byte).
+      const column = isMysql(this.knex) ? 'customer_name COLLATE utf8mb4_unicode_ci' : 'customer_name';
+      const name = this.dialect.contains(column, criteria.customerName!);
+      const row = (await this.knex('customer_name_counts').sum({ total: 'n' }).where('directory', criteria.directory).whereRaw(name.sql, name.bindings).first()) as
+        | { total: unknown }
+        | undefined;
       return Number(row?.total ?? 0);
     }
     const { page: _page, perPage: _perPage, sortBy: _sortBy, sortDir: _sortDir, ...filters } = criteria;

@@ -24,7 +24,7 @@ const ROWS_PER_INSERT = 5_000;
 /**
  * Rebuilds everything the service derives from the base tables: the trigram
  * index (`search_trigrams`, empty pending list), the kept counts
- * (`invoice_counts`) and the directories' data versions (bumped, so every
+ * (`invoice_counts`, `customer_name_counts`) and the directories' data versions (bumped, so every
  * cached total is dropped). `pnpm cli search:reindex` runs it; an operator
  * runs that after loading rows straight into the database. Run it while no
  * other process writes invoices or orders.
@@ -94,6 +94,7 @@ export async function rebuildCounts(knex: Knex): Promise<void> {
       'INSERT INTO invoice_counts (directory, type, status, branch_id, customer_country, n) ' +
         'SELECT directory, type, status, branch_id, customer_country, COUNT(*) FROM invoices GROUP BY directory, type, status, branch_id, customer_country',
     );
+    await rebuildCustomerNameCounts(trx);
     await trx('directory_versions').update({ version: trx.raw('version + 1') });
     await trx.raw(
       mysql
@@ -101,6 +102,16 @@ export async function rebuildCounts(knex: Knex): Promise<void> {
         : 'INSERT OR IGNORE INTO directory_versions (directory, version) SELECT directory, 1 FROM clients',
     );
   });
+}
+
+/** Invoices per directory and customer name (migration 012), from a GROUP BY over the invoices. */
+export async function rebuildCustomerNameCounts(knex: Knex): Promise<void> {
+  // Migration 003 rebuilds the derived data of its day, before 012 makes this table.
+  if (!(await knex.schema.hasTable('customer_name_counts'))) return;
+  await knex('customer_name_counts').delete();
+  // Grouped by the exact bytes on MariaDB, as the table's key is (invoices compare names by the collation).
+  const name = isMysql(knex) ? 'customer_name COLLATE utf8mb4_bin' : 'customer_name';
+  await knex.raw(`INSERT INTO customer_name_counts (directory, customer_name, n) SELECT directory, ${name}, COUNT(*) FROM invoices GROUP BY directory, ${name}`);
 }
 
 async function forEachBatch(
