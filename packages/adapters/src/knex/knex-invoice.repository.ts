@@ -23,6 +23,8 @@ import { dialectOf, isMysql, type SqlDialect } from './sql-dialect.js';
  * invoices) rather than through the join of common posting lists.
  */
 const DENSE_SHARE = 0.2;
+/** Up to this many listed candidates a page reads them all whatever their share (cheaper than checking it). */
+const FEW_CANDIDATES = 1_000;
 
 /** How many totals one process remembers (a few hundred bytes each). */
 const TOTALS_CACHED = 2_000;
@@ -123,17 +125,17 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   }
 
   /**
-   * The candidates a page query uses. A subquery of common postings (a join
-   * of long lists) pays off while matches are rare; when they are a large
-   * share of the directory the page is found sooner by walking the sort
-   * index and testing each invoice, as without candidates, than by joining,
-   * reading and sorting every match.
+   * The candidates a page query uses. Many candidates (a long id list, or a
+   * subquery joining long posting lists) pay off while matches are rare;
+   * when they are a large share of the directory the page is found sooner
+   * by walking the sort index and testing each invoice, as without
+   * candidates, than by reading and sorting every match (`Cargo` at 100k,
+   * 19,977 ids: 105 ms).
    */
   private async pageCandidates(criteria: InvoiceCriteria, candidates: InvoiceCandidates | null, total: number): Promise<InvoiceCandidates | null> {
-    if (!candidates || candidates.within.length === 0) return candidates;
+    if (!candidates || (candidates.within.length === 0 && (candidates.ids?.length ?? 0) <= FEW_CANDIDATES)) return candidates;
     const row = (await this.knex('invoice_counts').sum({ n: 'n' }).where('directory', criteria.directory).first()) as { n: unknown } | undefined;
-    if (total < Number(row?.n ?? 0) * DENSE_SHARE) return candidates;
-    return candidates.ids ? { ids: candidates.ids, within: [] } : null;
+    return total < Number(row?.n ?? 0) * DENSE_SHARE ? candidates : null;
   }
 
   /** The directory's data version, bumped by triggers on every write (migrations 003 and 007); "0" before the first. */
