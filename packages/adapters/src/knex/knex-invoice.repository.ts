@@ -17,12 +17,6 @@ import {
 } from './mappers/invoice-row.mapper.js';
 import { dialectOf, isMysql, type SqlDialect } from './sql-dialect.js';
 
-/**
- * Matches at least this share of a directory make a dense filter: its page is
- * found by walking the sort index (250 matches within about 250 / share
- * invoices) rather than through the join of common posting lists.
- */
-const DENSE_SHARE = 0.2;
 /** Up to this many listed candidates a page reads them all whatever their share (cheaper than checking it). */
 const FEW_CANDIDATES = 1_000;
 
@@ -43,16 +37,20 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   }
 
   async list(criteria: InvoiceCriteria): Promise<InvoicePage> {
-    const candidates = await this.candidatesOf(criteria);
-    const total = await this.total(criteria, candidates);
     const offset = (criteria.page - 1) * criteria.perPage;
+    // A customer name alone is counted from the kept counts first, so that a dense one skips the
+    // index: its page walks the sort index, and its candidates would only be read to be dropped.
+    const keptTotal = nameCountsServe(criteria) ? await this.nameTotal(criteria) : null;
+    const walk = keptTotal !== null && offset < keptTotal && (await this.walkBeats(criteria.directory, keptTotal, Math.min(keptTotal, offset + criteria.perPage)));
+    const candidates = walk ? null : await this.candidatesOf(criteria);
+    const total = keptTotal ?? (await this.total(criteria, candidates));
     if (offset >= total) return { invoices: [], total };
 
     // Deferred join: the page's ids come from the sort index alone, then only those rows are read.
     // A page past the middle is read from the other end of the same index (fewer entries to skip).
     const size = Math.min(criteria.perPage, total - offset);
     const reversed = offset + size / 2 > total / 2;
-    const pageCandidates = await this.pageCandidates(criteria, candidates, total);
+    const pageCandidates = await this.pageCandidates(criteria, candidates, total, offset + size);
     const idRows = (await this.pageQuery(criteria, pageCandidates, total)
       .select('i.id')
       .orderByRaw(invoiceOrderBy(criteria, this.dialect, reversed))
@@ -127,15 +125,24 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   /**
    * The candidates a page query uses. Many candidates (a long id list, or a
    * subquery joining long posting lists) pay off while matches are rare;
-   * when they are a large share of the directory the page is found sooner
-   * by walking the sort index and testing each invoice, as without
-   * candidates, than by reading and sorting every match (`Cargo` at 100k,
-   * 19,977 ids: 105 ms).
+   * when they are dense the page is found sooner by walking the sort index
+   * and testing each invoice, as without candidates, than by reading and
+   * sorting every match (`Cargo` at 100k, 19,977 ids: 90 to 105 ms).
    */
-  private async pageCandidates(criteria: InvoiceCriteria, candidates: InvoiceCandidates | null, total: number): Promise<InvoiceCandidates | null> {
+  private async pageCandidates(criteria: InvoiceCriteria, candidates: InvoiceCandidates | null, total: number, pageEnd: number): Promise<InvoiceCandidates | null> {
     if (!candidates || (candidates.within.length === 0 && (candidates.ids?.length ?? 0) <= FEW_CANDIDATES)) return candidates;
-    const row = (await this.knex('invoice_counts').sum({ n: 'n' }).where('directory', criteria.directory).first()) as { n: unknown } | undefined;
-    return total < Number(row?.n ?? 0) * DENSE_SHARE ? candidates : null;
+    return (await this.walkBeats(criteria.directory, total, pageEnd)) ? null : candidates;
+  }
+
+  /**
+   * Whether walking the sort index finds a page sooner than reading its
+   * `total` matches: reading them costs about one row each, walking about
+   * one row per invoice up to the page's end (pageEnd × directory / total),
+   * so the walk wins once total² reaches pageEnd × directory.
+   */
+  private async walkBeats(directory: string, total: number, pageEnd: number): Promise<boolean> {
+    const row = (await this.knex('invoice_counts').sum({ n: 'n' }).where('directory', directory).first()) as { n: unknown } | undefined;
+    return total * total >= pageEnd * Number(row?.n ?? 0);
   }
 
   /** The directory's data version, bumped by triggers on every write (migrations 003 and 007); "0" before the first. */
@@ -146,7 +153,7 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
 
   /**
    * The exact number of matches. Type, status, branch and country filters alone are
-   * summed from the kept counts, a customer name alone from the kept name counts; anything else is counted once per directory
+   * summed from the kept counts (a customer name alone: nameTotal); anything else is counted once per directory
    * data version (which every write bumps, through triggers) and remembered.
    */
   private async total(criteria: InvoiceCriteria, candidates: InvoiceCandidates | null): Promise<number> {
@@ -159,16 +166,6 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
       const row = (await query.first()) as { total: unknown } | undefined;
       return Number(row?.total ?? 0);
     }
-    if (nameCountsServe(criteria)) {
-      // Summed over the directory's distinct names that match, with the invoices' own predicate
-      // (MariaDB: in their collation; the kept names are stored byte for byte).
-      const column = isMysql(this.knex) ? 'customer_name COLLATE utf8mb4_unicode_ci' : 'customer_name';
-      const name = this.dialect.contains(column, criteria.customerName!);
-      const row = (await this.knex('customer_name_counts').sum({ total: 'n' }).where('directory', criteria.directory).whereRaw(name.sql, name.bindings).first()) as
-        | { total: unknown }
-        | undefined;
-      return Number(row?.total ?? 0);
-    }
     const { page: _page, perPage: _perPage, sortBy: _sortBy, sortDir: _sortDir, ...filters } = criteria;
     const key = `${await this.dataVersion(criteria.directory)}\u0000${JSON.stringify(filters)}`;
     const cached = this.totals.get(key);
@@ -179,6 +176,20 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
     const total = Number(counted?.total ?? 0);
     this.totals.set(key, total);
     return total;
+  }
+
+  /**
+   * The total of a customer-name filter alone (nameCountsServe), summed over the directory's
+   * distinct names that match, with the invoices' own predicate (MariaDB: in their collation; the
+   * kept names are stored byte for byte).
+   */
+  private async nameTotal(criteria: InvoiceCriteria): Promise<number> {
+    const column = isMysql(this.knex) ? 'customer_name COLLATE utf8mb4_unicode_ci' : 'customer_name';
+    const name = this.dialect.contains(column, criteria.customerName!);
+    const row = (await this.knex('customer_name_counts').sum({ total: 'n' }).where('directory', criteria.directory).whereRaw(name.sql, name.bindings).first()) as
+      | { total: unknown }
+      | undefined;
+    return Number(row?.total ?? 0);
   }
 
   async exists(directory: string, id: number): Promise<boolean> {
