@@ -79,6 +79,14 @@ describe('invoice list query plans on MariaDB', () => {
     expect(row.Extra ?? '').not.toMatch(/filesort/i);
   });
 
+  it('when a search leaves a few candidates, then the page reads them by primary key instead of walking a sort index', async () => {
+    // `/2026/0012` is in the nrs of invoices 1200..1299 and 12 (a hundred or so of 4,000).
+    const statements = await plans({ ...defaultInvoiceCriteria(DIRECTORY), search: '/2026/0012', perPage: 50 });
+    const page = statements.find((s) => /order by/i.test(s.sql))!;
+    expect(page.sql).toMatch(/force index \(primary\)/i);
+    expect(invoiceRow(page.rows).key).toBe('PRIMARY');
+  });
+
   it('when a page far from the start is asked for, then its ids are read from the index alone and the other end when nearer', async () => {
     const total = 3600; // nine in ten of the generated invoices are in the directory
     const criteria = { ...defaultInvoiceCriteria(DIRECTORY), sortBy: 'amount_gross' as const, sortDir: 'asc' as const, perPage: 50 };

@@ -116,10 +116,14 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
    * invoices, 7,824 candidates of `Gdańsk–Berlin`: 42 ms instead of 128 ms).
    */
   private pageQuery(criteria: InvoiceCriteria, candidates: InvoiceCandidates | null, total: number): Knex.QueryBuilder {
+    // A few listed candidates are read by id and sorted: MariaDB's estimate otherwise walks a sort
+    // index for them (at 10k, 112 candidates of `000012`: 5,772 rows walked, 15 ms against 3 ms).
+    const few = candidates?.ids && candidates.within.length === 0 && candidates.ids.length <= FEW_CANDIDATES && isMysql(this.knex);
+    const invoices: Knex.QueryBuilder = few ? this.knex.from(this.knex.raw('`invoices` AS `i` FORCE INDEX (PRIMARY)')) : this.knex('invoices as i');
     if (candidates?.ids && candidates.within.length === 0 && candidates.ids.length === total) {
-      return this.knex('invoices as i').where('i.directory', criteria.directory).whereRaw(idsIn('i.id', candidates.ids));
+      return invoices.where('i.directory', criteria.directory).whereRaw(idsIn('i.id', candidates.ids));
     }
-    return applyInvoiceFilters(this.knex('invoices as i'), criteria, this.dialect, candidates);
+    return applyInvoiceFilters(invoices, criteria, this.dialect, candidates);
   }
 
   /**
