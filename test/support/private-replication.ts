@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createKnex } from '@logi/adapters';
 import { freePort } from './free-port.js';
-import { PausableProcess } from './private-services.js';
+import { mariadbdArgs, PausableProcess } from './private-services.js';
 
 type Knex = ReturnType<typeof createKnex>;
 
@@ -29,24 +29,7 @@ export class ReplicatedMariadb extends PausableProcess {
   }
 
   static async start(role: string, directory: string, port: number, args: string[]): Promise<ReplicatedMariadb> {
-    const child = spawn(
-      'mariadbd',
-      [
-        '--no-defaults',
-        `--datadir=${path.join(directory, 'data')}`,
-        `--port=${port}`,
-        '--bind-address=127.0.0.1',
-        `--socket=${path.join(directory, 'mariadb.sock')}`,
-        `--pid-file=${path.join(directory, 'mariadb.pid')}`,
-        '--user=root',
-        '--innodb-buffer-pool-size=32M',
-        '--innodb-flush-log-at-trx-commit=2',
-        '--character-set-server=utf8mb4',
-        '--collation-server=utf8mb4_unicode_ci',
-        ...args,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn('mariadbd', mariadbdArgs(directory, port, '32M', args), { stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new ReplicatedMariadb(child, role, port, directory, args);
     await server.untilAnswering();
     return server;

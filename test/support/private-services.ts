@@ -132,6 +132,29 @@ export class PrivateRedis extends PausableProcess {
 }
 
 /**
+ * The command line of a private mariadbd: no configuration files, its own
+ * data directory (`<directory>/data`), socket and pid file under
+ * `directory`, a TCP port on 127.0.0.1, a small buffer pool, the
+ * service's character set, then `extra`.
+ */
+export function mariadbdArgs(directory: string, port: number, bufferPool: string, extra: string[]): string[] {
+  return [
+    '--no-defaults',
+    `--datadir=${path.join(directory, 'data')}`,
+    `--port=${port}`,
+    '--bind-address=127.0.0.1',
+    `--socket=${path.join(directory, 'mariadb.sock')}`,
+    `--pid-file=${path.join(directory, 'mariadb.pid')}`,
+    '--user=root',
+    `--innodb-buffer-pool-size=${bufferPool}`,
+    '--innodb-flush-log-at-trx-commit=2',
+    '--character-set-server=utf8mb4',
+    '--collation-server=utf8mb4_unicode_ci',
+    ...extra,
+  ];
+}
+
+/**
  * A private MariaDB server (its own data directory, port and socket; no
  * configuration files read, no grant tables, so root connects over TCP
  * without a password), for tests that must stop it without touching the
@@ -151,25 +174,7 @@ export class PrivateMariadb extends PausableProcess {
     const dataDir = path.join(directory, 'data');
     await run('mariadb-install-db', ['--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root']);
     const port = await freePort();
-    const child = spawn(
-      'mariadbd',
-      [
-        '--no-defaults',
-        `--datadir=${dataDir}`,
-        `--port=${port}`,
-        '--bind-address=127.0.0.1',
-        `--socket=${path.join(directory, 'mariadb.sock')}`,
-        `--pid-file=${path.join(directory, 'mariadb.pid')}`,
-        '--user=root',
-        '--skip-grant-tables',
-        '--skip-log-bin',
-        '--innodb-buffer-pool-size=64M',
-        '--innodb-flush-log-at-trx-commit=2',
-        '--character-set-server=utf8mb4',
-        '--collation-server=utf8mb4_unicode_ci',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn('mariadbd', mariadbdArgs(directory, port, '64M', ['--skip-grant-tables', '--skip-log-bin']), { stdio: ['ignore', 'pipe', 'pipe'] });
     const mariadb = new PrivateMariadb(child, port, directory);
     // The server's greeting packet carries its version string.
     await until('mariadbd', 30_000, () => answers(port, '', (reply) => reply.includes('MariaDB')), child, mariadb.output);

@@ -220,30 +220,29 @@ afterAll(async () => {
   await group?.stop();
 });
 
+/**
+ * What both faults must leave: every answer bounded, load served on both sides of the switch, each
+ * upload answered 503 stored once after a retry with its key, the queue on the new master, no restart.
+ */
+async function expectFailoverSurvived(label: string, result: Awaited<ReturnType<typeof failoverUnderLoad>>): Promise<void> {
+  report(label, result);
+  for (const outcome of result.outcomes) expectBoundedAnswer(outcome);
+  // Load ran on both sides of the switch.
+  expect(result.outcomes.filter((o) => o.startedAt > result.faultAt + result.switchedMs && o.status === 200 && o.kind === 'pdf').length).toBeGreaterThan(0);
+  const retried = await retryUnanswered();
+  console.info(`uploads answered 503 and sent again with their Idempotency-Key: ${retried.uploads}, answers ${JSON.stringify(retried.answers)}`);
+  await expectEachUploadStoredOnce();
+  await expectQueueOnNewMaster(result.to);
+  expectNoRestart();
+}
+
 describe('Redis behind Sentinel, failing over under load', () => {
   it('when the master is failed over (SENTINEL FAILOVER) during lists, uploads and PDFs, then every answer is bounded (2xx, or 503 with Retry-After), no upload is stored twice or lost, and the queue carries on on the new master with no restart', async () => {
-    const result = await failoverUnderLoad('planned', () => group.failover());
-    report('SENTINEL FAILOVER', result);
-    for (const outcome of result.outcomes) expectBoundedAnswer(outcome);
-    // Load ran on both sides of the switch.
-    expect(result.outcomes.filter((o) => o.startedAt > result.faultAt + result.switchedMs && o.status === 200 && o.kind === 'pdf').length).toBeGreaterThan(0);
-    const retried = await retryUnanswered();
-    console.info(`uploads answered 503 and sent again with their Idempotency-Key: ${retried.uploads}, answers ${JSON.stringify(retried.answers)}`);
-    await expectEachUploadStoredOnce();
-    await expectQueueOnNewMaster(result.to);
-    expectNoRestart();
+    await expectFailoverSurvived('SENTINEL FAILOVER', await failoverUnderLoad('planned', () => group.failover()));
     await group.untilSettled(30_000);
   }, 180_000);
 
   it('when the master is killed (SIGKILL) during lists, uploads and PDFs, then the sentinels promote the replica and the same holds', async () => {
-    const result = await failoverUnderLoad('killed', () => group.killMaster());
-    report('master SIGKILL', result);
-    for (const outcome of result.outcomes) expectBoundedAnswer(outcome);
-    expect(result.outcomes.filter((o) => o.startedAt > result.faultAt + result.switchedMs && o.status === 200 && o.kind === 'pdf').length).toBeGreaterThan(0);
-    const retried = await retryUnanswered();
-    console.info(`uploads answered 503 and sent again with their Idempotency-Key: ${retried.uploads}, answers ${JSON.stringify(retried.answers)}`);
-    await expectEachUploadStoredOnce();
-    await expectQueueOnNewMaster(result.to);
-    expectNoRestart();
+    await expectFailoverSurvived('master SIGKILL', await failoverUnderLoad('killed', () => group.killMaster()));
   }, 180_000);
 });
