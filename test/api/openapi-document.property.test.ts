@@ -272,7 +272,12 @@ function expectedStatuses(request: GeneratedRequest, variant: Variant, successes
   // The document's 400 in words: a `__proto__` key anywhere is refused like JSON that does not parse.
   const refusedJson = request.body?.kind === 'json' && (variant === 'plain' || variant === 'full-body') && hasProtoKey(request.body.bytes) ? 400 : jsonRefusal[variant];
   // A JSON body is read before the path id is looked up; the document does not say which comes first.
-  if (request.body?.kind === 'json' && refusedJson !== undefined) return [refusedJson, ...(request.invalid.path.length > 0 || unknownIds.length > 0 ? [404] : [])];
+  // A JSON number cut before its last digit may still read (`10` → `1`, `0` → no body at all): then it is a
+  // body that is not an object, 422, like any other.
+  const cutStillReads = variant === 'cut-body' && request.body?.kind === 'json' && readsAsJson(request.body.bytes.subarray(0, request.body.bytes.length - 1));
+  if (request.body?.kind === 'json' && refusedJson !== undefined) {
+    return [refusedJson, ...(cutStillReads ? [422] : []), ...(request.invalid.path.length > 0 || unknownIds.length > 0 ? [404] : [])];
+  }
   if (request.invalid.path.length > 0) return [404];
   const nothingNamed = unknownIds.length > 0 || LOOKUPS.some((name) => request.sent[name] !== undefined) ? [404] : [];
   // A body that cannot be read is a 400, unless a value read before it (a header) is refused first.
@@ -280,6 +285,18 @@ function expectedStatuses(request: GeneratedRequest, variant: Variant, successes
   if (request.invalid.other.length > 0) return [...nothingNamed, 422];
   const conditional = request.headers['If-None-Match'] !== undefined ? [304] : [];
   return [...nothingNamed, ...successes, ...conditional];
+}
+
+/** Whether bytes are empty (no body) or JSON text that parses. */
+function readsAsJson(bytes: Buffer): boolean {
+  const text = bytes.toString('utf8');
+  if (text.trim() === '') return true;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether JSON text has an object with a `__proto__` key, at any depth. */
