@@ -140,7 +140,7 @@ interface MarkerRow {
  * reindex (14 to 37 minutes at 1M); any other migration rebuilds the derived
  * data.
  */
-const KEEP_DERIVED_DATA = new Set(['010-event-retention-index', '011-vat-sort-index', '012-customer-name-counts']);
+const KEEP_DERIVED_DATA = new Set(['010-event-retention-index', '011-vat-sort-index', '012-customer-name-counts', '013-directory-lock-first']);
 
 async function reuse(config: BenchConfig, base: Omit<BenchDatabase, 'info'>, open: () => Knex): Promise<BenchDatabase | null> {
   let knex: Knex;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /** An invoice row as another system (an ERP's load) would insert it straight into the table. */
-export async function insertInvoiceRow(db: Knex, id: number, directory: string, nr: string): Promise<void> {
+export async function insertInvoiceRow(db: Knex, id: number, directory: string, nr: string, overrides: Record<string, unknown> = {}): Promise<void> {
   await db('invoices').insert({
     id,
     directory,
@@ -25,5 +25,6 @@ export async function insertInvoiceRow(db: Knex, id: number, directory: string, 
     left_to_pay: 12.3,
     correct_of_id: null,
     added_time: 1_763_800_000,
+    ...overrides,
   });
 }

@@ -17,7 +17,7 @@ import { rebuildDerivedData } from '../search/derived-data.js';
  * loader, an ERP's bulk load); the migration builds everything for the rows
  * already there.
  */
-const MYSQL_TRIGGERS: Record<string, string> = {
+export const MYSQL_TRIGGERS: Record<string, string> = {
   invoices_derived_ai: `AFTER INSERT ON invoices FOR EACH ROW BEGIN
     INSERT INTO invoice_counts (directory, type, status, branch_id, customer_country, n) VALUES (NEW.directory, NEW.type, NEW.status, NEW.branch_id, NEW.customer_country, 1) ON DUPLICATE KEY UPDATE n = n + 1;
     INSERT INTO directory_versions (directory, version) VALUES (NEW.directory, 1) ON DUPLICATE KEY UPDATE version = version + 1;

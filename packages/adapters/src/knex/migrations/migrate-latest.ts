@@ -12,6 +12,7 @@ import * as webhooks from './009-webhooks.migration.js';
 import * as eventRetentionIndex from './010-event-retention-index.migration.js';
 import * as vatSortIndex from './011-vat-sort-index.migration.js';
 import * as customerNameCounts from './012-customer-name-counts.migration.js';
+import * as directoryLockFirst from './013-directory-lock-first.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -36,6 +37,8 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '011-vat-sort-index', up: vatSortIndex.up, down: vatSortIndex.down },
   // Tables, triggers and a GROUP BY over every invoice: DDL commits on MariaDB anyway.
   { name: '012-customer-name-counts', up: customerNameCounts.up, down: customerNameCounts.down, config: { transaction: false } },
+  // Triggers dropped and made again one by one: DDL commits on MariaDB anyway.
+  { name: '013-directory-lock-first', up: directoryLockFirst.up, down: directoryLockFirst.down, config: { transaction: false } },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {
