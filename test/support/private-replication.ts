@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createKnex } from '@logi/adapters';
 import { freePort } from './free-port.js';
-import { mariadbdArgs, PausableProcess } from './private-services.js';
+import { answers, mariadbdArgs, PausableProcess } from './private-services.js';
+
+/** The server's greeting packet carries its version string. */
+const greetsAsMariadb = (port: number) => answers(port, '', (reply) => reply.includes('MariaDB'));
 
 type Knex = ReturnType<typeof createKnex>;
 
@@ -49,7 +51,7 @@ export class ReplicatedMariadb extends PausableProcess {
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`${this.name} exited: ${this.output.join('').slice(-2000)}`);
-      if (await greets(this.port)) return;
+      if (await greetsAsMariadb(this.port)) return;
       if (Date.now() > deadline) throw new Error(`${this.name} did not come up within 30 s: ${this.output.join('').slice(-2000)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -200,18 +202,6 @@ async function install(directory: string): Promise<void> {
   );
 }
 
-function greets(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1_000, () => done(false));
-    socket.on('error', () => done(false));
-    socket.on('data', (data) => done(data.toString('latin1').includes('MariaDB')));
-  });
-}
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -33,7 +33,7 @@ async function until(what: string, timeoutMs: number, probe: () => Promise<boole
 }
 
 /** True when something accepts a TCP connection and sends `expect` (a prefix of its first bytes) back after `send`. */
-function answers(port: number, send: string, expect: (reply: string) => boolean): Promise<boolean> {
+export function answers(port: number, send: string, expect: (reply: string) => boolean): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     const done = (ok: boolean) => {
