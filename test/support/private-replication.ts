@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { vi } from 'vitest';
 import { createKnex } from '@logi/adapters';
 import { freePort } from './free-port.js';
 import { answers, mariadbdArgs, PausableProcess } from './private-services.js';
@@ -48,13 +49,13 @@ export class ReplicatedMariadb extends PausableProcess {
 
   /** The server's greeting packet carries its version string. */
   private async untilAnswering(): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`${this.name} exited: ${this.output.join('').slice(-2000)}`);
-      if (await greetsAsMariadb(this.port)) return;
-      if (Date.now() > deadline) throw new Error(`${this.name} did not come up within 30 s: ${this.output.join('').slice(-2000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await vi.waitFor(
+      async () => {
+        if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`${this.name} exited: ${this.output.join('').slice(-2000)}`);
+        if (!(await greetsAsMariadb(this.port))) throw new Error(`${this.name} did not come up within 30 s: ${this.output.join('').slice(-2000)}`);
+      },
+      { timeout: 30_000, interval: 50 },
+    );
   }
 }
 
@@ -141,30 +142,29 @@ export class PrivateReplication {
 
   /** Resolves once both of the replica's threads run, with no lag; rejects after 30 s with its status. */
   async untilReplicating(replica: ReplicatedMariadb): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const status = await this.status(replica).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-      const running =
-        !(status instanceof Error) && status.Slave_IO_Running === 'Yes' && status.Slave_SQL_Running === 'Yes' && status.Seconds_Behind_Master === 0;
-      if (running) return;
-      if (Date.now() > deadline) throw new Error(`${replica.name} is not replicating: ${status instanceof Error ? status.message : JSON.stringify(status)}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await vi.waitFor(
+      async () => {
+        const status = await this.status(replica);
+        if (status.Slave_IO_Running !== 'Yes' || status.Slave_SQL_Running !== 'Yes' || status.Seconds_Behind_Master !== 0) {
+          throw new Error(`${replica.name} is not replicating: ${JSON.stringify(status)}`);
+        }
+      },
+      { timeout: 30_000, interval: 100 },
+    );
   }
 
   /** Resolves once the replica has applied every transaction the primary had committed when this was called; rejects with its status after `timeoutMs`. */
   async untilCaughtUp(replica: ReplicatedMariadb, timeoutMs = 30_000): Promise<void> {
     const [{ pos }] = (await this.sql<{ pos: string }>(this.primary, 'SELECT @@gtid_binlog_pos AS pos')) as [{ pos: string }];
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const [{ applied }] = (await this.sql<{ applied: string }>(replica, 'SELECT @@gtid_slave_pos AS applied')) as [{ applied: string }];
-      if (applied === pos) return;
-      if (Date.now() > deadline) {
+    await vi.waitFor(
+      async () => {
+        const [{ applied }] = (await this.sql<{ applied: string }>(replica, 'SELECT @@gtid_slave_pos AS applied')) as [{ applied: string }];
+        if (applied === pos) return;
         const status = await this.status(replica).catch((error: unknown) => error);
         throw new Error(`${replica.name} did not reach the primary's position ${pos} within ${timeoutMs} ms (at ${applied}): ${JSON.stringify(status)}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      },
+      { timeout: timeoutMs, interval: 50 },
+    );
   }
 
   /** Kills a replica and starts it again on its data directory and port; it resumes replicating by itself. */

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { vi } from 'vitest';
 import { freePort, PausableProcess } from './private-services.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
@@ -62,13 +63,13 @@ export class RedisNode extends PausableProcess {
 
   /** Polls `probe` every 50 ms until it is true; rejects after `timeoutMs` naming `what`, with the end of the process's output. */
   async until(timeoutMs: number, what: string, probe: () => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (!this.alive) throw new Error(`${this.name} exited before "${what}": ${this.output.join('').slice(-2000)}`);
-      if (await probe().catch(() => false)) return;
-      if (Date.now() > deadline) throw new Error(`${this.name}: "${what}" not seen within ${timeoutMs} ms: ${this.output.join('').slice(-2000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await vi.waitFor(
+      async () => {
+        if (!this.alive) throw new Error(`${this.name} exited before "${what}": ${this.output.join('').slice(-2000)}`);
+        if (!(await probe().catch(() => false))) throw new Error(`${this.name}: "${what}" not seen within ${timeoutMs} ms: ${this.output.join('').slice(-2000)}`);
+      },
+      { timeout: timeoutMs, interval: 50 },
+    );
   }
 }
 
@@ -162,10 +163,8 @@ export class PrivateSentinelGroup {
    * replica with the link up; every sentinel knows the others and the replica.
    */
   async untilSettled(timeoutMs: number): Promise<RedisNode> {
-    const deadline = Date.now() + timeoutMs;
-    let last = '';
-    for (;;) {
-      try {
+    return vi.waitFor(
+      async () => {
         const master = await this.master();
         const role = (await master.info('replication')).role;
         const replicas = this.servers.filter((s) => s !== master && s.alive);
@@ -174,18 +173,16 @@ export class PrivateSentinelGroup {
           this.sentinels.filter((s) => s.alive).map(async (s) => fields((await s.command(['SENTINEL', 'master', this.name])) as string[])),
         );
         const liveSentinels = this.sentinels.filter((s) => s.alive).length;
-        last = JSON.stringify({ master: master.port, role, links: links.map((l) => [l.master_port, l.master_link_status]), views: views.map((v) => [v['num-other-sentinels'], v['num-slaves'], v.flags]) });
         const settled =
           role === 'master' &&
           links.every((l) => Number(l.master_port) === master.port && l.master_link_status === 'up') &&
           views.every((v) => v.flags === 'master' && Number(v['num-other-sentinels']) === liveSentinels - 1 && Number(v['num-slaves']) >= replicas.length);
         if (settled) return master;
-      } catch (error) {
-        last = error instanceof Error ? error.message : String(error);
-      }
-      if (Date.now() > deadline) throw new Error(`sentinel group not settled within ${timeoutMs} ms: ${last}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+        const seen = { master: master.port, role, links: links.map((l) => [l.master_port, l.master_link_status]), views: views.map((v) => [v['num-other-sentinels'], v['num-slaves'], v.flags]) };
+        throw new Error(`sentinel group not settled within ${timeoutMs} ms: ${JSON.stringify(seen)}`);
+      },
+      { timeout: timeoutMs, interval: 100 },
+    );
   }
 
   /**
@@ -210,14 +207,14 @@ export class PrivateSentinelGroup {
   }
 
   private async untilMasterIsNot(old: RedisNode, deadline: number): Promise<RedisNode> {
-    let last = '';
-    for (;;) {
-      const addresses = await this.masterAddresses().catch(() => []);
-      last = addresses.map((a) => a.port).join(', ');
-      if (addresses.length > 0 && addresses.every((a) => a.port !== old.port && a.port === addresses[0]!.port)) return this.master();
-      if (Date.now() > deadline) throw new Error(`the sentinels still name :${old.port} (answers: ${last})`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    return vi.waitFor(
+      async () => {
+        const addresses = await this.masterAddresses().catch(() => []);
+        if (addresses.length > 0 && addresses.every((a) => a.port !== old.port && a.port === addresses[0]!.port)) return this.master();
+        throw new Error(`the sentinels still name :${old.port} (answers: ${addresses.map((a) => a.port).join(', ')})`);
+      },
+      { timeout: Math.max(0, deadline - Date.now()), interval: 50 },
+    );
   }
 
   /** Kills every process and removes the directory. */
