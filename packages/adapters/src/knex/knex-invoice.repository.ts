@@ -50,7 +50,8 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
     // A page past the middle is read from the other end of the same index (fewer entries to skip).
     const size = Math.min(criteria.perPage, total - offset);
     const reversed = offset + size / 2 > total / 2;
-    const pageCandidates = await this.pageCandidates(criteria, candidates, total, offset + size);
+    // A kept name total has already decided between walking and reading the candidates, for this same page.
+    const pageCandidates = keptTotal !== null ? candidates : await this.pageCandidates(criteria, candidates, total, offset + size);
     const idRows = (await this.pageQuery(criteria, pageCandidates, total)
       .select('i.id')
       .orderByRaw(invoiceOrderBy(criteria, this.dialect, reversed))

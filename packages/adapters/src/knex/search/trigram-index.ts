@@ -48,7 +48,7 @@ export type CandidateFilter = { ids: number[] } | { sql: string; bindings: numbe
 type Plan =
   | { kind: 'scan' }
   | { kind: 'ids'; ids: number[] }
-  /** `codes` rarest first (every list within the cap), or spread over the fragment when all are common (`ordered` false). */
+  /** `codes` rarest first (joinOrder); `ordered` false when every list is common and the database picks the order. */
   | { kind: 'join'; codes: number[]; ordered: boolean; pending: number[] };
 
 /**
@@ -61,12 +61,8 @@ export async function trigramCandidates(knex: Knex, kind: SearchKind, directory:
   const plan = await planSearch(knex, kind, directory, fragment, cap);
   if (plan.kind === 'scan') return null;
   if (plan.kind === 'ids') return { ids: plan.ids };
-  const join = joinedPostings(knex, plan.codes, plan.ordered);
-  const rows = await rowsOf<{ doc: unknown }>(knex.raw(`${join.sql} LIMIT ${cap + 1}`, join.bindings));
-  if (rows.length > cap) return null;
-  const ids = new Set(rows.map((row) => Number(row.doc)));
-  for (const id of plan.pending) ids.add(id);
-  return { ids: [...ids] };
+  const ids = await joinedIds(knex, plan, cap);
+  return ids && { ids };
 }
 
 /**
@@ -86,16 +82,21 @@ export async function trigramCandidateFilter(
   const plan = await planSearch(knex, kind, directory, fragment, cap);
   if (plan.kind === 'scan') return null;
   if (plan.kind === 'ids') return { ids: plan.ids };
-  if (!plan.ordered) return options.common === 'scan' ? null : { ...joinedPostings(knex, plan.codes, false), pending: plan.pending };
   // The first list is short enough to lead, so the join yields at most about as many documents; a
   // list longer than its estimate is cut off, and the fragment is then served as a common one.
-  const most = cap * LEAD_FACTOR;
-  const join = joinedPostings(knex, plan.codes, true);
+  const ids = plan.ordered ? await joinedIds(knex, plan, cap * LEAD_FACTOR) : null;
+  if (ids) return { ids };
+  return options.common === 'scan' ? null : { ...joinedPostings(knex, plan.codes, false), pending: plan.pending };
+}
+
+/** The documents of a join plan and the pending ones, or null when the join lists more than `most`. */
+async function joinedIds(knex: Knex, plan: Extract<Plan, { kind: 'join' }>, most: number): Promise<number[] | null> {
+  const join = joinedPostings(knex, plan.codes, plan.ordered);
   const rows = await rowsOf<{ doc: unknown }>(knex.raw(`${join.sql} LIMIT ${most + 1}`, join.bindings));
-  if (rows.length > most) return options.common === 'scan' ? null : { ...joinedPostings(knex, plan.codes, false), pending: plan.pending };
+  if (rows.length > most) return null;
   const ids = new Set(rows.map((row) => Number(row.doc)));
   for (const id of plan.pending) ids.add(id);
-  return { ids: [...ids] };
+  return [...ids];
 }
 
 async function planSearch(knex: Knex, kind: SearchKind, directory: string, fragment: string, cap: number): Promise<Plan> {
@@ -134,11 +135,11 @@ async function planSearch(knex: Knex, kind: SearchKind, directory: string, fragm
   // A list may lead the join when it is short enough to read inside the database: up to the cap where
   // only a count up to the cap is known, up to ten times the cap by the optimizer's estimate.
   const leadMax = estimated ? cap * LEAD_FACTOR : cap;
-  const usable = sizes.filter((row) => row.n <= leadMax).sort((a, b) => a.n - b.n);
-  if (usable.length > 0) return { kind: 'join', codes: joinOrder(sizes, positions), ordered: true, pending };
-  // Every list is common. Two or more still narrow together (Gda + ń–B + rli: one route of many).
+  if (sizes.some((row) => row.n <= leadMax)) return { kind: 'join', codes: joinOrder(sizes, positions), ordered: true, pending };
+  // Every list is common. Two or more still narrow together (Gda + ń–B + rli: one route of many); the
+  // database picks the order.
   if (positions.size < 2) return { kind: 'scan' };
-  return { kind: 'join', codes: spread([...positions.keys()], positions).slice(0, INTERSECTED_TRIGRAMS + 1), ordered: false, pending };
+  return { kind: 'join', codes: joinOrder(sizes, positions), ordered: false, pending };
 }
 
 /** How long each posting list is, counted no further than the cap, in one statement. */
@@ -184,26 +185,6 @@ function joinOrder(sizes: Array<{ code: number; n: number }>, positions: Map<num
     taken.push(row!.code);
   }
   return taken;
-}
-
-/**
- * Codes that overlap least first: trigrams at positions 0, 3, 6, ... then the
- * last one, then the rest (overlapping trigrams are nearly always found
- * together, so they narrow little).
- */
-function spread(codes: number[], positions: Map<number, number>): number[] {
-  const byPosition = [...codes].sort((a, b) => positions.get(a)! - positions.get(b)!);
-  const last = byPosition[byPosition.length - 1];
-  const first: number[] = [];
-  let next = 0;
-  for (const code of byPosition) {
-    if (positions.get(code)! >= next) {
-      first.push(code);
-      next = positions.get(code)! + TRIGRAM_LENGTH;
-    }
-  }
-  if (last !== undefined && !first.includes(last)) first.push(last);
-  return [...first, ...byPosition.filter((code) => !first.includes(code))];
 }
 
 /**
