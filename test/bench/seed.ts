@@ -1,11 +1,10 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { createKnex, KnexEventCapture, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
-import { PublishEventsUseCase } from '@logi/domain';
-import { databaseName, ROOT, WORK_DIR, type BenchConfig, type Size } from './config.js';
-import { OutputTail, spawnTracked } from './processes.js';
+import { createKnex, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
+import { databaseName, WORK_DIR, type BenchConfig, type Size } from './config.js';
 import { log, Progress } from './progress.js';
+import { analyze, KEEP_DERIVED_DATA, publishCapturedChanges, reindex, type ReindexStatus } from './seed-upkeep.js';
 import {
   BIG_DIRECTORY,
   BIG_KEY,
@@ -21,7 +20,7 @@ import {
   type SeedDialect,
 } from './seed-data.js';
 
-export type ReindexStatus = 'ok' | 'unavailable' | 'skipped';
+export { analyze, type ReindexStatus } from './seed-upkeep.js';
 
 export interface SeedInfo {
   reused: boolean;
@@ -132,15 +131,6 @@ interface MarkerRow {
   reindex_seconds: number | null;
   reindex_status: string;
 }
-
-/**
- * Migrations that leave the search index and the other derived data valid:
- * they only add or change plain indexes, or build a derived table of their own
- * from the base tables (012). A reused database that runs them needs no
- * reindex (14 to 37 minutes at 1M); any other migration rebuilds the derived
- * data.
- */
-const KEEP_DERIVED_DATA = new Set(['010-event-retention-index', '011-vat-sort-index', '012-customer-name-counts', '013-directory-lock-first']);
 
 async function reuse(config: BenchConfig, base: Omit<BenchDatabase, 'info'>, open: () => Knex): Promise<BenchDatabase | null> {
   let knex: Knex;
@@ -327,19 +317,6 @@ export async function withSeedSession(knex: Knex, dialect: SeedDialect, work: (r
   }
 }
 
-/** Fresh statistics for the planner: every table of the schema. */
-export async function analyze(knex: Knex): Promise<void> {
-  if (String(knex.client.config.client) === 'better-sqlite3') {
-    await knex.raw('ANALYZE');
-    return;
-  }
-  const [rows] = (await knex.raw('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = ?', ['BASE TABLE'])) as unknown as [
-    Array<{ name: string }>,
-  ];
-  const names = rows.map((row) => `\`${row.name}\``);
-  if (names.length) await knex.raw(`ANALYZE TABLE ${names.join(', ')}`);
-}
-
 async function appliedMigrations(knex: Knex): Promise<string[]> {
   try {
     const rows = (await knex('knex_migrations').select('name').orderBy('id')) as Array<{ name: string }>;
@@ -365,74 +342,4 @@ async function sizeOnDisk(knex: Knex, base: Omit<BenchDatabase, 'info'>): Promis
     Array<{ bytes: unknown }>,
   ];
   return Number(rows[0]?.bytes ?? 0);
-}
-
-/**
- * `pnpm cli search:reindex` as a child process, on a terminal with its own
- * progress bar. Until the command exists the CLI answers `Unknown command`
- * with exit 2: then the derived data is left as the migration and the
- * triggers made it, with a warning.
- */
-export async function reindex(base: Pick<BenchDatabase, 'label' | 'env'>, _config?: BenchConfig): Promise<{ status: ReindexStatus; seconds: number | null }> {
-  const started = Date.now();
-  const code = await runCli(['search:reindex'], base.env, 'inherit');
-  const seconds = (Date.now() - started) / 1000;
-  if (code === 0) {
-    log(`${base.label}: search:reindex done in ${seconds.toFixed(1)} s`);
-    return { status: 'ok', seconds };
-  }
-  if (code === 2) {
-    // Exit 2 is the CLI's usage error; ask again, quietly, to tell "no such command" from other usage errors.
-    const tail = new OutputTail();
-    await runCli(['search:reindex'], base.env, tail);
-    if (/Unknown command/i.test(tail.toString())) {
-      log(`WARNING ${base.label}: \`search:reindex\` is not available yet (the CLI answers Unknown command); going on without it`);
-      return { status: 'unavailable', seconds: null };
-    }
-    throw new Error(`${base.label}: search:reindex failed with a usage error:\n${tail.toString()}`);
-  }
-  throw new Error(`${base.label}: search:reindex exited with ${code}`);
-}
-
-function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of Object.keys(env)) {
-    if (/^(DATABASE_URL|DATA_DIR|REDIS_URL|REDIS_PREFIX|S3_.*)$/.test(key)) delete env[key];
-  }
-  return { ...env, DATA_DIR: path.join(WORK_DIR, 'cli-data'), LOG_LEVEL: 'warn', ...extra };
-}
-
-async function runCli(args: string[], extraEnv: Record<string, string>, output: 'inherit' | OutputTail): Promise<number | null> {
-  const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/api/src/cli/main.ts'), ...args], {
-    cwd: ROOT,
-    env: cliEnv(extraEnv),
-    // The CLI's stdout goes to stderr too: stdout carries the benchmark's tables only.
-    stdio: output === 'inherit' ? ['ignore', 2, 'inherit'] : ['ignore', 'pipe', 'pipe'],
-  });
-  if (output !== 'inherit') {
-    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
-  }
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => resolve(code));
-  });
-}
-
-/**
- * The load's invoices were captured as changes by the event triggers: they
- * are published here, before anything is measured, so that no API child
- * spends the benchmark publishing a backlog (the time it takes is logged).
- */
-async function publishCapturedChanges(knex: Knex, label: string): Promise<void> {
-  const publish = new PublishEventsUseCase({ capture: new KnexEventCapture(knex), batchSize: 1_000, budgetMs: 60_000 });
-  const started = Date.now();
-  let total = 0;
-  for (;;) {
-    const run = await publish.execute();
-    total += run.events;
-    if (!run.budgetSpent) break;
-    log(`${label}: ${total.toLocaleString('en-US')} events published so far`);
-  }
-  if (total > 0) log(`${label}: ${total.toLocaleString('en-US')} events published in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
