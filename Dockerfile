@@ -25,7 +25,7 @@ COPY packages/service/package.json packages/service/
 COPY test/package.json test/
 RUN pnpm install --frozen-lockfile
 COPY tsconfig.base.json tsconfig.build.json ./
-COPY scripts/copy-build-assets.js scripts/
+COPY scripts/build.js scripts/copy-build-assets.js scripts/
 COPY packages packages/
 RUN pnpm build
 RUN pnpm --filter @logi/service deploy --prod runtime

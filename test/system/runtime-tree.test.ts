@@ -1,12 +1,12 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
+import { ServiceProcess } from '../support/service-process.js';
 import { ProductionStack } from '../support/production-stack.js';
 import { buildRuntimeTree, developmentPackages, filesUnder, installedPackages, type RuntimeTree } from '../support/runtime-tree.js';
 
@@ -36,47 +36,10 @@ function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...tree.env, ...stack.env, HOST: '127.0.0.1', DATA_DIR: dataDir, CHROMIUM_PATH: '/usr/bin/chromium', LOG_LEVEL: 'info', ...extra };
 }
 
-/** One of the image's processes: `command` run with plain node from the tree, its log lines kept. */
-class Service {
-  readonly logs: Array<Record<string, unknown>> = [];
-  readonly output: string[] = [];
-  private constructor(
-    readonly child: ChildProcess,
-    readonly exited: Promise<number | null>,
-  ) {}
-
-  static start(command: string[], env: Record<string, string>): Service {
-    expect(command[0]).toBe('node');
-    const child = spawn(process.execPath, command.slice(1), { cwd: tree.dir, env: serviceEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    const service = new Service(child, new Promise((resolve) => child.once('exit', (code) => resolve(code))));
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      service.output.push(line);
-      try {
-        service.logs.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // not a log line
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => service.output.push(chunk.toString()));
-    return service;
-  }
-
-  /** Until `url` answers 200; fails at once if the process exits first. */
-  async ready(url: string): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (this.child.exitCode !== null) throw new Error(`exited with ${this.child.exitCode} before ${url} was ready:\n${this.output.join('\n')}`);
-      const status = await fetch(url).then((response) => response.status, () => 0);
-      if (status === 200) return;
-      if (Date.now() > deadline) throw new Error(`${url} not ready within 60 s:\n${this.output.join('\n')}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
-    return this.exited;
-  }
+/** One of the image's processes: `command` run with plain node from the tree. */
+function startInTree(command: string[], env: Record<string, string>): ServiceProcess {
+  expect(command[0]).toBe('node');
+  return ServiceProcess.start(process.execPath, command.slice(1), { cwd: tree.dir, env: serviceEnv(env) });
 }
 
 /** A command of the image's tree run to its end, as `docker compose run` would. */
@@ -113,7 +76,7 @@ describe('the runtime tree, built as the Dockerfile builds it', () => {
   });
 
   it('when its files are listed, then it holds the entry points and what `pnpm build` made of each package\'s src: no TypeScript source, test or fixture', async () => {
-    expect((await readdir(tree.dir)).filter((name) => name !== 'node_modules').sort()).toEqual(['api.js', 'cli.js', 'healthcheck.js', 'package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'worker.js']);
+    expect((await readdir(tree.dir)).filter((name) => name !== 'node_modules').sort()).toEqual(['api.js', 'cli.js', 'ensure-build.js', 'healthcheck.js', 'package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'worker.js']);
     const store = path.join(tree.dir, 'node_modules', '.pnpm');
     const workspacePackages = (await readdir(store)).filter((entry) => entry.startsWith('@logi+'));
     const names = workspacePackages.map((entry) => entry.replace(/^@logi\+/, '').replace(/@file.*$/, ''));
@@ -147,8 +110,8 @@ describe('the runtime tree, built as the Dockerfile builds it', () => {
 });
 
 describe('the API, a worker and the CLI started from the tree with plain node', () => {
-  let api: Service;
-  let worker: Service;
+  let api: ServiceProcess;
+  let worker: ServiceProcess;
   let apiPort: number;
   let workerMetricsPort: number;
 
@@ -160,8 +123,8 @@ describe('the API, a worker and the CLI started from the tree with plain node', 
     expect(loaded, loaded.stderr).toMatchObject({ code: 0 });
     apiPort = await freePort();
     workerMetricsPort = await freePort();
-    api = Service.start(tree.cmd, { PORT: String(apiPort), METRICS_PORT: '0' });
-    worker = Service.start(['node', 'worker.js'], { METRICS_PORT: String(workerMetricsPort), METRICS_HOST: '127.0.0.1' });
+    api = startInTree(tree.cmd, { PORT: String(apiPort), METRICS_PORT: '0' });
+    worker = startInTree(['node', 'worker.js'], { METRICS_PORT: String(workerMetricsPort), METRICS_HOST: '127.0.0.1' });
     await Promise.all([api.ready(`http://127.0.0.1:${apiPort}/health/ready`), worker.ready(`http://127.0.0.1:${workerMetricsPort}/health/ready`)]);
   }, 120_000);
 

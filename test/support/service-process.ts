@@ -1,0 +1,44 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import readline from 'node:readline';
+
+/** A service process (API, worker, CLI) started as an operator starts it: its output and JSON log lines kept. */
+export class ServiceProcess {
+  readonly logs: Array<Record<string, unknown>> = [];
+  readonly output: string[] = [];
+  private constructor(
+    readonly child: ChildProcess,
+    readonly exited: Promise<number | null>,
+  ) {}
+
+  static start(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): ServiceProcess {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const service = new ServiceProcess(child, new Promise((resolve) => child.once('exit', (code) => resolve(code))));
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      service.output.push(line);
+      try {
+        service.logs.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // not a log line
+      }
+    });
+    readline.createInterface({ input: child.stderr! }).on('line', (line) => service.output.push(line));
+    return service;
+  }
+
+  /** Until `url` answers 200; fails at once if the process exits first. */
+  async ready(url: string, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (this.child.exitCode !== null) throw new Error(`exited with ${this.child.exitCode} before ${url} was ready:\n${this.output.join('\n')}`);
+      const status = await fetch(url).then((response) => response.status, () => 0);
+      if (status === 200) return;
+      if (Date.now() > deadline) throw new Error(`${url} not ready within ${timeoutMs / 1000} s:\n${this.output.join('\n')}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    return this.exited;
+  }
+}
