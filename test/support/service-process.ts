@@ -8,11 +8,17 @@ export class ServiceProcess {
   private constructor(
     readonly child: ChildProcess,
     readonly exited: Promise<number | null>,
+    private readonly group: boolean,
   ) {}
 
-  static start(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): ServiceProcess {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const service = new ServiceProcess(child, new Promise((resolve) => child.once('exit', (code) => resolve(code))));
+  /**
+   * `group`: the process leads a process group of its own, and stop() signals the whole group, as a
+   * terminal's Ctrl-C does (for `pnpm start` and the like, where the service is pnpm's child).
+   */
+  static start(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): ServiceProcess {
+    const group = options.group ?? false;
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
+    const service = new ServiceProcess(child, new Promise((resolve) => child.once('exit', (code) => resolve(code))), group);
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       service.output.push(line);
       try {
@@ -37,8 +43,11 @@ export class ServiceProcess {
     }
   }
 
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      if (this.group) process.kill(-this.child.pid!, signal);
+      else this.child.kill(signal);
+    }
     return this.exited;
   }
 }

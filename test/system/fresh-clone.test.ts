@@ -30,7 +30,7 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function pnpm(args: string[], extra: Record<string, string> = {}): ServiceProcess {
-  return ServiceProcess.start('pnpm', args, { cwd: clone, env: env(extra) });
+  return ServiceProcess.start('pnpm', args, { cwd: clone, env: env(extra), group: true });
 }
 
 /** The reasons given by the launchers that built. */
@@ -64,8 +64,10 @@ describe('a fresh clone after pnpm install, with no build', () => {
       expect(builds(api, migrate)).toEqual(['no build yet']);
       expect([...api.output, ...migrate.output].join('\n')).not.toMatch(/^\s+at /m);
     } finally {
-      expect(await api.stop()).toBe(0);
+      await api.stop('SIGINT');
     }
+    // Ctrl-C stopped the API itself, not only pnpm: nothing answers on its port.
+    await expect(fetch(`http://127.0.0.1:${port}/health/live`)).rejects.toThrow();
   }, 300_000);
 
   it('when the build is current, then the CLI starts without building', async () => {
@@ -84,8 +86,9 @@ describe('a fresh clone after pnpm install, with no build', () => {
       await worker.ready(`http://127.0.0.1:${metricsPort}/health/live`, 240_000);
       expect(builds(worker)).toEqual(['sources changed since the last build']);
     } finally {
-      expect(await worker.stop()).toBe(0);
+      await worker.stop('SIGINT');
       await stack.stop();
     }
+    await expect(fetch(`http://127.0.0.1:${metricsPort}/health/live`)).rejects.toThrow();
   }, 300_000);
 });
