@@ -38,6 +38,10 @@ function builds(...services: ServiceProcess[]): string[] {
   return services.flatMap((service) => service.output.map((line) => BUILDING.exec(line)?.[1]).filter((reason): reason is string => reason !== undefined));
 }
 
+function answering(url: string): Promise<boolean> {
+  return fetch(url).then(() => true, () => false);
+}
+
 beforeAll(async () => {
   clone = await mkdtemp(path.join(os.tmpdir(), 'logi-fresh-clone-'));
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'logi-fresh-clone-data-'));
@@ -67,7 +71,7 @@ describe('a fresh clone after pnpm install, with no build', () => {
       await api.stop('SIGINT');
     }
     // Ctrl-C stopped the API itself, not only pnpm: nothing answers on its port.
-    await expect(fetch(`http://127.0.0.1:${port}/health/live`)).rejects.toThrow();
+    await expect.poll(() => answering(`http://127.0.0.1:${port}/health/live`), { timeout: 15_000 }).toBe(false);
   }, 300_000);
 
   it('when the build is current, then the CLI starts without building', async () => {
@@ -89,6 +93,6 @@ describe('a fresh clone after pnpm install, with no build', () => {
       await worker.stop('SIGINT');
       await stack.stop();
     }
-    await expect(fetch(`http://127.0.0.1:${metricsPort}/health/live`)).rejects.toThrow();
+    await expect.poll(() => answering(`http://127.0.0.1:${metricsPort}/health/live`), { timeout: 15_000 }).toBe(false);
   }, 300_000);
 });
