@@ -56,15 +56,20 @@ afterAll(async () => {
 });
 
 describe('a fresh clone after pnpm install, with no build', () => {
-  it('when pnpm start and pnpm cli run together, then one of them builds, the CLI migrates and the API serves /health/live', async () => {
+  it('when pnpm start and pnpm cli run together, then one of them builds, the CLI migrates, and the API makes its own embedded schema and serves', async () => {
     const port = await freePort();
-    const api = pnpm(['start'], { PORT: String(port) });
+    const apiDataDir = await mkdtemp(path.join(os.tmpdir(), 'logi-fresh-clone-api-'));
+    const api = pnpm(['start'], { PORT: String(port), DATA_DIR: apiDataDir });
     const migrate = pnpm(['cli', 'db:migrate']);
     try {
       expect(await migrate.exited).toBe(0);
       await api.ready(`http://127.0.0.1:${port}/health/live`, 240_000);
       const live = (await (await fetch(`http://127.0.0.1:${port}/health/live`)).json()) as { data: { status: string } };
       expect(live.data.status).toBe('live');
+      // A request that reads the clients table: an envelope 401, not a missing table's 500.
+      const unknown = await fetch(`http://127.0.0.1:${port}/v1/invoices`, { headers: { Authorization: 'Bearer nobody', 'X-Client-Directory': 'nobody' } });
+      expect(unknown.status).toBe(401);
+      expect(((await unknown.json()) as { status: number }).status).toBe(401);
       expect(builds(api, migrate)).toEqual(['no build yet']);
       expect([...api.output, ...migrate.output].join('\n')).not.toMatch(/^\s+at /m);
     } finally {
@@ -72,6 +77,7 @@ describe('a fresh clone after pnpm install, with no build', () => {
     }
     // Ctrl-C stopped the API itself, not only pnpm: nothing answers on its port.
     await expect.poll(() => answering(`http://127.0.0.1:${port}/health/live`), { timeout: 15_000 }).toBe(false);
+    await rm(apiDataDir, { recursive: true, force: true });
   }, 300_000);
 
   it('when the build is current, then the CLI starts without building', async () => {

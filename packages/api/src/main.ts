@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { startTelemetry } from '@logi/adapters/telemetry';
 
 /** `pnpm start`: the API; without Redis (REDIS_URL or REDIS_SENTINELS) it also runs the jobs in-process. */
@@ -6,8 +7,9 @@ async function main(): Promise<void> {
   const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api' });
   await import('reflect-metadata');
   const { pino } = await import('pino');
-  const { ConfigError, listenConfigError, loadConfig } = await import('@logi/adapters');
+  const { ConfigError, listenConfigError, loadConfig, migrateLatest, pendingMigrations } = await import('@logi/adapters');
   const { buildContainer } = await import('./container.js');
+  const { Tokens } = await import('./tokens.js');
   const { startServer } = await import('./server.js');
 
   let config;
@@ -22,6 +24,20 @@ async function main(): Promise<void> {
   }
   const logger = pino({ level: config.logLevel, base: { service: 'api' } });
   const container = buildContainer(config, logger);
+  const knex = container.get<Knex>(Tokens.Knex);
+  if (config.databaseUrl === null) {
+    // Embedded: the database is this process's own file, so a fresh DATA_DIR gets its schema here.
+    const ran = await migrateLatest(knex);
+    if (ran.length > 0) logger.info({ migrations: ran }, 'database schema created or updated');
+  } else {
+    // Shared MariaDB: migrating is the operator's step (before the new release starts); say when it was missed.
+    await pendingMigrations(knex).then(
+      (pending) => {
+        if (pending.length > 0) logger.warn({ pending }, `the database schema is ${pending.length} migration(s) behind this release: run \`pnpm cli db:migrate\``);
+      },
+      (error: unknown) => logger.warn({ err: error }, 'could not read the schema version at start; /health/ready reports the database'),
+    );
+  }
   const server = await startServer(container).catch((error: unknown) => {
     // A HOST or PORT that cannot be listened on is reported like a wrong value: one line naming it.
     const problem = listenConfigError(error, config);

@@ -126,3 +126,9 @@ async function withMysqlMigrationLock<T>(knex: Knex, work: () => Promise<T>): Pr
 export async function migrateRollbackAll(knex: Knex): Promise<void> {
   await knex.migrate.rollback(MIGRATION_CONFIG, true);
 }
+
+/** The names of the migrations this release has and the database has not run yet. */
+export async function pendingMigrations(knex: Knex): Promise<string[]> {
+  const [, pending] = (await knex.migrate.list(MIGRATION_CONFIG)) as [unknown[], NamedMigration[]];
+  return pending.map((migration) => migration.name);
+}
