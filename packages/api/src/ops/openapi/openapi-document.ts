@@ -1,8 +1,10 @@
 import { apiDescription, type DeploymentFacts } from './api-description.js';
 import { componentSchemas, securitySchemes } from './openapi-components.js';
-import { paths } from './openapi-paths.js';
-import { webhooksSection } from './webhook-paths.js';
 import { sharedResponses } from './openapi-responses.js';
+import { EVENTS_TAG, eventPaths } from '../../routes/events.openapi.js';
+import { INVOICES_TAG, invoicePaths } from '../../routes/invoices.openapi.js';
+import { ORDERS_TAG, orderPaths } from '../../routes/orders.openapi.js';
+import { WEBHOOKS_TAG, webhookEndpointPaths, webhooksSection } from '../../routes/webhook-endpoints.openapi.js';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, unknown>> };
 
@@ -24,13 +26,14 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
       { bearerAuth: [], clientDirectory: [] },
       { bearerAuth: [], legacyDirectory: [] },
     ],
-    tags: [
-      { name: 'Orders', description: 'Order lookup, file categories and file uploads.' },
-      { name: 'Invoices', description: 'Invoice list, PDF download and EN 16931 e-invoices (UBL, CII).' },
-      { name: 'Events', description: 'The change feed: every change to invoices and order files, whoever made it.' },
-      { name: 'Webhooks', description: 'Endpoints that receive the same events as signed POSTs (Standard Webhooks), their attempts and replays.' },
-    ],
-    paths: paths({ uploadMaxFiles: facts.uploadMaxFiles }),
+    tags: [ORDERS_TAG, INVOICES_TAG, EVENTS_TAG, WEBHOOKS_TAG],
+    // Each resource's paths sit beside its routes (routes/*.openapi.ts); the order is the reference's.
+    paths: {
+      ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }),
+      ...invoicePaths(),
+      ...webhookEndpointPaths(),
+      ...eventPaths(),
+    },
     webhooks: webhooksSection(),
     components: {
       schemas: componentSchemas(),

@@ -1,18 +1,19 @@
 import { createWebhookEndpointSchema, EVENT_TYPES, listDeliveriesQuerySchema, Messages, replayWebhookSchema, updateWebhookEndpointSchema } from '@logi/domain';
-import { toJsonSchema } from './json-schema.js';
-import { ref } from './openapi-components.js';
-import { COUNTED, commonErrors, errorResponse, jsonResponse, validationResponse } from './openapi-responses.js';
-import { queryParameters } from './query-parameters.js';
-import { pathIdSchema } from './request.schemas.js';
+import { toJsonSchema } from '../ops/openapi/json-schema.js';
+import { ref } from '../ops/openapi/openapi-components.js';
+import { COUNTED, commonErrors, errorResponse, jsonResponse, validationResponse } from '../ops/openapi/openapi-responses.js';
+import { queryParameters } from '../ops/openapi/query-parameters.js';
+import { pathIdParameter } from '../ops/openapi/request.schemas.js';
 
-const endpointId = {
-  name: 'endpoint_id',
-  in: 'path',
-  required: true,
-  description: 'Webhook endpoint ID.',
-  schema: toJsonSchema(pathIdSchema('Webhook endpoint'), 'input'),
-  example: 1,
-};
+/**
+ * The OpenAPI side of webhook-endpoints.routes.ts (bodies and queries are the
+ * domain's schemas that validate them), and the `webhooks` section: what the
+ * service POSTs to those endpoints.
+ */
+
+export const WEBHOOKS_TAG = { name: 'Webhooks', description: 'Endpoints that receive the same events as signed POSTs (Standard Webhooks), their attempts and replays.' };
+
+const endpointId = pathIdParameter('endpoint_id', 'Webhook endpoint', 1);
 
 const notFound = errorResponse(404, 'No such webhook endpoint for this client, or an id that is not a positive integer.', Messages.WEBHOOK_ENDPOINT_NOT_FOUND);
 const invalid = (description: string, field: string, message: string, messageSchema: Record<string, unknown> = { const: Messages.INVALID_DATA }) =>
@@ -36,7 +37,7 @@ const TARGET_RULES =
   '`url` must be an absolute `https` URL of at most 2048 characters without user info, whose host is not and does not resolve to a loopback, private, link-local (cloud metadata included), unique-local, multicast or unspecified address, in any spelling (decimal or octal IPv4, IPv6-mapped, `localhost`, trailing dots); the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers).';
 
 /** The client's webhook endpoint calls (contract, "Events"). */
-export function webhookPaths() {
+export function webhookEndpointPaths() {
   return {
     '/webhook-endpoints': {
       get: {
