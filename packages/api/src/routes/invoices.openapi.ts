@@ -2,11 +2,16 @@ import { eInvoiceQuerySchema, invoicePdfQuerySchema, listInvoicesQuerySchema, Me
 import { ref } from '../ops/openapi/openapi-components.js';
 import { COUNTED, commonErrors, errorResponse, jsonResponse, responseHeaders, validationResponse } from '../ops/openapi/openapi-responses.js';
 import { queryParameters } from '../ops/openapi/query-parameters.js';
+import type { GuideLinks } from '../ops/openapi/guides.js';
 import { pathIdParameter } from '../ops/openapi/request.schemas.js';
 
 /** The OpenAPI side of invoices.routes.ts: the query parameters are the domain's schemas that validate them. */
 
-export const INVOICES_TAG = { name: 'Invoices', description: 'Invoice list, PDF download and EN 16931 e-invoices (UBL, CII).' };
+export const invoicesTag = (guides: GuideLinks) => ({
+  name: 'Invoices',
+  description: `Invoice list, PDF download and EN 16931 e-invoices (UBL, CII); e-invoices and Factur-X: ${guides.link('e-invoices')}.`,
+  externalDocs: guides.externalDocs('invoices-and-pdfs', 'Invoices and PDFs: listing, conditional requests and the PDF cache.'),
+});
 
 const invalidData = { const: Messages.INVALID_DATA };
 
@@ -16,7 +21,7 @@ function ifNoneMatchHeader(description: string) {
 }
 
 /** The invoice calls: the list, the PDF (and Factur-X), the e-invoice. */
-export function invoicePaths() {
+export function invoicePaths(guides: GuideLinks) {
   return {
     '/invoices': {
       get: {
@@ -24,9 +29,9 @@ export function invoicePaths() {
         tags: ['Invoices'],
         summary: 'List invoices',
         description: [
-          'A page of this client\'s invoices, filtered and sorted. Every parameter is optional; an empty value counts as absent; unknown parameters are ignored.',
+          'A page of this client\'s invoices, filtered and sorted. Every parameter is optional; unknown parameters are ignored.',
           'Periods are whole days in APP_TIMEZONE: `cur_month`, `prev_month`, `last_N_days` (N days ending today, today included), `custom` (`date_from`..`date_to`, inclusive, at least one of them).',
-          'Sorting breaks ties by `id` in the same direction; a null `payment_date` sorts as the smallest value; text sorts case-insensitively.',
+          'Sorting breaks ties by `id` in the same direction, so pages never overlap or skip a row; a null `payment_date` sorts as the smallest value; text sorts case-insensitively.',
         ].join('\n\n'),
         parameters: [
           ...queryParameters(listInvoicesQuerySchema),
@@ -59,9 +64,10 @@ export function invoicePaths() {
         summary: 'Download an invoice PDF',
         description: [
           'The invoice printed as PDF in the chosen language (title, labels, dates and amounts in its conventions); with `duplicate` it is marked as a duplicate copy. A missing invoice is 404 even when the query is also invalid.',
-          'Every answer carries a strong `ETag` (the version of everything printed and of the template) and `Cache-Control: private, no-cache`. A client that sends it back in `If-None-Match` gets 304 with no body while nothing printed changed; credentials, rate limit, tenancy (404) and validation (422) come first, and nothing is rendered for a 304.',
-          'A rendered PDF is kept on the server under its version (for up to PDF_CACHE_MAX_AGE_HOURS, at most PDF_CACHE_MAX_OBJECTS of them), so a repeated download is served from storage without a render; any change to the invoice, its related rows, the seller\'s data or the template gives a new version, and an old PDF is never served for new data.',
-          '`format=facturx` gives the same PDF (in the same `lang`, with the same duplicate mark) as Factur-X: PDF/A-3b with XMP metadata (PDF/A identification, Factur-X extension schema), an sRGB output intent, its fonts embedded, and the EN 16931 CII XML attached as `factur-x.xml` (relationship `Alternative`, profile EN 16931); that XML is byte for byte the answer of `GET /invoices/{invoice_id}/e-invoice?format=cii` in the same `lang`. Factur-X and the plain PDF are two versions (two ETags, two cached objects). The plain PDF stays the default.',
+          'Every answer carries a strong `ETag` and `Cache-Control: private, no-cache`: send the value back in `If-None-Match` to get 304 with no body while nothing printed changed. Credentials, rate limit, tenancy (404) and validation (422) come first, and nothing is rendered for a 304.',
+          'A rendered PDF is kept on the server under its version, so a repeated download is not rendered again, and an old PDF is never served for new data.',
+          '`format=facturx` gives the same PDF (same `lang`, same duplicate mark) as Factur-X: PDF/A-3b with the EN 16931 CII XML attached as `factur-x.xml`, byte for byte the answer of `GET /invoices/{invoice_id}/e-invoice?format=cii` in the same `lang`; it is a version of its own (its own `ETag`). The plain PDF stays the default.',
+          `What a version covers and how the cache is bounded: ${guides.link('invoices-and-pdfs')}. What Factur-X holds: ${guides.link('e-invoices')}.`,
         ].join('\n\n'),
         parameters: [
           pathIdParameter('invoice_id', 'Invoice', 9001),
@@ -95,10 +101,10 @@ export function invoicePaths() {
         tags: ['Invoices'],
         summary: 'Download an invoice as an EN 16931 e-invoice (UBL or CII)',
         description: [
-          'The invoice as a structured EN 16931 document for machine booking: `format=ubl` (default) is OASIS UBL 2.1, `format=cii` is UN/CEFACT Cross Industry Invoice D16B; both carry the customization ID `urn:cen.eu:en16931:2017`. The document is built from the very data and texts the PDF prints, so the two never disagree: amounts, the VAT breakdown per rate, the payment terms and the client\'s bank account are the PDF\'s; the related order numbers are the buyer reference (BT-10) and their CMR numbers the despatch advice reference (BT-16).',
-          'A sales invoice (`s`) is an invoice (type code 380). A correcting invoice (`c`) is a credit note (UBL `CreditNote`, CII type code 381) that references the corrected invoice (BT-25); its amounts change sign, so a correction that lowers the price is a credit note with positive amounts. A purchase invoice (`p`) swaps the parties as the PDF does: the counterparty is the seller. `lang` chooses the language of the texts inside (correction note, payment terms, reasons for untaxed items), as on the PDF.',
-          'Data EN 16931 needs that the invoice does not hold gets documented defaults (README, "E-invoices"): unit codes from the printed unit (`pcs` H87, `h` HUR, else C62), VAT category from the rate (a percentage S, 0 Z, `zw` E, `np` AE reverse charge), the seller\'s country from its VAT number\'s prefix.',
-          'Same rules as the PDF: credentials, rate limit, tenancy (404, even with an invalid query) and validation (422) in that order; a strong `ETag` (the SHA-256 of the document\'s data, syntax and writer version) with `Cache-Control: private, no-cache`, and 304 for a matching `If-None-Match`.',
+          'The invoice as a structured EN 16931 document for machine booking: `format=ubl` (default) is OASIS UBL 2.1, `format=cii` is UN/CEFACT Cross Industry Invoice D16B; both carry the customization ID `urn:cen.eu:en16931:2017`. It is built from the very data and texts the PDF prints (in `lang`), so the two never disagree.',
+          'A sales invoice (`s`) is an invoice (type code 380); a correcting invoice (`c`) is a credit note (type code 381) that references the corrected invoice; a purchase invoice (`p`) swaps the parties as the PDF does.',
+          `Which field comes from where, and the defaults for data EN 16931 needs that an invoice does not hold (unit codes, VAT categories, countries): ${guides.link('e-invoices')}.`,
+          'As for the PDF: credentials, rate limit, tenancy (404, even with an invalid query) and validation (422) in that order; a strong `ETag` with `Cache-Control: private, no-cache`, and 304 for a matching `If-None-Match`.',
         ].join('\n\n'),
         parameters: [
           pathIdParameter('invoice_id', 'Invoice', 9001),

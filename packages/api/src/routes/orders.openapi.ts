@@ -4,6 +4,7 @@ import { toJsonSchema } from '../ops/openapi/json-schema.js';
 import { ref } from '../ops/openapi/openapi-components.js';
 import { COUNTED, commonErrors, errorResponse, jsonResponse, validationResponse } from '../ops/openapi/openapi-responses.js';
 import { queryParameters } from '../ops/openapi/query-parameters.js';
+import type { GuideLinks } from '../ops/openapi/guides.js';
 import { pathIdParameter } from '../ops/openapi/request.schemas.js';
 
 /**
@@ -12,7 +13,11 @@ import { pathIdParameter } from '../ops/openapi/request.schemas.js';
  * upload-rules), so their shapes are written here once, in the words of those rules.
  */
 
-export const ORDERS_TAG = { name: 'Orders', description: 'Order lookup, file categories and file uploads.' };
+export const ordersTag = (guides: GuideLinks) => ({
+  name: 'Orders',
+  description: 'Order lookup, file categories and file uploads.',
+  externalDocs: guides.externalDocs('uploads', 'Uploads: parts, limits, duplicates and safe retries.'),
+});
 
 export const orderByNrQuerySchema = z.object({
   nr: z
@@ -46,20 +51,19 @@ export const uploadBodySchema = (maxFiles: number) =>
       .meta({ description: 'A file category id (GET /orders/file-categories). Absent, empty or `null`: no category; any other value must be an existing id (else 422).' }),
   });
 
-const idempotencyKeyParameter = {
+// What the key does; what is kept, for how long, and what a retry gets is the uploads guide's.
+const idempotencyKeyParameter = (guides: GuideLinks) => ({
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
   description: [
-    'Makes a retry safe (Stripe\'s semantics): up to 255 visible ASCII characters, chosen by the client (a UUID, say), one per upload; scoped to the client directory, compared exactly.',
-    'The first answer that stored something (a 201) is kept for 24 hours and given back, byte for byte, to a retry with the same key and the same request, with `Idempotency-Replayed: true`; nothing is stored again.',
-    'The request is the order, `category_id` and each file\'s name and SHA-256, in part order: the same key with another request is 422 naming `Idempotency-Key`.',
-    'A retry that arrives while the first request is still running is answered 409 with `Retry-After: 1` at once (it does not wait).',
-    'Answers that stored nothing are not kept, so the retry runs again: a validation 422, a 404, `No files were uploaded` (422), a 503 or a 500. An empty value counts as no key.',
+    'Makes a retry of this upload safe: a key the client chooses (a UUID, say), one per upload, scoped to the client directory and compared exactly; an empty value counts as no key.',
+    'A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and stores nothing; the same key with another request is 422, a retry while the first still runs 409.',
+    `What is kept, for how long, and which answers are not: ${guides.link('uploads')}.`,
   ].join(' '),
   schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
   example: '5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11',
-};
+});
 
 /** The 201 of an upload: on a replay it also carries `Idempotency-Replayed`. */
 function uploadCreatedResponse() {
@@ -77,7 +81,7 @@ function uploadCreatedResponse() {
 }
 
 /** The order calls of the spec: upload, file categories, lookup by number. */
-export function orderPaths(options: { uploadMaxFiles: number }) {
+export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLinks) {
   const maxBodyMiB = options.uploadMaxFiles * 10 + 1;
   return {
     '/orders/{order_id}/files': {
@@ -86,16 +90,13 @@ export function orderPaths(options: { uploadMaxFiles: number }) {
         tags: ['Orders'],
         summary: 'Upload files to an order',
         description: [
-          `Multipart upload of 1 to ${options.uploadMaxFiles} files (UPLOAD_MAX_FILES), each 1 byte to ${MAX_FILE_BYTES} bytes (10 MiB, exactly 10 MiB is accepted).`,
+          `Attaches 1 to ${options.uploadMaxFiles} files (UPLOAD_MAX_FILES) to an order in one multipart request; the body's schema gives each file's size.`,
           'The order is checked first (404 whatever the body), then every file is validated before any is stored: a request that fails validation stores nothing.',
-          'A valid file that cannot be stored (storage down) goes into `failed`; the others are stored (201). If none could be stored: 422 `No files were uploaded` with the payload.',
-          'A file whose store job does not finish within `JOB_TIMEOUT_MS` is not stored (the job writes nothing after its deadline): when other files of the request were stored, it is listed in `failed` (send it again); when none was, the answer is 503 with `Retry-After`, and the whole request may be sent again.',
-          'The content type of a stored file is sniffed from its bytes; `name` is the client\'s file name reduced to its base name (`file` when nothing is left, as for `..` or `dir/`).',
-          'A file whose bytes (SHA-256) are already attached to the same order, by an earlier upload or an earlier part of the same request, is not stored again: its `uploaded` item has the existing file\'s `id` and `category_id`, `duplicate_of` set to that id, and the message adds ` (N already attached)`. On another order the same bytes are stored as usual (no `duplicate_of`). Two uploads of the same bytes to one order at the very same moment may both be stored.',
-          'Send an `Idempotency-Key` header to make retries safe (see the parameter): a retry gets the first answer again with `Idempotency-Replayed: true`, stores nothing, and a retry while the first is still running is 409 with `Retry-After`.',
-          'File parts of other fields are ignored (not stored, not counted). A `files` part sent as a plain field is 422 `The files.N field must be a file.`; `category_id` `null` (any letter case) or empty means none, and a `category_id` sent as a file is 422.',
+          'Each valid file is stored or listed in `failed` with the reason: 201 when at least one was stored, 422 `No files were uploaded` with the payload when none could be. A store job that does not finish within `JOB_TIMEOUT_MS` writes nothing: its file is in `failed` (send it again), or, when no file of the request was stored, the answer is 503 with `Retry-After` and the whole request may be sent again.',
+          'Bytes already attached to this order are not stored again (the item\'s `duplicate_of`), and an `Idempotency-Key` makes a retry of the whole request safe.',
+          `Part names, file names and content types, duplicates and retries: ${guides.link('uploads')}.`,
         ].join('\n\n'),
-        parameters: [pathIdParameter('order_id', 'Order', 3001), idempotencyKeyParameter],
+        parameters: [pathIdParameter('order_id', 'Order', 3001), idempotencyKeyParameter(guides)],
         requestBody: {
           required: true,
           content: {
@@ -124,7 +125,7 @@ export function orderPaths(options: { uploadMaxFiles: number }) {
           ),
           '413': errorResponse(413, `The body is over UPLOAD_MAX_FILES x 10 MiB + 1 MiB (${maxBodyMiB} MiB here); cut off early.`, Messages.PAYLOAD_TOO_LARGE, []),
           '422': jsonResponse(
-            'Validation failed (no file part: `The files field is required.`; an empty or too large file, too many files, a bad `category_id`: a message naming the field, e.g. `files.2`; an `Idempotency-Key` over 255 characters or with other than visible ASCII, or one already used for a different request: `errors` names `Idempotency-Key`), data null. Or no file could be stored: `No files were uploaded` with the payload as data.',
+            'Validation failed (no file part: `The files field is required.`; an empty or too large file, too many files, a bad `category_id`: a message naming the field, e.g. `files.2`; an `Idempotency-Key` that breaks its pattern, or one already used for a different request: `errors` names `Idempotency-Key`), data null. Or no file could be stored: `No files were uploaded` with the payload as data.',
             { anyOf: [ref('ValidationErrorEnvelope'), { allOf: [ref('NoFilesUploadedEnvelope'), { properties: { message: { const: Messages.NO_FILES_UPLOADED } } }] }] },
             COUNTED,
             { status: 422, message: Messages.FILES_REQUIRED, data: null, errors: { files: [Messages.FILES_REQUIRED] } },
@@ -153,8 +154,7 @@ export function orderPaths(options: { uploadMaxFiles: number }) {
         operationId: 'findOrderByNr',
         tags: ['Orders'],
         summary: 'Find an order by number',
-        description:
-          'The first order whose number contains `nr` (trimmed; case-insensitive; `%`, `_` and `\\` are plain characters). An exact (case-insensitive) match wins; otherwise the matching order with the lowest id.',
+        description: 'The first order whose number contains `nr` (read as the parameter says): an exact (case-insensitive) match wins, otherwise the matching order with the lowest id.',
         parameters: queryParameters(orderByNrQuerySchema, ['nr']),
         responses: {
           '200': jsonResponse('The order.', ref('OrderLookupEnvelope'), COUNTED, { status: 200, message: 'OK', data: { id: 3001, nr: 'ZL/0412/11/2026', ownnr: 'PO-7781' } }),

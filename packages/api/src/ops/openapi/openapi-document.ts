@@ -1,10 +1,11 @@
 import { apiDescription, type DeploymentFacts } from './api-description.js';
 import { componentSchemas, securitySchemes } from './openapi-components.js';
+import { guideLinks } from './guides.js';
 import { sharedResponses } from './openapi-responses.js';
-import { EVENTS_TAG, eventPaths } from '../../routes/events.openapi.js';
-import { INVOICES_TAG, invoicePaths } from '../../routes/invoices.openapi.js';
-import { ORDERS_TAG, orderPaths } from '../../routes/orders.openapi.js';
-import { WEBHOOKS_TAG, webhookEndpointPaths, webhooksSection } from '../../routes/webhook-endpoints.openapi.js';
+import { eventPaths, eventsTag } from '../../routes/events.openapi.js';
+import { invoicePaths, invoicesTag } from '../../routes/invoices.openapi.js';
+import { orderPaths, ordersTag } from '../../routes/orders.openapi.js';
+import { webhookEndpointPaths, webhooksSection, webhooksTag } from '../../routes/webhook-endpoints.openapi.js';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, unknown>> };
 
@@ -14,27 +15,29 @@ export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths
  * what the server does without a test or the compiler noticing.
  */
 export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
+  const guides = guideLinks(facts.docsBaseUrl);
   return {
     openapi: '3.1.0',
     info: {
       title: 'Logistics orders and invoices API',
       version: '1.0.0',
-      description: apiDescription(facts),
+      description: apiDescription(facts, guides),
     },
+    externalDocs: guides.externalDocs('getting-started', 'Getting started, and the guides that explain this reference.'),
     servers: [{ url: '/v1', description: 'This server' }],
     security: [
       { bearerAuth: [], clientDirectory: [] },
       { bearerAuth: [], legacyDirectory: [] },
     ],
-    tags: [ORDERS_TAG, INVOICES_TAG, EVENTS_TAG, WEBHOOKS_TAG],
+    tags: [ordersTag(guides), invoicesTag(guides), eventsTag(guides), webhooksTag(guides)],
     // Each resource's paths sit beside its routes (routes/*.openapi.ts); the order is the reference's.
     paths: {
-      ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }),
-      ...invoicePaths(),
-      ...webhookEndpointPaths(),
-      ...eventPaths(),
+      ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }, guides),
+      ...invoicePaths(guides),
+      ...webhookEndpointPaths(guides),
+      ...eventPaths(guides),
     },
-    webhooks: webhooksSection(),
+    webhooks: webhooksSection(guides),
     components: {
       schemas: componentSchemas(),
       responses: sharedResponses(),
