@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { MAX_FILE_BYTES, Messages } from '@logi/domain';
+import { IDEMPOTENCY_HEADER, MAX_FILE_BYTES, Messages } from '@logi/domain';
 import { toJsonSchema } from '../ops/openapi/json-schema.js';
 import { ref } from '../ops/openapi/openapi-components.js';
 import { COUNTED, commonErrors, errorResponse, jsonResponse, validationResponse } from '../ops/openapi/openapi-responses.js';
 import { queryParameters } from '../ops/openapi/query-parameters.js';
 import type { GuideLinks } from '../ops/openapi/guides.js';
 import { pathIdParameter } from '../ops/openapi/request.schemas.js';
+import { REPLAYED_HEADER } from './orders.routes.js';
 
 /**
  * The OpenAPI side of orders.routes.ts. The `nr` lookup and the multipart
@@ -53,7 +54,7 @@ export const uploadBodySchema = (maxFiles: number) =>
 
 // What the key does; what is kept, for how long, and what a retry gets is the uploads guide's.
 const idempotencyKeyParameter = (guides: GuideLinks) => ({
-  name: 'Idempotency-Key',
+  name: IDEMPOTENCY_HEADER,
   in: 'header',
   required: false,
   description: [
@@ -77,7 +78,7 @@ function uploadCreatedResponse() {
     required: false,
     schema: { type: 'string', const: 'true' },
   };
-  return { ...response, headers: { ...response.headers, 'Idempotency-Replayed': replayed } };
+  return { ...response, headers: { ...response.headers, [REPLAYED_HEADER]: replayed } };
 }
 
 /** The order calls of the spec: upload, file categories, lookup by number. */
