@@ -1,7 +1,10 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { access } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { buildOpenApiDocument } from '@logi/api';
 import {
   createWebhookEndpointSchema,
   eInvoiceQuerySchema,
@@ -79,6 +82,46 @@ describe('the OpenAPI document', () => {
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
     expect(contract.doc.servers).toEqual([expect.objectContaining({ url: '/v1' })]);
+  });
+
+  it('when read, then it links the guides by their repository paths, each a file under docs/integrate or docs/operate, from the front page, every tag and the operations', async () => {
+    const text = JSON.stringify(contract.doc);
+    const links = [...text.matchAll(/\]\(([^)]*)\)/g)].map((match) => match[1]!);
+    const doc = contract.doc as unknown as { externalDocs: { url: string }; tags: Array<{ name: string; externalDocs?: { url: string } }> };
+    const external = [doc.externalDocs.url, ...doc.tags.map((tag) => tag.externalDocs?.url ?? `(none on ${tag.name})`)];
+    for (const url of new Set([...links, ...external])) {
+      expect(url).toMatch(/^docs\/(integrate|operate)\/[a-z-]+\.md$/);
+      // The guides live beside the code: a renamed or missing guide fails here, not in a reader's browser.
+      await expect(access(resolve(url)), url).resolves.toBeUndefined();
+    }
+    // A link text is its path, so it reads right where a relative link cannot be followed (the SDK's comments).
+    expect(text).toContain('[docs/integrate/uploads.md](docs/integrate/uploads.md)');
+    const upload = contract.operation('post', '/orders/{order_id}/files');
+    expect(upload.parameters?.find((p) => p.name === 'Idempotency-Key')).toMatchObject({ description: expect.stringContaining('(docs/integrate/uploads.md)') });
+    const guideOf: Array<[string, string, string]> = [
+      ['post', '/orders/{order_id}/files', 'uploads'],
+      ['get', '/invoices/{invoice_id}/pdf', 'invoices-and-pdfs'],
+      ['get', '/invoices/{invoice_id}/e-invoice', 'e-invoices'],
+      ['get', '/events', 'events-and-webhooks'],
+      ['post', '/webhook-endpoints', 'events-and-webhooks'],
+    ];
+    for (const [method, route, guide] of guideOf) {
+      expect((contract.operation(method, route) as { description?: string }).description, `${method} ${route}`).toContain(`](docs/integrate/${guide}.md)`);
+    }
+  });
+
+  it('when the operator gives the address the repository is published at, then every guide link starts there and nothing else changes', async () => {
+    const facts = { timeZone: api.config.timeZone, rateLimit: api.config.rateLimit, uploadMaxFiles: api.config.uploadMaxFiles };
+    const base = 'https://git.example.com/logi/-/blob/v1.4.0';
+    const published = JSON.stringify(buildOpenApiDocument({ ...facts, docsBaseUrl: base }));
+    expect(published).toContain(`[docs/integrate/uploads.md](${base}/docs/integrate/uploads.md)`);
+    expect(JSON.parse(published).externalDocs.url).toBe(`${base}/docs/integrate/getting-started.md`);
+    expect(published).not.toMatch(/\]\(docs\//);
+    // A trailing slash on the base is the same address.
+    expect(JSON.stringify(buildOpenApiDocument({ ...facts, docsBaseUrl: `${base}/` }))).toBe(published);
+    expect(published.replaceAll(`${base}/docs/`, 'docs/')).toBe(JSON.stringify(buildOpenApiDocument(facts)));
+    const result = await new Validator().validate(JSON.parse(published) as never);
+    expect(result.errors ?? []).toEqual([]);
   });
 
   it('when read, then it covers exactly the five endpoints of the spec and the e-invoice and events additions (feed and webhook endpoints), each with its error answers and exact messages', () => {

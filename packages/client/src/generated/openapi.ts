@@ -15,21 +15,15 @@ export interface paths {
         put?: never;
         /**
          * Upload files to an order
-         * @description Multipart upload of 1 to 20 files (UPLOAD_MAX_FILES), each 1 byte to 10485760 bytes (10 MiB, exactly 10 MiB is accepted).
+         * @description Attaches 1 to 20 files (UPLOAD_MAX_FILES) to an order in one multipart request; the body's schema gives each file's size.
          *
          *     The order is checked first (404 whatever the body), then every file is validated before any is stored: a request that fails validation stores nothing.
          *
-         *     A valid file that cannot be stored (storage down) goes into `failed`; the others are stored (201). If none could be stored: 422 `No files were uploaded` with the payload.
+         *     Each valid file is stored or listed in `failed` with the reason: 201 when at least one was stored, 422 `No files were uploaded` with the payload when none could be. A store job that does not finish within `JOB_TIMEOUT_MS` writes nothing: its file is in `failed` (send it again), or, when no file of the request was stored, the answer is 503 with `Retry-After` and the whole request may be sent again.
          *
-         *     A file whose store job does not finish within `JOB_TIMEOUT_MS` is not stored (the job writes nothing after its deadline): when other files of the request were stored, it is listed in `failed` (send it again); when none was, the answer is 503 with `Retry-After`, and the whole request may be sent again.
+         *     Bytes already attached to this order are not stored again (the item's `duplicate_of`), and an `Idempotency-Key` makes a retry of the whole request safe.
          *
-         *     The content type of a stored file is sniffed from its bytes; `name` is the client's file name reduced to its base name (`file` when nothing is left, as for `..` or `dir/`).
-         *
-         *     A file whose bytes (SHA-256) are already attached to the same order, by an earlier upload or an earlier part of the same request, is not stored again: its `uploaded` item has the existing file's `id` and `category_id`, `duplicate_of` set to that id, and the message adds ` (N already attached)`. On another order the same bytes are stored as usual (no `duplicate_of`). Two uploads of the same bytes to one order at the very same moment may both be stored.
-         *
-         *     Send an `Idempotency-Key` header to make retries safe (see the parameter): a retry gets the first answer again with `Idempotency-Replayed: true`, stores nothing, and a retry while the first is still running is 409 with `Retry-After`.
-         *
-         *     File parts of other fields are ignored (not stored, not counted). A `files` part sent as a plain field is 422 `The files.N field must be a file.`; `category_id` `null` (any letter case) or empty means none, and a `category_id` sent as a file is 422.
+         *     Part names, file names and content types, duplicates and retries: [docs/integrate/uploads.md](docs/integrate/uploads.md).
          */
         post: operations["uploadOrderFiles"];
         delete?: never;
@@ -67,7 +61,7 @@ export interface paths {
         };
         /**
          * Find an order by number
-         * @description The first order whose number contains `nr` (trimmed; case-insensitive; `%`, `_` and `\` are plain characters). An exact (case-insensitive) match wins; otherwise the matching order with the lowest id.
+         * @description The first order whose number contains `nr` (read as the parameter says): an exact (case-insensitive) match wins, otherwise the matching order with the lowest id.
          */
         get: operations["findOrderByNr"];
         put?: never;
@@ -87,11 +81,11 @@ export interface paths {
         };
         /**
          * List invoices
-         * @description A page of this client's invoices, filtered and sorted. Every parameter is optional; an empty value counts as absent; unknown parameters are ignored.
+         * @description A page of this client's invoices, filtered and sorted. Every parameter is optional; unknown parameters are ignored.
          *
          *     Periods are whole days in APP_TIMEZONE: `cur_month`, `prev_month`, `last_N_days` (N days ending today, today included), `custom` (`date_from`..`date_to`, inclusive, at least one of them).
          *
-         *     Sorting breaks ties by `id` in the same direction; a null `payment_date` sorts as the smallest value; text sorts case-insensitively.
+         *     Sorting breaks ties by `id` in the same direction, so pages never overlap or skip a row; a null `payment_date` sorts as the smallest value; text sorts case-insensitively.
          */
         get: operations["listInvoices"];
         put?: never;
@@ -113,11 +107,13 @@ export interface paths {
          * Download an invoice PDF
          * @description The invoice printed as PDF in the chosen language (title, labels, dates and amounts in its conventions); with `duplicate` it is marked as a duplicate copy. A missing invoice is 404 even when the query is also invalid.
          *
-         *     Every answer carries a strong `ETag` (the version of everything printed and of the template) and `Cache-Control: private, no-cache`. A client that sends it back in `If-None-Match` gets 304 with no body while nothing printed changed; credentials, rate limit, tenancy (404) and validation (422) come first, and nothing is rendered for a 304.
+         *     Every answer carries a strong `ETag` and `Cache-Control: private, no-cache`: send the value back in `If-None-Match` to get 304 with no body while nothing printed changed. Credentials, rate limit, tenancy (404) and validation (422) come first, and nothing is rendered for a 304.
          *
-         *     A rendered PDF is kept on the server under its version (for up to PDF_CACHE_MAX_AGE_HOURS, at most PDF_CACHE_MAX_OBJECTS of them), so a repeated download is served from storage without a render; any change to the invoice, its related rows, the seller's data or the template gives a new version, and an old PDF is never served for new data.
+         *     A rendered PDF is kept on the server under its version, so a repeated download is not rendered again, and an old PDF is never served for new data.
          *
-         *     `format=facturx` gives the same PDF (in the same `lang`, with the same duplicate mark) as Factur-X: PDF/A-3b with XMP metadata (PDF/A identification, Factur-X extension schema), an sRGB output intent, its fonts embedded, and the EN 16931 CII XML attached as `factur-x.xml` (relationship `Alternative`, profile EN 16931); that XML is byte for byte the answer of `GET /invoices/{invoice_id}/e-invoice?format=cii` in the same `lang`. Factur-X and the plain PDF are two versions (two ETags, two cached objects). The plain PDF stays the default.
+         *     `format=facturx` gives the same PDF (same `lang`, same duplicate mark) as Factur-X: PDF/A-3b with the EN 16931 CII XML attached as `factur-x.xml`, byte for byte the answer of `GET /invoices/{invoice_id}/e-invoice?format=cii` in the same `lang`; it is a version of its own (its own `ETag`). The plain PDF stays the default.
+         *
+         *     What a version covers and how the cache is bounded: [docs/integrate/invoices-and-pdfs.md](docs/integrate/invoices-and-pdfs.md). What Factur-X holds: [docs/integrate/e-invoices.md](docs/integrate/e-invoices.md).
          */
         get: operations["downloadInvoicePdf"];
         put?: never;
@@ -137,13 +133,13 @@ export interface paths {
         };
         /**
          * Download an invoice as an EN 16931 e-invoice (UBL or CII)
-         * @description The invoice as a structured EN 16931 document for machine booking: `format=ubl` (default) is OASIS UBL 2.1, `format=cii` is UN/CEFACT Cross Industry Invoice D16B; both carry the customization ID `urn:cen.eu:en16931:2017`. The document is built from the very data and texts the PDF prints, so the two never disagree: amounts, the VAT breakdown per rate, the payment terms and the client's bank account are the PDF's; the related order numbers are the buyer reference (BT-10) and their CMR numbers the despatch advice reference (BT-16).
+         * @description The invoice as a structured EN 16931 document for machine booking: `format=ubl` (default) is OASIS UBL 2.1, `format=cii` is UN/CEFACT Cross Industry Invoice D16B; both carry the customization ID `urn:cen.eu:en16931:2017`. It is built from the very data and texts the PDF prints (in `lang`), so the two never disagree.
          *
-         *     A sales invoice (`s`) is an invoice (type code 380). A correcting invoice (`c`) is a credit note (UBL `CreditNote`, CII type code 381) that references the corrected invoice (BT-25); its amounts change sign, so a correction that lowers the price is a credit note with positive amounts. A purchase invoice (`p`) swaps the parties as the PDF does: the counterparty is the seller. `lang` chooses the language of the texts inside (correction note, payment terms, reasons for untaxed items), as on the PDF.
+         *     A sales invoice (`s`) is an invoice (type code 380); a correcting invoice (`c`) is a credit note (type code 381) that references the corrected invoice; a purchase invoice (`p`) swaps the parties as the PDF does.
          *
-         *     Data EN 16931 needs that the invoice does not hold gets documented defaults (README, "E-invoices"): unit codes from the printed unit (`pcs` H87, `h` HUR, else C62), VAT category from the rate (a percentage S, 0 Z, `zw` E, `np` AE reverse charge), the seller's country from its VAT number's prefix.
+         *     Which field comes from where, and the defaults for data EN 16931 needs that an invoice does not hold (unit codes, VAT categories, countries): [docs/integrate/e-invoices.md](docs/integrate/e-invoices.md).
          *
-         *     Same rules as the PDF: credentials, rate limit, tenancy (404, even with an invalid query) and validation (422) in that order; a strong `ETag` (the SHA-256 of the document's data, syntax and writer version) with `Cache-Control: private, no-cache`, and 304 for a matching `If-None-Match`.
+         *     As for the PDF: credentials, rate limit, tenancy (404, even with an invalid query) and validation (422) in that order; a strong `ETag` with `Cache-Control: private, no-cache`, and 304 for a matching `If-None-Match`.
          */
         get: operations["downloadEInvoice"];
         put?: never;
@@ -171,7 +167,7 @@ export interface paths {
          * Create a webhook endpoint
          * @description Events of the chosen types (all when `event_types` is empty or absent) are POSTed to `url` as they are published, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, shown only here and on rotation.
          *
-         *     `url` must be an absolute `https` URL of at most 2048 characters without user info, whose host is not and does not resolve to a loopback, private, link-local (cloud metadata included), unique-local, multicast or unspecified address, in any spelling (decimal or octal IPv4, IPv6-mapped, `localhost`, trailing dots); the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers).
+         *     `url` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on `url`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers). Every rule: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          *
          *     At most WEBHOOK_MAX_ENDPOINTS (10) endpoints per client directory.
          */
@@ -202,7 +198,7 @@ export interface paths {
         head?: never;
         /**
          * Change, pause or re-enable a webhook endpoint
-         * @description Any of `url`, `event_types`, `description`, `enabled`; fields not sent stay as they are (no body, or `{}`, changes nothing). `enabled: true` also clears `disabled_reason`. Events published while an endpoint is not enabled are not sent to it: replay them. `url` must be an absolute `https` URL of at most 2048 characters without user info, whose host is not and does not resolve to a loopback, private, link-local (cloud metadata included), unique-local, multicast or unspecified address, in any spelling (decimal or octal IPv4, IPv6-mapped, `localhost`, trailing dots); the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers).
+         * @description Any of `url`, `event_types`, `description`, `enabled`; fields not sent stay as they are (no body, or `{}`, changes nothing). `enabled: true` also clears `disabled_reason`. Events published while an endpoint is not enabled are not sent to it: replay them. A new `url` is checked as on creation.
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -276,13 +272,13 @@ export interface paths {
         };
         /**
          * Follow the change feed
-         * @description Every change to this client's invoices and order files, oldest first: `invoice.created`, `invoice.updated` (with `previous_attributes`), `invoice.deleted`, `order.file_attached`. Changes are captured in the database whoever made them (this API, a worker, the CLI, or another system writing the tables, such as an ERP's bulk load); a rolled-back write makes none, and one transaction's writes to one invoice make one event.
+         * @description Every change to this client's invoices and order files, oldest first, whoever made it (this API or another system writing the database): `invoice.created`, `invoice.updated` (with `previous_attributes`), `invoice.deleted`, `order.file_attached`.
          *
-         *     Keep `next_after` and send it as `after` next time: ids only grow in the order events become visible, so a cursor never skips an event, even when transactions commit in another order than they started, and never sees one twice. While `has_more` is true, ask again at once.
-         *
-         *     With `wait` (up to 30 s), an answer with no event waits until one arrives for this client (or the time runs out) and then answers: a long poll. An event is in the feed at most about 2 s after its commit (longer behind a bulk load, at the rate in BENCHMARKS.md); two changes to one invoice that reach the feed together may make one event.
+         *     Keep `next_after` and send it as `after` next time: a cursor never skips an event and never sees one twice. While `has_more` is true, ask again at once. With `wait`, an answer with no event waits until one arrives for this client (or the time runs out): a long poll.
          *
          *     Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from `GET /invoices`, then follow the feed from the newest event.
+         *
+         *     What makes an event, how soon it is in the feed, and how to resync: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          */
         get: operations["listEvents"];
         put?: never;
@@ -306,7 +302,11 @@ export interface webhooks {
         put?: never;
         /**
          * The invoice.created event, POSTed to an endpoint
-         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered. Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again after each of WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), and an endpoint that only failed for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered.
+         *
+         *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         *
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          */
         post: operations["webhook_invoice_created"];
         delete?: never;
@@ -326,7 +326,11 @@ export interface webhooks {
         put?: never;
         /**
          * The invoice.updated event, POSTed to an endpoint
-         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered. Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again after each of WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), and an endpoint that only failed for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered.
+         *
+         *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         *
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          */
         post: operations["webhook_invoice_updated"];
         delete?: never;
@@ -346,7 +350,11 @@ export interface webhooks {
         put?: never;
         /**
          * The invoice.deleted event, POSTed to an endpoint
-         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered. Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again after each of WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), and an endpoint that only failed for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered.
+         *
+         *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         *
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          */
         post: operations["webhook_invoice_deleted"];
         delete?: never;
@@ -366,7 +374,11 @@ export interface webhooks {
         put?: never;
         /**
          * The order.file_attached event, POSTed to an endpoint
-         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered. Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again after each of WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), and an endpoint that only failed for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered.
+         *
+         *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         *
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          */
         post: operations["webhook_order_file_attached"];
         delete?: never;
@@ -922,7 +934,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe (Stripe's semantics): up to 255 visible ASCII characters, chosen by the client (a UUID, say), one per upload; scoped to the client directory, compared exactly. The first answer that stored something (a 201) is kept for 24 hours and given back, byte for byte, to a retry with the same key and the same request, with `Idempotency-Replayed: true`; nothing is stored again. The request is the order, `category_id` and each file's name and SHA-256, in part order: the same key with another request is 422 naming `Idempotency-Key`. A retry that arrives while the first request is still running is answered 409 with `Retry-After: 1` at once (it does not wait). Answers that stored nothing are not kept, so the retry runs again: a validation 422, a 404, `No files were uploaded` (422), a 503 or a 500. An empty value counts as no key.
+                 * @description Makes a retry of this upload safe: a key the client chooses (a UUID, say), one per upload, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and stores nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/uploads.md](docs/integrate/uploads.md).
                  * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
                  */
                 "Idempotency-Key"?: string;
@@ -1188,7 +1200,7 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
-            /** @description Validation failed (no file part: `The files field is required.`; an empty or too large file, too many files, a bad `category_id`: a message naming the field, e.g. `files.2`; an `Idempotency-Key` over 255 characters or with other than visible ASCII, or one already used for a different request: `errors` names `Idempotency-Key`), data null. Or no file could be stored: `No files were uploaded` with the payload as data. */
+            /** @description Validation failed (no file part: `The files field is required.`; an empty or too large file, too many files, a bad `category_id`: a message naming the field, e.g. `files.2`; an `Idempotency-Key` that breaks its pattern, or one already used for a different request: `errors` names `Idempotency-Key`), data null. Or no file could be stored: `No files were uploaded` with the payload as data. */
             422: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */

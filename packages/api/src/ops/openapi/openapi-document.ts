@@ -1,8 +1,11 @@
 import { apiDescription, type DeploymentFacts } from './api-description.js';
 import { componentSchemas, securitySchemes } from './openapi-components.js';
-import { paths } from './openapi-paths.js';
-import { webhooksSection } from './webhook-paths.js';
+import { guideLinks } from './guides.js';
 import { sharedResponses } from './openapi-responses.js';
+import { eventPaths, eventsTag } from '../../routes/events.openapi.js';
+import { invoicePaths, invoicesTag } from '../../routes/invoices.openapi.js';
+import { orderPaths, ordersTag } from '../../routes/orders.openapi.js';
+import { webhookEndpointPaths, webhooksSection, webhooksTag } from '../../routes/webhook-endpoints.openapi.js';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, unknown>> };
 
@@ -12,26 +15,29 @@ export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths
  * what the server does without a test or the compiler noticing.
  */
 export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
+  const guides = guideLinks(facts.docsBaseUrl);
   return {
     openapi: '3.1.0',
     info: {
       title: 'Logistics orders and invoices API',
       version: '1.0.0',
-      description: apiDescription(facts),
+      description: apiDescription(facts, guides),
     },
+    externalDocs: guides.externalDocs('getting-started', 'Getting started, and the guides that explain this reference.'),
     servers: [{ url: '/v1', description: 'This server' }],
     security: [
       { bearerAuth: [], clientDirectory: [] },
       { bearerAuth: [], legacyDirectory: [] },
     ],
-    tags: [
-      { name: 'Orders', description: 'Order lookup, file categories and file uploads.' },
-      { name: 'Invoices', description: 'Invoice list, PDF download and EN 16931 e-invoices (UBL, CII).' },
-      { name: 'Events', description: 'The change feed: every change to invoices and order files, whoever made it.' },
-      { name: 'Webhooks', description: 'Endpoints that receive the same events as signed POSTs (Standard Webhooks), their attempts and replays.' },
-    ],
-    paths: paths({ uploadMaxFiles: facts.uploadMaxFiles }),
-    webhooks: webhooksSection(),
+    tags: [ordersTag(guides), invoicesTag(guides), eventsTag(guides), webhooksTag(guides)],
+    // Each resource's paths sit beside its routes (routes/*.openapi.ts); the order is the reference's.
+    paths: {
+      ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }, guides),
+      ...invoicePaths(guides),
+      ...webhookEndpointPaths(guides),
+      ...eventPaths(guides),
+    },
+    webhooks: webhooksSection(guides),
     components: {
       schemas: componentSchemas(),
       responses: sharedResponses(),

@@ -1,18 +1,24 @@
 import { createWebhookEndpointSchema, EVENT_TYPES, listDeliveriesQuerySchema, Messages, replayWebhookSchema, updateWebhookEndpointSchema } from '@logi/domain';
-import { toJsonSchema } from './json-schema.js';
-import { ref } from './openapi-components.js';
-import { COUNTED, commonErrors, errorResponse, jsonResponse, validationResponse } from './openapi-responses.js';
-import { queryParameters } from './query-parameters.js';
-import { pathIdSchema } from './request.schemas.js';
+import { toJsonSchema } from '../ops/openapi/json-schema.js';
+import { ref } from '../ops/openapi/openapi-components.js';
+import { COUNTED, commonErrors, errorResponse, jsonResponse, validationResponse } from '../ops/openapi/openapi-responses.js';
+import { queryParameters } from '../ops/openapi/query-parameters.js';
+import type { GuideLinks } from '../ops/openapi/guides.js';
+import { pathIdParameter } from '../ops/openapi/request.schemas.js';
 
-const endpointId = {
-  name: 'endpoint_id',
-  in: 'path',
-  required: true,
-  description: 'Webhook endpoint ID.',
-  schema: toJsonSchema(pathIdSchema('Webhook endpoint'), 'input'),
-  example: 1,
-};
+/**
+ * The OpenAPI side of webhook-endpoints.routes.ts (bodies and queries are the
+ * domain's schemas that validate them), and the `webhooks` section: what the
+ * service POSTs to those endpoints.
+ */
+
+export const webhooksTag = (guides: GuideLinks) => ({
+  name: 'Webhooks',
+  description: 'Endpoints that receive the same events as signed POSTs (Standard Webhooks), their attempts and replays.',
+  externalDocs: guides.externalDocs('events-and-webhooks', 'Events and webhooks: signatures, a receiver, retries and replays.'),
+});
+
+const endpointId = pathIdParameter('endpoint_id', 'Webhook endpoint', 1);
 
 const notFound = errorResponse(404, 'No such webhook endpoint for this client, or an id that is not a positive integer.', Messages.WEBHOOK_ENDPOINT_NOT_FOUND);
 const invalid = (description: string, field: string, message: string, messageSchema: Record<string, unknown> = { const: Messages.INVALID_DATA }) =>
@@ -32,11 +38,8 @@ const bodyErrors = {
   '415': errorResponse(415, 'A body whose `Content-Type` is not `application/json` (parameters such as `charset=utf-8` aside), or that has none.', 'Unsupported Media Type'),
 };
 
-const TARGET_RULES =
-  '`url` must be an absolute `https` URL of at most 2048 characters without user info, whose host is not and does not resolve to a loopback, private, link-local (cloud metadata included), unique-local, multicast or unspecified address, in any spelling (decimal or octal IPv4, IPv6-mapped, `localhost`, trailing dots); the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers).';
-
 /** The client's webhook endpoint calls (contract, "Events"). */
-export function webhookPaths() {
+export function webhookEndpointPaths(guides: GuideLinks) {
   return {
     '/webhook-endpoints': {
       get: {
@@ -52,7 +55,8 @@ export function webhookPaths() {
         summary: 'Create a webhook endpoint',
         description: [
           'Events of the chosen types (all when `event_types` is empty or absent) are POSTed to `url` as they are published, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, shown only here and on rotation.',
-          TARGET_RULES,
+          // What a target may be, in short; every refused address and spelling is in the guide.
+          `\`url\` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on \`url\`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow \`http\` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers). Every rule: ${guides.link('events-and-webhooks')}.`,
           'At most WEBHOOK_MAX_ENDPOINTS (10) endpoints per client directory.',
         ].join('\n\n'),
         requestBody: jsonBody(createWebhookEndpointSchema),
@@ -81,7 +85,7 @@ export function webhookPaths() {
         operationId: 'updateWebhookEndpoint',
         tags: ['Webhooks'],
         summary: 'Change, pause or re-enable a webhook endpoint',
-        description: `Any of \`url\`, \`event_types\`, \`description\`, \`enabled\`; fields not sent stay as they are (no body, or \`{}\`, changes nothing). \`enabled: true\` also clears \`disabled_reason\`. Events published while an endpoint is not enabled are not sent to it: replay them. ${TARGET_RULES}`,
+        description: `Any of \`url\`, \`event_types\`, \`description\`, \`enabled\`; fields not sent stay as they are (no body, or \`{}\`, changes nothing). \`enabled: true\` also clears \`disabled_reason\`. Events published while an endpoint is not enabled are not sent to it: replay them. A new \`url\` is checked as on creation.`,
         parameters: [endpointId],
         requestBody: jsonBody(updateWebhookEndpointSchema, false),
         responses: {
@@ -155,7 +159,7 @@ const EVENT_SCHEMA_NAMES: Record<(typeof EVENT_TYPES)[number], string> = {
 };
 
 /** OpenAPI 3.1 `webhooks`: what the service POSTs to an endpoint, one entry per event type. */
-export function webhooksSection() {
+export function webhooksSection(guides: GuideLinks) {
   const header = (description: string, schema: Record<string, unknown>) => ({ in: 'header', required: true, description, schema });
   return Object.fromEntries(
     EVENT_TYPES.map((type) => [
@@ -165,8 +169,11 @@ export function webhooksSection() {
           operationId: `webhook_${type.replace('.', '_')}`,
           tags: ['Webhooks'],
           summary: `The ${type} event, POSTed to an endpoint`,
-          description:
-            'Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`\'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered. Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again after each of WEBHOOK_RETRY_SCHEDULE (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), and an endpoint that only failed for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.',
+          description: [
+            'Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`\'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered.',
+            'Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.',
+            `The schedule, a receiver, and what to do after an outage: ${guides.link('events-and-webhooks')}.`,
+          ].join('\n\n'),
           parameters: [
             { name: 'webhook-id', ...header('The event id (the same on every retry).', { type: 'string', pattern: '^[0-9]+$' }) },
             { name: 'webhook-timestamp', ...header('Unix seconds of this attempt; refuse ones far from your clock (replays).', { type: 'string', pattern: '^[0-9]+$' }) },
