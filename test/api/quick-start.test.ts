@@ -133,7 +133,8 @@ describe('the quick start', () => {
     expect(commands.length).toBeGreaterThanOrEqual(15);
     expect(commands.filter((command) => command.includes('files=@'))).not.toHaveLength(0);
     expect(await failing(commands)).toEqual([]);
-  });
+    // About twenty commands, four of them PDF renders, pasted one after another.
+  }, 90_000);
 
   it('when a block is marked as needing another setup, then its marker gives a reason and its commands are left out', () => {
     const text = ['```sh', 'curl -s http://127.0.0.1:3000/health/live', '```', '<!-- quick-start: skip (needs REDIS_SENTINELS) -->', '```sh', 'curl -s http://127.0.0.1:3000/admin/queues', '```'].join('\n');
