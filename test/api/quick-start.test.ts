@@ -119,6 +119,7 @@ describe('the quick start', () => {
     expect(await failing(commands)).toEqual([]);
   });
 
+  // About twenty commands, four of them PDF renders, pasted one after another: more than the default 30 s on a busy machine.
   it('when every curl command of the README and of each docs page is pasted (its ports made this server\'s), then each answers 2xx', async () => {
     const pages = await docPages();
     // Every guide of the two readers who paste commands is read, not only those that hold one today.
@@ -133,7 +134,6 @@ describe('the quick start', () => {
     expect(commands.length).toBeGreaterThanOrEqual(15);
     expect(commands.filter((command) => command.includes('files=@'))).not.toHaveLength(0);
     expect(await failing(commands)).toEqual([]);
-    // About twenty commands, four of them PDF renders, pasted one after another.
   }, 90_000);
 
   it('when a block is marked as needing another setup, then its marker gives a reason and its commands are left out', () => {
