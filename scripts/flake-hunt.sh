@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The flake hunt (RELIABILITY.md): clones the committed main into a fresh
+# The flake hunt (docs/reliability.md): clones the committed main into a fresh
 # directory and runs the whole test command RUNS times in a row, then the
 # system and api-production projects PROJECT_RUNS times each; prints one line
 # per run (passed, failed, seconds, the failing tests) and a summary.

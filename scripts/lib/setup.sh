@@ -79,6 +79,6 @@ ensure_mariadb() {
   if command -v mariadb >/dev/null 2>&1 && ! mariadb -h 127.0.0.1 -uroot -e 'SELECT 1' >/dev/null 2>&1; then
     log "allowing root over TCP on the local MariaDB"
     $SUDO mariadb -uroot -e "ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('') OR unix_socket" \
-      || { log "cannot log in to MariaDB as root over TCP; see README (Tests)"; exit 1; }
+      || { log "cannot log in to MariaDB as root over TCP; see docs/contribute/testing.md"; exit 1; }
   fi
 }

@@ -481,7 +481,7 @@ describe('POST /orders/{order_id}/files with generated multipart bodies', () => 
   }, 150_000);
 
   // RFC 7578: a part's Content-Type is optional (text/plain by default); the filename parameter is what makes it a file.
-  // The README: "a files part whose name reduces to nothing (.., dir/, empty) is stored as file".
+  // ADR 0010 (docs/contribute/decisions/0010-upload-parts.md): "a files part whose name reduces to nothing (.., dir/, empty) is stored as file".
   it.each([null, 'application/pdf', 'text/plain'])('when a files part has filename="" and Content-Type %s, then it is still a file, stored as "file"', async (type) => {
     const b = 'emptyname';
     // Bytes of their own per case: the same bytes again would be a duplicate, not stored.

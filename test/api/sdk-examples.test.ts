@@ -9,11 +9,12 @@ const run = promisify(execFile);
 const EXAMPLES = ['packages/client/examples/quick-start.ts', 'packages/client/examples/readme-example.ts', 'packages/client/examples/events-example.ts'];
 
 describe('the SDK\'s example programs', () => {
-  it('when the README shows an example, then it is the example file it names, word for word', async () => {
-    const readme = await readFile('README.md', 'utf8');
-    const section = readme.slice(readme.indexOf('## Calling the API from TypeScript'));
-    const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
+  it('when the SDK guide shows an example, then it is the example file it names, word for word', async () => {
+    const guide = await readFile('docs/integrate/sdk.md', 'utf8');
+    const blocks = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
     expect(blocks[0]).toBe(await readFile('packages/client/examples/readme-example.ts', 'utf8'));
+    expect(blocks.filter((block) => block.startsWith('// packages/client/examples/'))).toHaveLength(2);
+    expect(guide).toContain('`packages/client/examples/quick-start.ts`');
     // Every block that names an example file (its first line) shows that file as it is.
     for (const block of blocks) {
       const named = /^\/\/ (packages\/client\/examples\/[\w.-]+\.ts) \(compiled by the tests\)\n/.exec(block)?.[1];

@@ -1,4 +1,4 @@
-/** Cells and tables of BENCHMARKS.md. */
+/** Cells and tables of docs/benchmarks.md. */
 export function ms(value: number | undefined): string {
   if (value === undefined || !Number.isFinite(value)) return '–';
   if (value >= 1000) return `${(value / 1000).toFixed(2)} s`;

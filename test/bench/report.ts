@@ -19,8 +19,8 @@ import type { UploadRow } from './upload.js';
 
 export const RESULTS_FILE = 'docs/bench-results.json';
 export const CHART_FILE = 'docs/bench-latency.svg';
-export const REPORT_FILE = 'BENCHMARKS.md';
-/** Everything below this line in BENCHMARKS.md is kept as it is by the next run (analysis, EXPLAIN notes). */
+export const REPORT_FILE = 'docs/benchmarks.md';
+/** Everything below this line in docs/benchmarks.md is kept as it is by the next run (analysis, EXPLAIN notes). */
 export const KEEP_MARKER = '<!-- pnpm bench writes everything above this line; text below it is kept -->';
 
 export const TARGETS = {
@@ -282,7 +282,7 @@ function queriesSection(results: BenchResults): string[] {
       'and for by-nr `ORD/1999/0000001` and `ORD/2025/00000000` (eight zeros; nrs have seven digits).',
   );
   out.push('');
-  out.push(`![p50 latency against rows, one line per query](${CHART_FILE})`);
+  out.push(`![p50 latency against rows, one line per query](${path.relative(path.dirname(REPORT_FILE), CHART_FILE)})`);
   out.push('');
   return out;
 }

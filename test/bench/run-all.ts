@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: the scale benchmark of issue 8, then BENCHMARKS.md.
+ * `pnpm bench`: the scale benchmark of issue 8, then docs/benchmarks.md.
  *
  * 1. Seeds (or reuses) one MariaDB database per size in BENCH_SIZES and a
  *    SQLite one (BENCH_SQLITE), through the project's migrations and
@@ -12,7 +12,7 @@
  *    its floor, the write cost of capture, webhook delivery and latencies;
  *    list throughput with OpenTelemetry tracing on against off (`tracing`, issue 19);
  *    start-up time and memory of the built API and worker against tsx (`startup`, issue 19).
- * 4. Writes BENCHMARKS.md, docs/bench-latency.svg and docs/bench-results.json,
+ * 4. Writes docs/benchmarks.md, docs/bench-latency.svg and docs/bench-results.json,
  *    and prints the report on stdout (progress goes to stderr).
  *
  * Parts that did not run keep their previous results (each section says
@@ -255,7 +255,7 @@ async function main(): Promise<number> {
     const report = await writeReport(ROOT, results, REPRODUCE);
     missed = report.missed;
     process.stdout.write(`${report.markdown}\n`);
-    log(`wrote BENCHMARKS.md, docs/bench-latency.svg and docs/bench-results.json (${completed} part(s) this run)`);
+    log(`wrote docs/benchmarks.md, docs/bench-latency.svg and docs/bench-results.json (${completed} part(s) this run)`);
   }
   if (failure) {
     log(`\nbench FAILED: ${failure instanceof Error ? (failure.stack ?? failure.message) : String(failure)}`);

@@ -6,14 +6,14 @@
  * the warm-up (Theil–Sen, robust to a collection in the window). The default
  * is 20 minutes: 10 measured after a 10-minute warm-up, since a fresh API's
  * RSS climbs for its first 5 to 10 minutes while V8 sizes its old generation
- * (a 60-minute run levels off from minute 10; RELIABILITY.md).
+ * (a 60-minute run levels off from minute 10; docs/reliability.md).
  *
  * Fails (exit 1) on any 5xx other than a 503 (the documented answer to an
  * outage or a late job), on an RSS slope above 1 MiB per minute after the
  * warm-up, on growing descriptors (median of the last third of the samples
  * against the first third), or on a request that gets no answer.
  * Writes .tmp/soak/<profile>.json and .tmp/soak/rss.svg, and prints a
- * Markdown summary (RELIABILITY.md quotes it).
+ * Markdown summary (docs/reliability.md quotes it).
  *
  * Knobs: SOAK_PROFILES (embedded,production), SOAK_MINUTES (20),
  * SOAK_WARMUP_MINUTES (10, or half of a shorter run), SOAK_RATE (requests per second, 20).

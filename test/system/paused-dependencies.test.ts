@@ -19,11 +19,11 @@ import { WorkerProcess } from '../support/worker-process.js';
 
 const JOB_TIMEOUT_MS = 8_000;
 const DB_QUERY_TIMEOUT_MS = 2_000;
-/** README: a request waits at most 10 s for a database connection (knex acquire timeout). */
+/** docs/operate/runbook.md (fault table): a request waits at most 10 s for a database connection (knex acquire timeout). */
 const DB_ACQUIRE_TIMEOUT_MS = 10_000;
-/** README: the rate limiter's Redis commands time out after 500 ms and the request goes through. */
+/** docs/operate/runbook.md (fault table): the rate limiter's Redis commands time out after 500 ms and the request goes through. */
 const RATE_LIMIT_REDIS_TIMEOUT_MS = 500;
-/** README: an S3 request that makes no progress for 5 s is aborted. */
+/** docs/operate/runbook.md (fault table): an S3 request that makes no progress for 5 s is aborted. */
 const S3_REQUEST_TIMEOUT_MS = 5_000;
 /** What a loaded 2-core machine adds to a bound (scheduling, the request's own work). */
 const SLACK_MS = 1_500;

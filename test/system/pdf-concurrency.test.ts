@@ -8,7 +8,7 @@ import type { WorkerProcess } from '../support/worker-process.js';
  * through /proc as its descendants) stay within the renderer's bounds, and
  * none outlives its browser or the worker itself.
  *
- * Bounds (README, packages/adapters/src/chromium): one warm browser per
+ * Bounds (docs/operate/runbook.md, packages/adapters/src/chromium): one warm browser per
  * worker, replaced after PDF_RENDERS_PER_BROWSER renders (for a moment the
  * old one finishes its renders beside the new one: two at most), and
  * WORKER_CONCURRENCY pages, so at most that many renders at once.
@@ -23,7 +23,7 @@ const WORKER_CONCURRENCY = 2;
  * 500 renders would show: the browser is replaced four times, and every
  * replaced one must leave nothing behind. `PDF_RENDERS=500 pnpm exec vitest
  * run test/system/pdf-concurrency.test.ts` runs the full count (about three
- * minutes; RELIABILITY.md has its figures).
+ * minutes; docs/reliability.md has its figures).
  */
 const RENDERS_PER_BROWSER = 15;
 const RENDERS = Number(process.env.PDF_RENDERS ?? 60);

@@ -20,10 +20,10 @@ import { PrivateReplication, type ReplicatedMariadb } from '../support/private-r
 
 const MAX_LAG_SECONDS = 2;
 const DB_QUERY_TIMEOUT_MS = 3_000;
-/** README: a replica is checked every second, each check bounded by 2 s. */
+/** docs/operate/database-and-replicas.md: a replica is checked every second, each check bounded by 2 s. */
 const CHECK_EVERY_MS = 1_000;
 const CHECK_TIMEOUT_MS = 2_000;
-/** README: a new MariaDB connection gives up after 5 s. */
+/** docs/operate/database-and-replicas.md: a new MariaDB connection gives up after 5 s. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /** What a loaded 2-core machine adds to a bound. */
 const SLACK_MS = 2_000;

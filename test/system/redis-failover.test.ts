@@ -15,9 +15,9 @@ import { PrivateSentinelGroup, type RedisNode } from '../support/private-sentine
 const JOB_TIMEOUT_MS = 8_000;
 /** What a loaded 2-core machine adds to a bound (scheduling, the request's own work). */
 const SLACK_MS = 1_500;
-/** README: the rate limiter waits up to 1 s for a connection being made, then its command times out after 500 ms, and the request goes through. */
+/** docs/operate/runbook.md (fault table): the rate limiter waits up to 1 s for a connection being made, then its command times out after 500 ms, and the request goes through. */
 const LIMITER_MS = 1_000 + 500;
-/** README: an idempotency key is checked (and its answer kept) through Redis: up to 1 s for a connection being made and 2 s a command, twice each way. */
+/** docs/operate/runbook.md (fault table): an idempotency key is checked (and its answer kept) through Redis: up to 1 s for a connection being made and 2 s a command, twice each way. */
 const IDEMPOTENCY_MS = 2 * (1_000 + 2 * 2_000);
 
 type Kind = 'list' | 'lookup' | 'upload' | 'pdf';

@@ -116,7 +116,7 @@ describe('the API, a worker and the CLI started from the tree with plain node', 
   let workerMetricsPort: number;
 
   beforeAll(async () => {
-    // As compose runs them: migrate (and the demo data, the README's `docker compose run`), then the API and a worker.
+    // As compose runs them: migrate (and the demo data, the `docker compose run` of docs/operate/deployment-and-workers.md), then the API and a worker.
     const migrated = await runInTree(['node', 'cli.js', 'db:migrate']);
     expect(migrated, migrated.stderr).toMatchObject({ code: 0 });
     const loaded = await runInTree(['node', 'cli.js', 'fixtures:load', path.join(ROOT, 'fixtures/demo.json')]);
