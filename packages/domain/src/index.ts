@@ -3,6 +3,7 @@ export * from './shared/messages.js';
 export * from './shared/common.errors.js';
 export * from './shared/envelope.js';
 export * from './shared/zod-errors.js';
+export * from './shared/with-timeout.js';
 export * from './clients/client.js';
 export * from './orders/order.js';
 export * from './invoices/invoice.js';
