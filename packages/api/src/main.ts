@@ -8,7 +8,8 @@ async function main(): Promise<void> {
   const { pino } = await import('pino');
   const { ConfigError, listenConfigError, loadConfig } = await import('@logi/adapters');
   const { buildContainer } = await import('./container.js');
-  const { startServer } = await import('./server.js');
+  const { startServer, stopLimitMs } = await import('./server.js');
+  const { exitGracefully } = await import('@logi/adapters');
 
   let config;
   try {
@@ -22,32 +23,23 @@ async function main(): Promise<void> {
   }
   const logger = pino({ level: config.logLevel, base: { service: 'api' } });
   const container = buildContainer(config, logger);
-  const server = await startServer(container).catch((error: unknown) => {
+  // Installed before the server starts, so an unhandled error during start-up is logged and exits 1 too.
+  let running: { stop(): Promise<void> } | undefined;
+  exitGracefully({
+    logger,
+    limitMs: stopLimitMs(config.jobTimeoutMs),
+    stop: async () => {
+      await running?.stop();
+      await telemetry?.shutdown();
+    },
+  });
+  running = await startServer(container).catch((error: unknown) => {
     // A HOST or PORT that cannot be listened on is reported like a wrong value: one line naming it.
     const problem = listenConfigError(error, config);
     if (!problem) throw error;
     console.error(problem.message);
     process.exit(1);
   });
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    server
-      .stop()
-      .then(() => telemetry?.shutdown())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

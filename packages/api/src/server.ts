@@ -34,10 +34,17 @@ const SHUTDOWN_ANSWER_MS = 5_000;
 const CLOSE_DEPENDENCIES_MS = 5_000;
 /** Even past the budget, each dependency still gets this long, so the database is not skipped because a browser hung. */
 const CLOSE_STEP_MIN_MS = 250;
+/** Room for the steps' minimum times and the traces' flush before a stop counts as stuck. */
+const STOP_MARGIN_MS = 5_000;
 
 /** How long stop() lets in-flight requests run: a request may wait on a job for the whole job timeout. */
 export function shutdownGraceMs(jobTimeoutMs: number): number {
   return Math.max(SHUTDOWN_GRACE_MS, jobTimeoutMs + SHUTDOWN_ANSWER_MS);
+}
+
+/** Past this after SIGTERM the process exits anyway: the grace for requests, closing the rest, flushing traces. */
+export function stopLimitMs(jobTimeoutMs: number): number {
+  return shutdownGraceMs(jobTimeoutMs) + CLOSE_DEPENDENCIES_MS + STOP_MARGIN_MS;
 }
 
 export async function startServer(container: Container, options: { publicRouters?: Router[] } = {}): Promise<RunningServer> {
