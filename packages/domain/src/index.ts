@@ -45,6 +45,7 @@ export * from './clients/authenticate-client/authenticate-client.use-case.js';
 export type * from './invoices/invoice-document/invoice-translation.js';
 export * from './invoices/invoice-document/invoice-translations.js';
 export * from './invoices/invoice-document/build-invoice-document.js';
+export * from './invoices/invoice-document/load-invoice-document.js';
 export * from './invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
 export * from './jobs/build-job-handlers.js';
 export * from './maintenance/sweep-leftovers/sweep-leftovers.use-case.js';
