@@ -1,5 +1,9 @@
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
+import { withTimeout } from '@logi/domain';
+
+/** A log destination that cannot take the last lines within this is not waited for. */
+const FLUSH_MS = 1_000;
 
 export interface ShutdownOptions {
   logger: Logger;
@@ -34,6 +38,9 @@ export function exitGracefully({ logger, stop, limitMs }: ShutdownOptions): void
       } catch (error) {
         logger.error({ err: error }, 'shutdown failed');
         throw error;
+      } finally {
+        // pino writes asynchronously: the last lines (why it stopped) must be out before close-with-grace exits.
+        await withTimeout(new Promise<void>((resolve) => logger.flush(() => resolve())), FLUSH_MS, { onTimeout: () => undefined });
       }
     },
   );
