@@ -8,8 +8,7 @@ async function main(): Promise<void> {
   const { pino } = await import('pino');
   const { ConfigError, listenConfigError, loadConfig } = await import('@logi/adapters');
   const { buildContainer } = await import('./container.js');
-  const { startServer, stopLimitMs } = await import('./server.js');
-  const { exitGracefully } = await import('@logi/adapters');
+  const { startServer } = await import('./server.js');
 
   let config;
   try {
@@ -22,8 +21,9 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel, base: { service: 'api' } });
-  const container = buildContainer(config, logger);
-  // Installed before the server starts, so an unhandled error during start-up is logged and exits 1 too.
+  // Installed before anything is built, so an unhandled error during start-up is logged and exits 1 too.
+  const { exitGracefully } = await import('@logi/adapters');
+  const { stopLimitMs } = await import('./server.js');
   let running: { stop(): Promise<void> } | undefined;
   exitGracefully({
     logger,
@@ -33,13 +33,15 @@ async function main(): Promise<void> {
       await telemetry?.shutdown();
     },
   });
-  running = await startServer(container).catch((error: unknown) => {
+  const container = buildContainer(config, logger);
+  const server = await startServer(container).catch((error: unknown) => {
     // A HOST or PORT that cannot be listened on is reported like a wrong value: one line naming it.
     const problem = listenConfigError(error, config);
     if (!problem) throw error;
     console.error(problem.message);
     process.exit(1);
   });
+  running = server;
 }
 
 main().catch((error: unknown) => {
