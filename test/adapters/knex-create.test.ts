@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { createKnex, lineKnexLogger, type KnexLogger } from '@logi/adapters';
+import { freePort } from '../support/free-port.js';
 import { ensureMariadb, MARIADB_ROOT_URL } from './knex-test-databases.js';
 
 describe('createKnex', () => {
@@ -41,13 +41,8 @@ describe('createKnex', () => {
   });
 
   it('when MariaDB does not answer, then a query fails within seconds instead of hanging, and the logger gets one line without a stack', async () => {
-    // A port that accepts nothing: bind, then close.
-    const port = await new Promise<number>((resolve) => {
-      const server = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as net.AddressInfo;
-        server.close(() => resolve(port));
-      });
-    });
+    // A port that accepts nothing.
+    const port = await freePort();
     const entries: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
     const logger: KnexLogger = {
       warn: (fields, message) => entries.push({ level: 'warn', fields, message }),

@@ -1,10 +1,10 @@
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { Tokens } from '@logi/api';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { replaceDirectoryWithFile } from '../support/break-storage.js';
+import { freePort } from '../support/free-port.js';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -116,12 +116,7 @@ describe('GET /health/ready in the production profile (MariaDB, Redis, S3)', () 
   });
 
   it('when nothing listens at REDIS_URL, then 503 naming the queue and Redis, within the check timeout', async () => {
-    const closedPort = await new Promise<number>((resolve) => {
-      const server = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as net.AddressInfo;
-        server.close(() => resolve(port));
-      });
-    });
+    const closedPort = await freePort();
     const noRedis = await startTestApi({ REDIS_URL: `redis://127.0.0.1:${closedPort}` }, { profile: 'embedded' });
     try {
       const started = Date.now();

@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -8,16 +7,8 @@ import { buildContainer, startServer } from '@logi/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
+import { freePort } from '../support/free-port.js';
 import { parseSamples } from '../support/prometheus.js';
-
-/** A port nobody listens on right now (the OS picks it), for a metrics listener of a test server. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function scrape(port: number): Promise<{ contentType: string | null; text: string }> {
   const response = await fetch(`http://127.0.0.1:${port}/metrics`);

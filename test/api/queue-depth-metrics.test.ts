@@ -6,7 +6,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
 import { deleteRedisKeys } from '../support/production-stack.js';
-import { freePort, sample, sampleLine, scrapeMetrics } from '../support/prometheus.js';
+import { freePort } from '../support/free-port.js';
+import { sample, sampleLine, scrapeMetrics } from '../support/prometheus.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import type http from 'node:http';
 import path from 'node:path';
 import { ROOT } from './config.js';
-import { freePort, HOST, keepAliveAgent, request, type HttpAnswer, type HttpRequest } from './http.js';
+import { freePort } from '../support/free-port.js';
+import { HOST, keepAliveAgent, request, type HttpAnswer, type HttpRequest } from './http.js';
 import { OutputTail, spawnTracked, stopChild } from './processes.js';
 
 /** Variables of the API's own configuration: none leaks in from the shell that runs the benchmark. */

@@ -1,5 +1,4 @@
 import http from 'node:http';
-import net from 'node:net';
 
 /** Loopback only: every address the benchmark talks to is 127.0.0.1. */
 export const HOST = '127.0.0.1';
@@ -51,18 +50,6 @@ export function request(agent: http.Agent, port: number, req: HttpRequest, disca
 
 export function keepAliveAgent(maxSockets: number): http.Agent {
   return new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
-}
-
-/** A port nobody listens on right now (the child binds it a moment later). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface LoadResult {

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { createKnex, migrateLatest } from '@logi/adapters';
 import { serviceEnv } from './api-process.js';
 import { ROOT, WORK_DIR, type BenchConfig } from './config.js';
-import { freePort } from './http.js';
+import { freePort } from '../support/free-port.js';
 import { startS3 } from './io-stack.js';
 import { onCleanup, OutputTail, spawnTracked } from './processes.js';
 import { log, median } from './progress.js';

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { vi } from 'vitest';
-import { freePort, PausableProcess } from './private-services.js';
+import { freePort } from './free-port.js';
+import { PausableProcess } from './private-services.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 

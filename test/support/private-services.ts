@@ -5,21 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Client } from 'minio';
+import { freePort } from './free-port.js';
 import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY } from './s3rver.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-
-/** A free TCP port on 127.0.0.1 (the listener is closed again before it is handed out). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Resolves once `probe` resolves true, polling every 50 ms; rejects after `timeoutMs` naming `what`. */
 async function until(what: string, timeoutMs: number, probe: () => Promise<boolean>, child: ChildProcess, output: string[]): Promise<void> {

@@ -1,7 +1,5 @@
 import { expect } from 'vitest';
 
-export { freePort } from './free-port.js';
-
 /** GET /metrics on a metrics listener; asserts a 200 and gives the exposition text. */
 export async function scrapeMetrics(port: number): Promise<string> {
   const response = await fetch(`http://127.0.0.1:${port}/metrics`);

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KnexOrderFileRepository, LocalFileStorage, MinioFileStorage } from '@logi/adapters';
 import type { FileStoragePort } from '@logi/domain';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
-import { freePort, parseSamples, scrapeMetrics } from '../support/prometheus.js';
+import { freePort } from '../support/free-port.js';
+import { parseSamples, scrapeMetrics } from '../support/prometheus.js';
 
 const ORPHAN = 'orders/baltic-haulage/3001/0b7f3a4e-5c1d-4e8a-9f00-000000000001';
 const PAIRED = 'orders/baltic-haulage/3001/0b7f3a4e-5c1d-4e8a-9f00-000000000002';

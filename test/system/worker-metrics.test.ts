@@ -3,7 +3,8 @@ import { Queue, QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
-import { freePort, sample, sampleLine, scrapeMetrics } from '../support/prometheus.js';
+import { freePort } from '../support/free-port.js';
+import { sample, sampleLine, scrapeMetrics } from '../support/prometheus.js';
 import type { WorkerProcess } from '../support/worker-process.js';
 
 /** A real `pnpm worker` process with its own metrics listener, fed by the API in the production profile. */

@@ -23,6 +23,18 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel, base: { service: 'api' } });
+  // Installed before anything is built, so an unhandled error during start-up is logged and exits 1 too.
+  const { exitGracefully } = await import('@logi/adapters');
+  const { stopLimitMs } = await import('./server.js');
+  let running: { stop(): Promise<void> } | undefined;
+  exitGracefully({
+    logger,
+    limitMs: stopLimitMs(config.jobTimeoutMs),
+    stop: async () => {
+      await running?.stop();
+      await telemetry?.shutdown();
+    },
+  });
   const container = buildContainer(config, logger);
   const knex = container.get<Knex>(Tokens.Knex);
   if (config.databaseUrl === null) {
@@ -45,25 +57,7 @@ async function main(): Promise<void> {
     console.error(problem.message);
     process.exit(1);
   });
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    server
-      .stop()
-      .then(() => telemetry?.shutdown())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  running = server;
 }
 
 main().catch((error: unknown) => {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type Router from '@koa/router';
 import { startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqQueueInspector, type KnexEventFeed, type ReadReplicas } from '@logi/adapters';
-import type { DeliverWebhookUseCase, JobQueuePort, PdfRendererPort, PublishEventsUseCase, WebhookDeliveryQueuePort } from '@logi/domain';
+import { withTimeout, type DeliverWebhookUseCase, type JobQueuePort, type PdfRendererPort, type PublishEventsUseCase, type WebhookDeliveryQueuePort } from '@logi/domain';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
 import { Tokens } from './tokens.js';
@@ -34,10 +34,17 @@ const SHUTDOWN_ANSWER_MS = 5_000;
 const CLOSE_DEPENDENCIES_MS = 5_000;
 /** Even past the budget, each dependency still gets this long, so the database is not skipped because a browser hung. */
 const CLOSE_STEP_MIN_MS = 250;
+/** Room for the steps' minimum times and the traces' flush before a stop counts as stuck. */
+const STOP_MARGIN_MS = 5_000;
 
 /** How long stop() lets in-flight requests run: a request may wait on a job for the whole job timeout. */
 export function shutdownGraceMs(jobTimeoutMs: number): number {
   return Math.max(SHUTDOWN_GRACE_MS, jobTimeoutMs + SHUTDOWN_ANSWER_MS);
+}
+
+/** Past this after SIGTERM the process exits anyway: the grace for requests, closing the rest, flushing traces. */
+export function stopLimitMs(jobTimeoutMs: number): number {
+  return shutdownGraceMs(jobTimeoutMs) + CLOSE_DEPENDENCIES_MS + STOP_MARGIN_MS;
 }
 
 export async function startServer(container: Container, options: { publicRouters?: Router[] } = {}): Promise<RunningServer> {
@@ -128,12 +135,12 @@ export async function startServer(container: Container, options: { publicRouters
       // Everything after the requests shares one budget, so stop() ends within the grace plus about that.
       const deadline = Date.now() + CLOSE_DEPENDENCIES_MS;
       const left = () => Math.max(CLOSE_STEP_MIN_MS, deadline - Date.now());
-      await withinMs(left(), async () => metricsListener?.stop()).catch((error: unknown) => logger.warn({ err: error }, 'closing the metrics listener failed'));
+      await withTimeout(async () => metricsListener?.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'closing the metrics listener failed'));
       // A sweep under way is waited for (it leaves nothing half done), but not past the budget.
-      await withinMs(left(), () => housekeeping.stop()).catch((error: unknown) => logger.warn({ err: error }, 'stopping housekeeping failed'));
-      await withinMs(left(), () => publishing.stop()).catch((error: unknown) => logger.warn({ err: error }, 'stopping event publishing failed'));
+      await withTimeout(() => housekeeping.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping housekeeping failed'));
+      await withTimeout(() => publishing.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping event publishing failed'));
       // An attempt cut short here is sent again by the next process once its lease ends (at least once).
-      await withinMs(left(), async () => delivering?.stop()).catch((error: unknown) => logger.warn({ err: error }, 'stopping webhook delivery failed'));
+      await withTimeout(async () => delivering?.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping webhook delivery failed'));
       await closeDependencies(container, left());
       logger.info('API stopped');
     },
@@ -160,24 +167,9 @@ export async function closeDependencies(container: Container, timeoutMs = CLOSE_
   ];
   for (const [what, close] of steps) {
     try {
-      await withinMs(Math.max(CLOSE_STEP_MIN_MS, deadline - Date.now()), async () => close());
+      await withTimeout(async () => close(), Math.max(CLOSE_STEP_MIN_MS, deadline - Date.now()));
     } catch (error) {
       logger.warn({ err: error }, `closing the ${what} failed`);
     }
-  }
-}
-
-/** Runs `work`, rejecting if it takes longer than `ms` (the work itself goes on, unawaited). */
-async function withinMs<T>(ms: number, work: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`did not finish within ${ms} ms`)), ms);
-  });
-  const running = work();
-  running.catch(() => undefined);
-  try {
-    return await Promise.race([running, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -6,6 +6,7 @@ const telemetry = await startTelemetry({ defaultServiceName: 'logistics-worker' 
 await import('reflect-metadata');
 const { pino } = await import('pino');
 const { ConfigError, listenConfigError, loadConfig } = await import('@logi/adapters');
+const { exitGracefully } = await import('@logi/adapters');
 
 function readConfig(): AppConfig & { redis: RedisEndpoint } {
   try {
@@ -24,46 +25,27 @@ function readConfig(): AppConfig & { redis: RedisEndpoint } {
 }
 
 const config = readConfig();
+/** Longer than the worker's own 20 s grace for running jobs, plus closing the browser and the database. */
+const SHUTDOWN_LIMIT_MS = 30_000;
 const logger = pino({ level: config.logLevel, base: { service: 'worker', pid: process.pid } });
 
-process.on('unhandledRejection', (reason) => {
-  logger.fatal({ err: reason }, 'unhandled rejection');
-  process.exit(1);
+// Installed before the worker starts, so an unhandled error during start-up is logged and exits 1 too.
+let running: { stop(): Promise<void> } | undefined;
+exitGracefully({
+  logger,
+  limitMs: SHUTDOWN_LIMIT_MS,
+  stop: async () => {
+    await running?.stop();
+    await telemetry?.shutdown();
+  },
 });
 
 // Loaded after the configuration is known good, so a bad variable is reported without loading the stack.
 const { startWorker } = await import('./start-worker.js');
-const running = await startWorker(config, logger).catch((error: unknown) => {
+running = await startWorker(config, logger).catch((error: unknown) => {
   logger.fatal({ err: error }, 'worker could not start');
   // One plain line too, as for a bad variable: a METRICS_HOST or METRICS_PORT that cannot be listened on is a set-up mistake an operator must see.
   const problem = listenConfigError(error, config, false);
   process.stderr.write(`${problem ? problem.message : `worker could not start: ${error instanceof Error ? error.message : String(error)}`}\n`);
   process.exit(1);
 });
-
-/** Longer than the worker's own 20 s grace for running jobs, plus closing the browser and the database. */
-const SHUTDOWN_LIMIT_MS = 30_000;
-let signalled = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    // A second signal means "now": the operator has stopped waiting.
-    if (signalled) process.exit(1);
-    signalled = true;
-    logger.info({ signal }, 'shutdown requested');
-    // Past the jobs' own bound something is stuck (Redis gone mid-close, say); leave anyway.
-    setTimeout(() => {
-      logger.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, SHUTDOWN_LIMIT_MS).unref();
-    running
-      .stop()
-      .then(() => telemetry?.shutdown())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-  });
-}

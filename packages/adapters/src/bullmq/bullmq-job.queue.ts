@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import {
   JobOutcomeUnknownError,
   ServiceUnavailableError,
+  withTimeout,
   type JobName,
   type JobPayloads,
   type JobQueuePort,
@@ -110,19 +111,19 @@ export class BullmqJobQueue implements JobQueuePort {
       throw new ServiceUnavailableError('job queue unavailable: Redis is not connected');
     }
     const { queue, events } = this.channel(name);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ServiceUnavailableError('job timed out')), options.timeoutMs - (Date.now() - startedAt));
-    });
     // The events stream holds the answer: with its connection gone, waiting for the deadline is pointless.
-    let onLost!: (error: ServiceUnavailableError) => void;
-    const lost = new Promise<never>((_, reject) => (onLost = reject));
+    const lost = new AbortController();
+    const onLost = (error: ServiceUnavailableError) => lost.abort(error);
     this.waiters.add(onLost);
     if (!this.connected) this.onConnectionDown();
     const run = this.addAndWait(queue, events, name, payload, options);
-    run.catch(() => undefined);
     try {
-      return (await Promise.race([run, deadline, lost])) as JobResults[N];
+      return (await withTimeout(run, options.timeoutMs - (Date.now() - startedAt), {
+        onTimeout: () => {
+          throw new ServiceUnavailableError('job timed out');
+        },
+        signal: lost.signal,
+      })) as JobResults[N];
     } catch (error) {
       if (error instanceof ServiceUnavailableError && error.reason === 'job timed out') {
         // Nobody waits for it any more: take it back if no worker has started it.
@@ -130,7 +131,6 @@ export class BullmqJobQueue implements JobQueuePort {
       }
       throw error;
     } finally {
-      clearTimeout(timer);
       this.waiters.delete(onLost);
     }
   }
@@ -296,7 +296,7 @@ export class BullmqJobQueue implements JobQueuePort {
 
   private async withdraw(queue: Queue, jobId: string): Promise<void> {
     // A job a worker holds is locked and stays; one still waiting is removed.
-    await Promise.race([queue.remove(jobId).catch(() => 0), new Promise((resolve) => setTimeout(resolve, 500).unref())]);
+    await withTimeout(queue.remove(jobId).catch(() => 0), 500, { onTimeout: () => 0, unref: true });
   }
 
   private async shutdown(): Promise<void> {
@@ -306,8 +306,7 @@ export class BullmqJobQueue implements JobQueuePort {
       this.blocking.disconnect();
     }
     const closers = [...this.channels.values()].flatMap(({ queue, events }) => [events.close(), queue.close()]);
-    const bounded = new Promise((resolve) => setTimeout(resolve, 3_000).unref());
-    await Promise.race([Promise.allSettled(closers), bounded]);
+    await withTimeout(Promise.allSettled(closers), 3_000, { onTimeout: () => undefined, unref: true });
     // The connections are ours (BullMQ leaves caller-made clients open).
     for (const redis of [this.client, this.blocking]) {
       if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());

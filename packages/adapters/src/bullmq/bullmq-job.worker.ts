@@ -2,7 +2,7 @@ import type { Job, Telemetry, Worker } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DomainError, JOB_NAMES, ServiceUnavailableError, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
+import { DomainError, JOB_NAMES, ServiceUnavailableError, withTimeout, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
 import { createRedis, type RedisEndpoint } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 import { encodeDomainError } from './job-failure.codec.js';
@@ -112,24 +112,16 @@ export class BullmqJobWorker {
     const timeoutMs = this.options.closeTimeoutMs ?? 20_000;
     await Promise.all(
       this.workers.map(async (worker) => {
-        let timer: NodeJS.Timeout | undefined;
-        const graceful = worker.close().then(() => true);
-        const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-        const finished = await Promise.race([graceful, late]).catch(() => false);
-        clearTimeout(timer);
+        const finished = await withTimeout(worker.close().then(() => true), timeoutMs, { onTimeout: () => false }).catch(() => false);
         if (!finished) {
           this.options.logger.warn({ queue: worker.name, timeoutMs }, 'running jobs did not finish in time; handing them back');
           // close() is already under way and cannot be forced any more; cutting Redis ends it.
           // (BullMQ's disconnect waits for a first connect, so it gets a bound of its own.)
-          await Promise.race([worker.disconnect().catch(() => undefined), delay(2_000)]);
+          await withTimeout(worker.disconnect().catch(() => undefined), 2_000, { onTimeout: () => undefined, unref: true });
         }
       }),
     );
     if (this.connection.status === 'ready') await this.connection.quit().catch(() => this.connection.disconnect());
     else this.connection.disconnect();
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
-import { JOB_NAMES } from '@logi/domain';
+import { JOB_NAMES, withTimeout } from '@logi/domain';
 import { createRedis, whenRedisReady, type RedisEndpoint } from '../redis/create-redis.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
@@ -51,19 +51,15 @@ export class BullmqQueueInspector {
     if (this.closing) throw new Error('queue inspector is closed');
     const startedAt = Date.now();
     if (!(await whenRedisReady(this.client, timeoutMs))) throw new Error('Redis is not connected');
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${timeoutMs} ms`)), Math.max(1, timeoutMs - (Date.now() - startedAt)));
-    });
     const counts = Promise.all(
       this.queues.map(async (queue) => [queue.name, (await queue.getJobCounts(...WATCHED_JOB_STATES)) as Record<WatchedJobState, number>] as const),
     );
-    counts.catch(() => undefined);
-    try {
-      return Object.fromEntries(await Promise.race([counts, late]));
-    } finally {
-      clearTimeout(timer);
-    }
+    const answered = await withTimeout(counts, Math.max(1, timeoutMs - (Date.now() - startedAt)), {
+      onTimeout: () => {
+        throw new Error(`no answer from Redis within ${timeoutMs} ms`);
+      },
+    });
+    return Object.fromEntries(answered);
   }
 
   async close(): Promise<void> {
@@ -74,8 +70,7 @@ export class BullmqQueueInspector {
   private async shutdown(): Promise<void> {
     // With Redis gone, BullMQ's close would wait for a reconnect; cutting the connection first ends it.
     if (this.client.status !== 'ready') this.client.disconnect();
-    const bounded = new Promise((resolve) => setTimeout(resolve, 3_000).unref());
-    await Promise.race([Promise.allSettled(this.queues.map((queue) => queue.close())), bounded]);
+    await withTimeout(Promise.allSettled(this.queues.map((queue) => queue.close())), 3_000, { onTimeout: () => undefined, unref: true });
     // The connection is ours (BullMQ leaves caller-made clients open).
     if (this.client.status === 'ready') await this.client.quit().catch(() => this.client.disconnect());
     else this.client.disconnect();

@@ -1,4 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { withTimeout } from '@logi/domain';
 import { CrashHandlerDir } from './crash-handler-dir.js';
 
 /**
@@ -105,15 +106,14 @@ export class ChromiumBrowserSession {
    */
   async discardPage(slot: PageSlot, graceMs: number): Promise<boolean> {
     this.active -= 1;
-    let timer: NodeJS.Timeout | undefined;
-    const closed = await Promise.race([
+    const closed = await withTimeout(
       slot.context.close().then(
         () => true,
         () => true,
       ),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
-    ]);
-    clearTimeout(timer);
+      graceMs,
+      { onTimeout: () => false },
+    );
     this.closeIfRetiredAndIdle();
     return closed;
   }

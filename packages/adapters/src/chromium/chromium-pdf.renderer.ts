@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { InvoiceDocument, PdfRendererPort } from '@logi/domain';
+import { withTimeout, type InvoiceDocument, type PdfRendererPort } from '@logi/domain';
 import { HandlebarsInvoiceTemplate, type InvoiceHtmlTemplate } from '../handlebars/handlebars-invoice.template.js';
 import { ChromiumBrowserSession, type PageSlot } from './chromium-browser.session.js';
 import { sweepCrashHandlerDirs } from './crash-handler-dir.js';
@@ -186,7 +186,6 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
       slot: null,
       abandoned: false,
     };
-    let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
 
     const work = (async () => {
@@ -208,21 +207,18 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
         margin: { top: '14mm', right: '12mm', bottom: '16mm', left: '12mm' },
       });
     })();
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        timedOut = true;
-        reject(new RenderTimeoutError(limitMs));
-      }, Math.max(0, timeLeftMs));
-    });
 
     try {
-      const pdf = await Promise.race([work, deadline]);
+      const pdf = await withTimeout(work, timeLeftMs, {
+        onTimeout: () => {
+          timedOut = true;
+          throw new RenderTimeoutError(limitMs);
+        },
+      });
       attempt.session!.releasePage(attempt.slot!);
       return pdf;
     } catch (error) {
       attempt.abandoned = true;
-      // The losing promise must not surface later as an unhandled rejection.
-      work.catch(() => undefined);
       const session = attempt.session;
       // No browser yet: the launch failed (its own error says why) or is still under way
       // (bounded by the same limit; a browser that comes up late serves the next render).
@@ -230,8 +226,6 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
       await this.cleanUpAfterFailure(session, attempt.slot, timedOut);
       if (timedOut) throw error;
       throw new Error(`PDF render failed (Chromium ${session.browser.isConnected() ? 'error' : 'stopped'}): ${errorMessage(error)}`);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

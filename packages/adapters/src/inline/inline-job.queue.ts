@@ -1,5 +1,6 @@
 import {
   ServiceUnavailableError,
+  withTimeout,
   type JobHandler,
   type JobHandlers,
   type JobName,
@@ -53,7 +54,7 @@ export class InlineJobQueue implements JobQueuePort {
     }
     execution.waiters += 1;
     try {
-      return (await withTimeout(execution.promise, options.timeoutMs)) as JobResults[N];
+      return (await withTimeout(execution.promise, options.timeoutMs, { onTimeout: jobTimedOut })) as JobResults[N];
     } finally {
       execution.waiters -= 1;
     }
@@ -72,7 +73,7 @@ export class InlineJobQueue implements JobQueuePort {
       wake();
     }
     const pending = [...this.running.values()].map((e) => e.promise.catch(() => undefined));
-    await withTimeout(Promise.all(pending), this.options.closeTimeoutMs ?? 10_000).catch(() => undefined);
+    await withTimeout(Promise.all(pending), this.options.closeTimeoutMs ?? 10_000, { onTimeout: () => undefined });
   }
 
   private start<N extends JobName>(name: N, payload: JobPayloads[N], jobId: string): Execution {
@@ -120,10 +121,6 @@ export class InlineJobQueue implements JobQueuePort {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ServiceUnavailableError('job timed out')), timeoutMs);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+function jobTimedOut(): never {
+  throw new ServiceUnavailableError('job timed out');
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Invoice, InvoiceCriteria, InvoiceDetail, InvoiceOrder, InvoicePage, InvoiceRepositoryPort } from '@logi/domain';
 import { applyInvoiceFilters, countsServe, idsIn, invoiceOrderBy, nameCountsServe, type InvoiceCandidates } from './invoice-list.query.js';
-import { BoundedCache } from './bounded-cache.js';
+import { LRUCache } from 'lru-cache';
 import { SEARCH_KINDS } from './search/search-text.js';
 import { trigramCandidateFilter } from './search/trigram-index.js';
 import {
@@ -26,7 +26,7 @@ const TOTALS_CACHED = 2_000;
 export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   private readonly dialect: SqlDialect;
   /** Totals by directory data version and filters; a write bumps the version, so an entry is never stale. */
-  private readonly totals = new BoundedCache<string, number>(TOTALS_CACHED);
+  private readonly totals = new LRUCache<string, number>({ max: TOTALS_CACHED });
 
   constructor(
     private readonly knex: Knex,

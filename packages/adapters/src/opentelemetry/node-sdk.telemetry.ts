@@ -9,7 +9,7 @@ import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BullMQOtel } from 'bullmq-otel';
 import { createAddHookMessageChannel } from 'import-in-the-middle';
-import type { PdfRendererPort } from '@logi/domain';
+import { withTimeout, type PdfRendererPort } from '@logi/domain';
 import type { Telemetry } from './start-telemetry.js';
 import { TracingPdfRenderer } from './tracing-pdf.renderer.js';
 
@@ -66,10 +66,7 @@ export async function startNodeSdkTelemetry(defaultServiceName: string, env: Nod
     bullmq,
     traceRenderer: (renderer: PdfRendererPort) => new TracingPdfRenderer(renderer, tracer),
     async shutdown() {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_FLUSH_MS)));
-      await Promise.race([sdk.shutdown().catch(() => undefined), late]);
-      clearTimeout(timer);
+      await withTimeout(sdk.shutdown().catch(() => undefined), SHUTDOWN_FLUSH_MS, { onTimeout: () => undefined });
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { withTimeout } from '@logi/domain';
 import { isTransientInfrastructureError } from '../../shared/transient-errors.js';
 import { judgeReplicaStatus, readReplicaStatus, type ReplicaCheck, type ReplicaState } from './replica-status.js';
 
@@ -192,18 +193,15 @@ export class ReadReplicas {
   private check(replica: Replica): Promise<void> {
     // Still waiting on a late check's connection: its deadline has already marked the replica unreachable.
     if (replica.checking) return Promise.resolve();
-    let timer: NodeJS.Timeout | undefined;
     const answered = readReplicaStatus(replica.knex, this.checkTimeoutMs, replica.statement).then(
       (rows) => judgeReplicaStatus(rows, this.options.maxLagSeconds),
       (error: unknown): ReplicaCheck => ({ state: 'unreachable', lagSeconds: null, reason: messageOf(error) }),
     );
     // The statement is bounded by mysql2, but getting a connection to a hung server is not: the check is, as a whole.
-    const late = new Promise<ReplicaCheck>((resolve) => {
-      timer = setTimeout(() => resolve({ state: 'unreachable', lagSeconds: null, reason: `no answer within ${this.checkTimeoutMs} ms` }), this.checkTimeoutMs);
-      timer.unref();
-    });
-    const checking = Promise.race([answered, late]).then((result) => {
-      clearTimeout(timer);
+    const checking = withTimeout(answered, this.checkTimeoutMs, {
+      onTimeout: (): ReplicaCheck => ({ state: 'unreachable', lagSeconds: null, reason: `no answer within ${this.checkTimeoutMs} ms` }),
+      unref: true,
+    }).then((result) => {
       replica.verdict = null;
       this.record(replica, result);
     });

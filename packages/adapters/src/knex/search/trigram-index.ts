@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { BoundedCache } from '../bounded-cache.js';
+import { LRUCache } from 'lru-cache';
 import { isMysql } from '../sql-dialect.js';
 import { documentCodes, indexFold, SEARCH_KINDS, trigramCode, TRIGRAM_LENGTH, type SearchKind } from './search-text.js';
 
@@ -18,11 +18,11 @@ import { documentCodes, indexFold, SEARCH_KINDS, trigramCode, TRIGRAM_LENGTH, ty
  */
 export const POSTINGS_CAP = 20_000;
 /**
- * Posting list sizes by code, and until when (ms) they are trusted: a common
+ * Posting list sizes by code, each trusted for a while (its TTL): a common
  * trigram stays common (probing it reads POSTINGS_CAP entries), and a rare
  * one changes slowly.
  */
-const CODE_SIZES = new BoundedCache<number, { n: number; until: number }>(100_000);
+const CODE_SIZES = new LRUCache<number, number>({ max: 100_000 });
 const COMMON_FOR_MS = 10 * 60_000;
 const SIZE_FOR_MS = 60_000;
 /**
@@ -111,21 +111,20 @@ async function planSearch(knex: Knex, kind: SearchKind, directory: string, fragm
   // Posting list sizes seen a moment ago are not probed again. A size only decides which lists are
   // intersected (a stale one costs time, never a row); an empty list is never remembered, since it
   // alone may rule everything out.
-  const now = Date.now();
   const estimated = isMysql(knex);
   const sizes: Array<{ code: number; n: number }> = [];
   const toProbe: number[] = [];
   for (const code of positions.keys()) {
     const known = CODE_SIZES.get(code);
-    if (known && known.until > now) sizes.push({ code, n: known.n });
+    if (known !== undefined) sizes.push({ code, n: known });
     else toProbe.push(code);
   }
   if (toProbe.length > 0) {
     const probed = estimated ? await estimatedSizes(knex, toProbe) : await countedSizes(knex, toProbe, cap);
     for (const size of probed) {
       sizes.push(size);
-      if (size.n > cap) CODE_SIZES.set(size.code, { n: size.n, until: now + COMMON_FOR_MS });
-      else if (size.n > 0) CODE_SIZES.set(size.code, { n: size.n, until: now + SIZE_FOR_MS });
+      if (size.n > cap) CODE_SIZES.set(size.code, size.n, { ttl: COMMON_FOR_MS });
+      else if (size.n > 0) CODE_SIZES.set(size.code, size.n, { ttl: SIZE_FOR_MS });
     }
   }
   const pending = await pendingIds(knex, kind);

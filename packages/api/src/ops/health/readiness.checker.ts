@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ReplicaStatus } from '@logi/adapters';
+import { withTimeout } from '@logi/domain';
 
 /** Pause between two attempts at a dependency that failed fast. */
 const RETRY_INTERVAL_MS = 100;
@@ -83,21 +84,13 @@ export class ReadinessChecker {
     }
   }
 
-  private async attempt(check: DependencyCheck, budgetMs: number): Promise<'ok' | 'timeout' | { error: unknown }> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), Math.max(0, budgetMs));
-    });
+  private attempt(check: DependencyCheck, budgetMs: number): Promise<'ok' | 'timeout' | { error: unknown }> {
     const answered = Promise.resolve()
       .then(check.probe)
       .then(
         () => 'ok' as const,
         (error: unknown) => ({ error }),
       );
-    try {
-      return await Promise.race([answered, timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withTimeout(answered, budgetMs, { onTimeout: () => 'timeout' as const });
   }
 }

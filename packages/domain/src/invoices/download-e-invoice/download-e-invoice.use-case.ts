@@ -2,11 +2,9 @@ import type { ClientRepositoryPort } from '../../ports/client-repository.port.js
 import type { ContentHasherPort } from '../../ports/content-hasher.port.js';
 import type { EInvoiceWriterPort } from '../../ports/e-invoice-writer.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
-import { buildEInvoice } from '../e-invoice/build-e-invoice.js';
 import type { EInvoiceFormat } from '../e-invoice/e-invoice.js';
 import { eInvoiceVersionOf } from '../e-invoice/e-invoice-version.js';
-import { buildInvoiceDocument } from '../invoice-document/build-invoice-document.js';
-import { InvoiceNotFoundError } from '../invoices.errors.js';
+import { loadInvoiceDocument } from '../invoice-document/load-invoice-document.js';
 import { parseEInvoiceQuery } from './e-invoice.query.js';
 
 export type EInvoiceAnswer =
@@ -38,14 +36,9 @@ export class DownloadEInvoiceUseCase {
     query: Iterable<[string, string]>;
     clientHolds?: (version: string) => boolean;
   }): Promise<EInvoiceAnswer> {
-    const invoice = await this.deps.invoices.findDetail(input.directory, input.invoiceId);
-    if (!invoice) throw new InvoiceNotFoundError();
-    const { format, lang } = parseEInvoiceQuery(input.query);
-    const client = await this.deps.clients.findByDirectory(input.directory);
-    // The invoice exists, so its directory must: a missing client is a data fault, not a 404.
-    if (!client) throw new Error(`Client directory "${input.directory}" has no company details to print as seller.`);
-    const document = buildInvoiceDocument(invoice, client.company, lang, false, this.deps.timeZone);
-    const eInvoice = buildEInvoice(invoice, client.company, document, this.deps.timeZone);
+    const loaded = await loadInvoiceDocument(this.deps, input, () => parseEInvoiceQuery(input.query));
+    const { invoice, options: { format } } = loaded;
+    const eInvoice = loaded.eInvoice();
     const version = eInvoiceVersionOf(eInvoice, format, this.deps.writer.version, this.deps.hasher);
     if (input.clientHolds?.(version)) return { kind: 'not-modified', invoiceNr: invoice.nr, version, format };
     const xml = await this.deps.writer.xml(eInvoice, format);

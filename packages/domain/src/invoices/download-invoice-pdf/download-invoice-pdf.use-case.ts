@@ -6,14 +6,11 @@ import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import type { JobQueuePort } from '../../ports/job-queue.port.js';
 import { jobDeadline } from '../../jobs/job-definitions.js';
-import type { CompanyDetails } from '../../clients/client.js';
-import { buildEInvoice } from '../e-invoice/build-e-invoice.js';
-import type { InvoiceDetail } from '../invoice.js';
-import { buildInvoiceDocument } from '../invoice-document/build-invoice-document.js';
-import type { DocumentLanguage, InvoiceDocument } from '../invoice-document/invoice-document.js';
+import type { EInvoice } from '../e-invoice/e-invoice.js';
+import type { DocumentLanguage } from '../invoice-document/invoice-document.js';
+import { loadInvoiceDocument } from '../invoice-document/load-invoice-document.js';
 import { pdfCacheKey, pdfVersionOf, type FacturXPart } from '../invoice-pdf-cache/pdf-version.js';
 import { downloadKey, type PrintedVersion, type RecentPdfs } from '../invoice-pdf-cache/recent-pdfs.js';
-import { InvoiceNotFoundError } from '../invoices.errors.js';
 import { parseInvoicePdfQuery, type PdfFormat } from './invoice-pdf.query.js';
 
 /** The answer to a download: the PDF, or word that the client's copy (by version) is current. */
@@ -113,23 +110,17 @@ export class DownloadInvoicePdfUseCase {
     input: { directory: string; invoiceId: number; query: Iterable<[string, string]> },
     dataVersion: string,
   ): Promise<{ query: { lang: DocumentLanguage; duplicate: boolean; format: PdfFormat }; printed: PrintedVersion }> {
-    const invoice = await this.deps.invoices.findDetail(input.directory, input.invoiceId);
-    if (!invoice) throw new InvoiceNotFoundError();
-    const query = parseInvoicePdfQuery(input.query);
-    const client = await this.deps.clients.findByDirectory(input.directory);
-    // The invoice exists, so its directory must: a missing client is a data fault, not a 404.
-    if (!client) throw new Error(`Client directory "${input.directory}" has no company details to print as seller.`);
-    const document = buildInvoiceDocument(invoice, client.company, query.lang, query.duplicate, this.deps.timeZone);
-    const facturX = query.format === 'facturx' ? this.facturXPart(invoice, client.company, document) : undefined;
+    const { invoice, document, options: query, eInvoice } = await loadInvoiceDocument(this.deps, input, () => parseInvoicePdfQuery(input.query));
+    const facturX = query.format === 'facturx' ? this.facturXPart(eInvoice) : undefined;
     const printed = { version: pdfVersionOf(document, this.deps.templateVersion, this.deps.hasher, facturX), invoiceNr: invoice.nr };
     this.deps.recent?.rememberPrinted(downloadKey(input.directory, input.invoiceId, query), dataVersion, printed);
     return { query, printed };
   }
 
   /** What Factur-X adds to the version: the same e-invoice the render job will embed. */
-  private facturXPart(invoice: InvoiceDetail, company: CompanyDetails, document: InvoiceDocument): FacturXPart {
+  private facturXPart(eInvoice: () => EInvoice): FacturXPart {
     if (this.deps.eInvoiceWriterVersion === undefined) throw new Error('Factur-X asked of an API without an e-invoice writer.');
-    return { writer: this.deps.eInvoiceWriterVersion, invoice: buildEInvoice(invoice, company, document, this.deps.timeZone) };
+    return { writer: this.deps.eInvoiceWriterVersion, invoice: eInvoice() };
   }
 
   /** The cached PDF, `miss`, or `unreadable` when storage failed (reported). */

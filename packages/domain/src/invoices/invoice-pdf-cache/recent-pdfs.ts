@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * What one process remembers of the PDFs it served, so that a repeated
  * download costs one read of the directory's data version instead of
@@ -20,57 +22,46 @@ export interface PrintedVersion {
 }
 
 export class RecentPdfs {
-  private readonly versions = new Map<string, PrintedVersion & { dataVersion: string }>();
-  private readonly pdfs = new Map<string, Buffer>();
-  private pdfBytes = 0;
+  private readonly versions: LRUCache<string, PrintedVersion & { dataVersion: string }> | null;
+  private readonly pdfs: LRUCache<string, Buffer> | null;
 
   constructor(
-    private readonly limits: {
+    limits: {
       /** Downloads whose printed version is remembered. */
       versions: number;
       /** Bytes of PDFs kept; 0 keeps none. */
       pdfBytes: number;
     },
-  ) {}
+  ) {
+    this.versions = limits.versions > 0 ? new LRUCache({ max: limits.versions }) : null;
+    // One PDF over a quarter of the budget would push out many: not kept.
+    this.pdfs =
+      limits.pdfBytes > 0 ? new LRUCache({ maxSize: limits.pdfBytes, maxEntrySize: limits.pdfBytes / 4, sizeCalculation: (pdf) => Math.max(1, pdf.length) }) : null;
+  }
 
   /** The version a download printed, if the directory's data is still at `dataVersion`. */
   printed(key: string, dataVersion: string): PrintedVersion | null {
-    const entry = this.versions.get(key);
+    const entry = this.versions?.get(key);
     if (!entry) return null;
     if (entry.dataVersion !== dataVersion) {
-      this.versions.delete(key);
+      this.versions!.delete(key);
       return null;
     }
-    this.versions.delete(key);
-    this.versions.set(key, entry);
     return { version: entry.version, invoiceNr: entry.invoiceNr };
   }
 
   rememberPrinted(key: string, dataVersion: string, printed: PrintedVersion): void {
-    if (this.limits.versions <= 0) return;
-    this.versions.delete(key);
-    this.versions.set(key, { ...printed, dataVersion });
-    while (this.versions.size > this.limits.versions) this.versions.delete(this.versions.keys().next().value!);
+    this.versions?.set(key, { ...printed, dataVersion });
   }
 
   pdf(version: string): Buffer | null {
-    const pdf = this.pdfs.get(version);
-    if (!pdf) return null;
-    this.pdfs.delete(version);
-    this.pdfs.set(version, pdf);
-    return pdf;
+    return this.pdfs?.get(version) ?? null;
   }
 
   rememberPdf(version: string, pdf: Buffer): void {
-    // One PDF over a quarter of the budget would push out many: not kept.
-    if (pdf.length > this.limits.pdfBytes / 4 || this.pdfs.has(version)) return;
-    this.pdfs.set(version, pdf);
-    this.pdfBytes += pdf.length;
-    while (this.pdfBytes > this.limits.pdfBytes) {
-      const [oldest, bytes] = this.pdfs.entries().next().value!;
-      this.pdfs.delete(oldest);
-      this.pdfBytes -= bytes.length;
-    }
+    // A version names its bytes: one already kept is the same PDF.
+    if (this.pdfs?.has(version)) return;
+    this.pdfs?.set(version, pdf);
   }
 }
 

@@ -5,10 +5,8 @@ import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import type { EInvoiceWriterPort } from '../../ports/e-invoice-writer.port.js';
 import type { PdfRendererPort } from '../../ports/pdf-renderer.port.js';
-import { buildEInvoice } from '../e-invoice/build-e-invoice.js';
-import { buildInvoiceDocument } from '../invoice-document/build-invoice-document.js';
+import { loadInvoiceDocument } from '../invoice-document/load-invoice-document.js';
 import { pdfCacheKey, pdfVersionOf } from '../invoice-pdf-cache/pdf-version.js';
-import { InvoiceNotFoundError } from '../invoices.errors.js';
 
 type RenderJob = JobPayloads['render-invoice-pdf'];
 type RenderResult = JobResults['render-invoice-pdf'];
@@ -43,14 +41,10 @@ export class RenderInvoicePdfUseCase {
   ) {}
 
   async execute(job: RenderJob): Promise<RenderResult> {
-    const invoice = await this.deps.invoices.findDetail(job.directory, job.invoiceId);
-    if (!invoice) throw new InvoiceNotFoundError();
-    const client = await this.deps.clients.findByDirectory(job.directory);
-    // The invoice exists, so its directory must: a missing client is a data fault, not a 404.
-    if (!client) throw new Error(`Client directory "${job.directory}" has no company details to print as seller.`);
-    const document = buildInvoiceDocument(invoice, client.company, job.lang, job.duplicate, this.deps.timeZone);
+    const loaded = await loadInvoiceDocument(this.deps, job, () => job);
+    const { invoice, document } = loaded;
     // Factur-X: the e-invoice of the same document goes inside, and into the version.
-    const eInvoice = job.format === 'facturx' ? buildEInvoice(invoice, client.company, document, this.deps.timeZone) : null;
+    const eInvoice = job.format === 'facturx' ? loaded.eInvoice() : null;
     const writer = eInvoice ? this.writer() : null;
     const version = pdfVersionOf(document, this.deps.templateVersion, this.deps.hasher, eInvoice && writer ? { writer: writer.version, invoice: eInvoice } : undefined);
     const unrendered: RenderResult = { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr, version };
