@@ -7,10 +7,10 @@ async function main(): Promise<void> {
   const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api' });
   await import('reflect-metadata');
   const { pino } = await import('pino');
-  const { ConfigError, listenConfigError, loadConfig, migrateLatest, pendingMigrations } = await import('@logi/adapters');
+  const { ConfigError, exitGracefully, listenConfigError, loadConfig, migrateLatest, pendingMigrations } = await import('@logi/adapters');
   const { buildContainer } = await import('./container.js');
   const { Tokens } = await import('./tokens.js');
-  const { startServer } = await import('./server.js');
+  const { startServer, stopLimitMs } = await import('./server.js');
 
   let config;
   try {
@@ -24,8 +24,6 @@ async function main(): Promise<void> {
   }
   const logger = pino({ level: config.logLevel, base: { service: 'api' } });
   // Installed before anything is built, so an unhandled error during start-up is logged and exits 1 too.
-  const { exitGracefully } = await import('@logi/adapters');
-  const { stopLimitMs } = await import('./server.js');
   let running: { stop(): Promise<void> } | undefined;
   exitGracefully({
     logger,
