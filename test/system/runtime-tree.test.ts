@@ -49,7 +49,7 @@ class Service {
     expect(command[0]).toBe('node');
     const child = spawn(process.execPath, command.slice(1), { cwd: tree.dir, env: serviceEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     const service = new Service(child, new Promise((resolve) => child.once('exit', (code) => resolve(code))));
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
       service.output.push(line);
       try {
         service.logs.push(JSON.parse(line) as Record<string, unknown>);
@@ -57,7 +57,7 @@ class Service {
         // not a log line
       }
     });
-    child.stderr!.on('data', (chunk: Buffer) => service.output.push(chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => service.output.push(chunk.toString()));
     return service;
   }
 

@@ -122,7 +122,7 @@ export class BullmqJobQueue implements JobQueuePort {
     const run = this.addAndWait(queue, events, name, payload, options);
     run.catch(() => undefined);
     try {
-      return (await Promise.race([run, deadline, lost])) as JobResults[N];
+      return await Promise.race([run, deadline, lost]);
     } catch (error) {
       if (error instanceof ServiceUnavailableError && error.reason === 'job timed out') {
         // Nobody waits for it any more: take it back if no worker has started it.
