@@ -49,7 +49,8 @@ export function checkWebhookUrl(raw: string, options: WebhookTargetOptions): Web
   // spellings keeps what is stored equal to what is sent and to what any other
   // URL parser would read.
   // eslint-disable-next-line no-control-regex -- a URL with control characters is what this refuses
-  if (/[\u0000-\u0020\u007f-\u009f]/.test(raw) || !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) return refuse(WebhookUrlMessages.INVALID);
+  const controlOrSpace = /[\u0000-\u0020\u007f-\u009f]/;
+  if (controlOrSpace.test(raw) || !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) return refuse(WebhookUrlMessages.INVALID);
   const url = parseUrl(raw);
   if (url === null) return refuse(WebhookUrlMessages.INVALID);
 
