@@ -207,7 +207,7 @@ for (const d of DIRECTORIES) {
       left_to_pay: settlement.left_to_pay,
       correct_of: corrected ? corrected.id : null,
       added_time: issueDate + random.int(7 * 3600, 17 * 3600),
-      orders: corrected ? (corrected.orders as unknown[]) : invoiceOrders(d.directory, issueDate),
+      orders: corrected ? corrected.orders : invoiceOrders(d.directory, issueDate),
       items,
       customer,
     };

@@ -9,7 +9,7 @@ for (const port of ports) {
     process.exit(response.ok ? 0 : 1);
   } catch (error) {
     // Nothing listens there: this is the other kind of process, try the next port.
-    if (error?.cause?.code !== 'ECONNREFUSED') process.exit(1);
+    if (/** @type {{ cause?: { code?: string } } | undefined} */ (error)?.cause?.code !== 'ECONNREFUSED') process.exit(1);
   }
 }
 process.exit(1);

@@ -118,7 +118,7 @@ function criteriaList(): InvoiceCriteria[] {
 /** The plain scan: the same predicates with no index candidates, no kept counts, no cache, the whole ordered list. */
 async function scan(knex: Knex, criteria: InvoiceCriteria): Promise<{ total: number; ids: number[] }> {
   const dialect = dialectOf(knex);
-  const rows = (await applyInvoiceFilters(knex('invoices as i'), criteria, dialect).select('i.id').orderByRaw(invoiceOrderBy(criteria, dialect))) as Array<{ id: unknown }>;
+  const rows: Array<{ id: unknown }> = await applyInvoiceFilters(knex('invoices as i'), criteria, dialect).select('i.id').orderByRaw(invoiceOrderBy(criteria, dialect));
   const ids = rows.map((row) => Number(row.id));
   const offset = (criteria.page - 1) * criteria.perPage;
   return { total: ids.length, ids: ids.slice(offset, offset + criteria.perPage) };
@@ -251,9 +251,9 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
   it('when the kept customer-name counts are compared with a GROUP BY over the exact names, then they are equal', async () => {
     const name = profile === 'mariadb' ? 'customer_name COLLATE utf8mb4_bin' : 'customer_name';
     const kept = (await db.knex('customer_name_counts').select('directory', 'customer_name', 'n').where('n', '>', 0)) as Array<Record<string, unknown>>;
-    const [grouped] = profile === 'mariadb'
-      ? ((await db.knex.raw(`SELECT directory, ${name} AS customer_name, COUNT(*) AS n FROM invoices GROUP BY directory, ${name}`)) as unknown as [Array<Record<string, unknown>>])
-      : [(await db.knex.raw(`SELECT directory, customer_name, COUNT(*) AS n FROM invoices GROUP BY directory, customer_name`)) as Array<Record<string, unknown>>];
+    const result = await db.knex.raw(`SELECT directory, ${name} AS customer_name, COUNT(*) AS n FROM invoices GROUP BY directory, ${name}`);
+    // MariaDB answers [rows, fields]; SQLite, the rows.
+    const grouped: Array<Record<string, unknown>> = profile === 'mariadb' ? result[0] : result;
     const key = (row: Record<string, unknown>) => `${String(row.directory)}|${String(row.customer_name)}=${Number(row.n)}`;
     expect(kept.map(key).sort()).toEqual(grouped.map(key).sort());
     expect(kept.length).toBeGreaterThan(9);
@@ -262,7 +262,7 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
   it('when the kept counts are compared with a GROUP BY, then they are equal', async () => {
     const columns = ['directory', 'type', 'status', 'branch_id', 'customer_country'];
     const kept = (await db.knex('invoice_counts').select([...columns, 'n']).where('n', '>', 0)) as Array<Record<string, unknown>>;
-    const grouped = (await db.knex('invoices').select(columns).count({ n: '*' }).groupBy(columns)) as Array<Record<string, unknown>>;
+    const grouped: Array<Record<string, unknown>> = await db.knex('invoices').select(columns).count({ n: '*' }).groupBy(columns);
     const key = (row: Record<string, unknown>) => `${columns.map((column) => String(row[column])).join('|')}=${Number(row.n)}`;
     expect(kept.map(key).sort()).toEqual(grouped.map(key).sort());
   });

@@ -117,7 +117,7 @@ describe('invoice list query plans on SQLite', () => {
   async function sqlitePlan(criteria: InvoiceCriteria): Promise<string> {
     const { queries } = await countQueriesWithBindings(sqlite.knex, () => sqliteRepository.list(criteria));
     const page = queries.find((q) => /order by/i.test(q.sql))!;
-    const rows = (await sqlite.knex.raw(`EXPLAIN QUERY PLAN ${page.sql}`, page.bindings as never)) as Array<{ detail: string }>;
+    const rows = await sqlite.knex.raw<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${page.sql}`, page.bindings as never);
     return rows.map((row) => row.detail).join('\n');
   }
 

@@ -18,7 +18,7 @@ describe('the metrics listener', () => {
   };
   const get = async (path: string) => {
     const response = await fetch(new URL(path, listener!.url));
-    return { status: response.status, cache: response.headers.get('cache-control'), body: (await response.text()) as string };
+    return { status: response.status, cache: response.headers.get('cache-control'), body: await response.text() };
   };
 
   it('when given a health probe, then /health/live is 200 at once and /health/ready follows the probe: 503 while starting or stopping, 200 when ready', async () => {

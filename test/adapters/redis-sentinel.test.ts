@@ -43,7 +43,7 @@ function client(where: RedisEndpoint = endpoint): Redis {
 
 /** The port of the server a connection is on, as that server reports it. */
 async function serverPort(redis: Redis): Promise<number> {
-  const info = (await redis.info('server')) as string;
+  const info = await redis.info('server');
   return Number(/tcp_port:(\d+)/.exec(info)![1]);
 }
 
@@ -53,7 +53,7 @@ describe('createRedis through Sentinel', () => {
     const redis = client();
     expect(await whenRedisReady(redis, 5_000)).toBe(true);
     expect(await serverPort(redis)).toBe(master.port);
-    expect(/role:(\w+)/.exec((await redis.info('replication')) as string)![1]).toBe('master');
+    expect(/role:(\w+)/.exec(await redis.info('replication'))![1]).toBe('master');
 
     // The URL's host and port are not used (nothing listens on port 1); its database is.
     const db5 = client({ ...endpoint, url: 'redis://127.0.0.1:1/5' });

@@ -433,12 +433,12 @@ describe('POST /orders/{order_id}/files with generated multipart bodies', () => 
         } else {
           const { definite, open, categoryId } = judgeUpload(upload.parts);
           const fields = Object.keys(envelope.errors ?? {});
-          if (definite.size > 0) expect(answer.status, `${context}: expected 422 naming one of ${[...definite]}: ${show(answer)}`).toBe(422);
+          if (definite.size > 0) expect(answer.status, `${context}: expected 422 naming one of ${[...definite].join(',')}: ${show(answer)}`).toBe(422);
           if (definite.size === 0 && open.size === 0) expect(answer.status, `${context}: ${show(answer)}`).toBe(201);
           if (answer.status === 422) {
             expect(envelope.data, context).toBeNull();
             for (const field of fields) expect([...definite, ...open], `${context}: errors name ${field}`).toContain(field);
-            expect(fields.some((f) => envelope.message.includes(f)), `${context}: the message names no field of ${fields}`).toBe(true);
+            expect(fields.some((f) => envelope.message.includes(f)), `${context}: the message names no field of ${fields.join(',')}`).toBe(true);
           }
           if (answer.status === 201) {
             const files = upload.parts.filter((p): p is FilePart => p.kind === 'file' && (p.name === 'files' || p.name === 'files[]'));
@@ -467,7 +467,7 @@ describe('POST /orders/{order_id}/files with generated multipart bodies', () => 
           }
           expect(await rowCount(), `${context}: rows stored`).toBe(beforeRows + uploaded.filter((u) => u.duplicate_of === undefined).length);
           // Leave the next run a clean slate.
-          const rows = (await hostile.knex('order_files').whereIn('id', uploaded.map((u) => u.id)).select('id', 'storage_key')) as Array<{ id: number; storage_key: string }>;
+          const rows: Array<{ id: number; storage_key: string }> = await hostile.knex('order_files').whereIn('id', uploaded.map((u) => u.id)).select('id', 'storage_key');
           for (const row of rows) await storage().delete(row.storage_key);
           await hostile.knex('order_files').whereIn('id', rows.map((r) => r.id)).delete();
         } else {

@@ -266,7 +266,7 @@ async function send(request: GeneratedRequest, variant: Variant, tweak: Tweak): 
 /** The statuses the document allows for this request, from what its values are. */
 function expectedStatuses(request: GeneratedRequest, variant: Variant, successes: number[]): number[] {
   const refusal: Partial<Record<Variant, number>> = { 'control-byte': 400, 'long-query': 414, 'big-headers': 431, 'no-credentials': 401, 'wrong-method': 405 };
-  if (refusal[variant] !== undefined) return [refusal[variant]!];
+  if (refusal[variant] !== undefined) return [refusal[variant]];
   const unknownIds = request.unknownIds.filter((name) => !namesSomething(request, name));
   const jsonRefusal: Partial<Record<Variant, number>> = { 'cut-body': 400, 'not-json': 400, 'other-type': 415, 'big-body': 413 };
   // The document's 400 in words: a `__proto__` key anywhere is refused like JSON that does not parse.

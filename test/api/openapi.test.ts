@@ -77,7 +77,7 @@ afterAll(async () => {
 describe('the OpenAPI document', () => {
   it('when fetched without credentials, then it is a valid OpenAPI 3.1 document', async () => {
     const validator = new Validator();
-    const result = await validator.validate(contract.doc as never);
+    const result = await validator.validate(contract.doc);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');

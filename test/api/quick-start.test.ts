@@ -104,7 +104,7 @@ describe('the quick start', () => {
   it('when every command demo.sh prints is pasted, then each answers 2xx, uploads of the shipped samples included', async () => {
     const printed = await new Promise<string>((resolve, reject) =>
       execFile('bash', [path.join(ROOT, 'scripts/lib/demo-examples.sh')], { env: { ...process.env, HOST: '127.0.0.1', PORT: port, METRICS_PORT: metricsPort } }, (error, stdout) =>
-        error ? reject(error) : resolve(stdout),
+        error ? reject(new Error(`demo-examples.sh failed: ${error.message}`, { cause: error })) : resolve(stdout),
       ),
     );
     const commands = curlCommands(printed);

@@ -259,7 +259,7 @@ async function clean(knex: Knex): Promise<void> {
 async function waitUntilRecorded(knex: Knex): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const rows = (await knex('webhook_deliveries').select('status').count({ n: '*' }).groupBy('status')) as Array<{ status: string; n: unknown }>;
+    const rows: Array<{ status: string; n: unknown }> = await knex('webhook_deliveries').select('status').count({ n: '*' }).groupBy('status');
     const byStatus = Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
     if (byStatus.failed) throw new Error(`webhook deliveries failed: ${JSON.stringify(byStatus)}`);
     if (!byStatus.pending) return;

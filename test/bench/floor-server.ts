@@ -154,7 +154,7 @@ async function invoicePage(page: number): Promise<unknown> {
   return { invoices, pagination: { page, per_page: PER_PAGE, total, total_pages: Math.ceil(total / PER_PAGE) } };
 }
 
-async function orderByNr(nr: string): Promise<unknown | null> {
+async function orderByNr(nr: string): Promise<unknown> {
   const row = (await db.query('SELECT id, nr, ownnr FROM orders WHERE directory = ? AND nr = ? ORDER BY id LIMIT 1', [directory, nr]))[0];
   return row ? { id: number(row.id), nr: row.nr, ownnr: row.ownnr } : null;
 }

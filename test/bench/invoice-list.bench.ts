@@ -29,7 +29,7 @@ export async function benchInvoiceList(invoices = Number(process.env.BENCH_INVOI
   const [indexed, bare] = await Promise.all(dirs.map(database)) as [Knex, Knex];
   const data = generatedInvoices(invoices, DIRECTORY);
   for (const knex of [indexed, bare]) await loadFixtures(knex, data, { hasher: new Sha256ApiKeyHasher() });
-  const indexNames = (await bare.raw(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'invoices' AND name LIKE 'invoices_directory_%'`)) as Array<{ name: string }>;
+  const indexNames = await bare.raw<Array<{ name: string }>>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'invoices' AND name LIKE 'invoices_directory_%'`);
   for (const { name } of indexNames) await bare.raw(`DROP INDEX "${name}"`);
   await bare.raw('ANALYZE');
   await indexed.raw('ANALYZE');

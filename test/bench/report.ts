@@ -91,7 +91,7 @@ export async function loadResults(root: string): Promise<BenchResults> {
 const run = promisify(execFile);
 
 export async function machineInfo(mariadbVersion: string | null, bufferPoolBytes: number | null, sqliteVersion: string | null, chromiumPath: string): Promise<Machine> {
-  let chromium: string | null = null;
+  let chromium: string | null;
   try {
     chromium = (await run(chromiumPath, ['--version'], { timeout: 15_000 })).stdout.trim();
   } catch {
@@ -265,7 +265,7 @@ function queriesSection(results: BenchResults): string[] {
     }
     if (large) {
       cells.push(ms(perDb[large]?.firstMs));
-      cells.push(perDb[large] ? count(perDb[large]!.matched) : '–');
+      cells.push(perDb[large] ? count(perDb[large].matched) : '–');
     }
     for (const d of sqlite) {
       const m = perDb[d.label];
@@ -341,7 +341,7 @@ function pdfCacheSection(p: NonNullable<BenchResults['pdf']>): string[] {
     r.stack,
     String(r.concurrency),
     String(r.cachedRequests ?? 0),
-    `${r.cachedPerSecond!.toFixed(1)}/s (p50 ${ms(r.cachedP50Ms!)})`,
+    `${r.cachedPerSecond!.toFixed(1)}/s (p50 ${ms(r.cachedP50Ms)})`,
     `${r.apiPerSecond.toFixed(1)}/s (p50 ${ms(r.apiP50Ms)})`,
     `${r.cachedRatio!.toFixed(1)}×`,
     verdict(r.cachedRatio! >= TARGETS.pdfCached),

@@ -93,7 +93,7 @@ async function databaseVersions(config: BenchConfig, sqlite: BenchDatabase | nul
   if (sqlite) {
     const knex = createKnex({ databaseUrl: null, dataDir: sqlite.dataDir });
     try {
-      const rows = (await knex.raw('SELECT sqlite_version() AS v')) as Array<{ v: string }>;
+      const rows = await knex.raw<Array<{ v: string }>>('SELECT sqlite_version() AS v');
       sqliteVersion = rows[0]?.v ?? null;
     } finally {
       await knex.destroy();

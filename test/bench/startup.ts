@@ -191,6 +191,7 @@ export async function benchStartup(config: BenchConfig): Promise<StartupResults>
   } finally {
     await s3.stop();
     await deleteRedisKeys(config.redisUrl, `${prefix}:*`).catch(() => undefined);
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- finally() waits for the promise its callback returns
     await admin.raw(`DROP DATABASE IF EXISTS \`${database}\``).finally(() => admin.destroy());
   }
   return {

@@ -7,7 +7,7 @@ const ALLOWED = new Set(['zod', 'luxon', 'ipaddr.js', 'lru-cache']);
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(entries.map((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : [path.join(dir, e.name)])));
+  const nested = await Promise.all(entries.map(async (e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : [path.join(dir, e.name)])));
   return nested.flat().filter((file) => file.endsWith('.ts'));
 }
 

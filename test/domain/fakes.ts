@@ -147,7 +147,7 @@ export class FakeQueue implements JobQueuePort {
   async runAndWait<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Promise<JobResults[N]> {
     if (this.unavailable) throw this.unavailable;
     this.jobs.push({ name, jobId: options.jobId });
-    const handler = this.handlers()[name] as ((p: JobPayloads[N]) => Promise<JobResults[N]>) | undefined;
+    const handler = this.handlers()[name];
     if (!handler) throw new Error(`no handler for ${name}`);
     return handler(payload);
   }

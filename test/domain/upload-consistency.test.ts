@@ -77,7 +77,7 @@ describe('store order file job: a row never points at a missing object', () => {
   });
 
   it('when a late retry finds the copy a killed run left behind and no row, then it removes the copy', async () => {
-    const { storage, files, store } = storeSetup(() => 9_000);
+    const { storage, store } = storeSetup(() => 9_000);
     storage.objects.set('orders/d/1/a', Buffer.from('x'));
     expect(await store.execute(job(5_000))).toEqual({ error: LATE_JOB_ERROR });
     expect(storage.objects.has('orders/d/1/a')).toBe(false);

@@ -6,7 +6,7 @@
  * trailing dots and mixed case) and public ones. Seeds are fixed.
  */
 import fc from 'fast-check';
-import { dotted, forbiddenHost, publicHost, urlWith, v4From, FORBIDDEN_V4, PUBLIC_V4, PUBLIC_V6, FORBIDDEN_V6, ipv4Spelling, ipv6Spelling, embeddingSpellings, localhostName, randomCase } from '../support/hostile-webhook-urls.js';
+import { dotted, forbiddenHost, publicHost, urlWith, v4From, FORBIDDEN_V4, PUBLIC_V4, PUBLIC_V6, FORBIDDEN_V6, ipv6Spelling, embeddingSpellings } from '../support/hostile-webhook-urls.js';
 import { describe, expect, it } from 'vitest';
 import { checkWebhookUrl, isForbiddenAddress, WebhookUrlMessages } from '@logi/domain';
 

@@ -329,11 +329,11 @@ describe('ChromiumPdfRenderer', () => {
 
   it('when browsers are replaced and closed, then their crash handlers are killed and their crash directories removed', async () => {
     // Chromium double-forks two crash handlers per browser to init: nothing would wait for them.
-    const before = new Set((await crashHandlers()).map((handler) => handler.pid));
+    const before = new Set(crashHandlers().map((handler) => handler.pid));
     const cycling = new ChromiumPdfRenderer({ rendersPerBrowser: 1, renderTimeoutMs: 20_000 });
     // This process's browsers' handlers, not those of another test run on the machine: the directory names its pid.
     const ours = `logi-chromium-crash-${process.pid}-`;
-    const mine = async () => (await crashHandlers()).filter((handler) => !before.has(handler.pid) && path.basename(handler.database).startsWith(ours));
+    const mine = async () => crashHandlers().filter((handler) => !before.has(handler.pid) && path.basename(handler.database).startsWith(ours));
     const seen = new Map<number, string>();
     try {
       for (let i = 1; i <= 3; i++) {
@@ -368,7 +368,7 @@ describe('ChromiumPdfRenderer', () => {
       await live.ping();
       await vi.waitFor(() => expect(access(leftOver)).rejects.toMatchObject({ code: 'ENOENT' }), { timeout: 5_000 });
       // A live browser's directory stays however old, and so does one too young to tell from a browser still starting.
-      const database = (await crashHandlers()).find((handler) => path.basename(handler.database).startsWith('logi-chromium-crash-'))?.database;
+      const database = crashHandlers().find((handler) => path.basename(handler.database).startsWith('logi-chromium-crash-'))?.database;
       expect(database).toBeDefined();
       await utimes(database!, hourAgo, hourAgo);
       await sweepCrashHandlerDirs();

@@ -115,11 +115,11 @@ async function startApi(env: Record<string, string>): Promise<{ child: ChildProc
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stderr: string[] = [];
-  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
   let metricsUrl: string | null = null;
   const root = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`API did not start: ${stderr.join('')}`)), 60_000);
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
       try {
         const entry = JSON.parse(line) as { msg?: string; url?: string };
         if (entry.msg === 'metrics listening' && entry.url) metricsUrl = entry.url;

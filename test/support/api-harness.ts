@@ -80,7 +80,7 @@ async function startApi(dataDir: string, stack: ProductionStack | null, env: Rec
   const container = buildContainer(config, logger);
   if (options.now) {
     const now = options.now;
-    await container.unbind(Tokens.Clock);
+    container.unbind(Tokens.Clock);
     container.bind(Tokens.Clock).toConstantValue({ now: () => now });
   }
   const knex = container.get<Knex>(Tokens.Knex);
@@ -133,5 +133,5 @@ export async function envelopeOf(response: Response): Promise<{ status: number; 
     throw new Error(`not an envelope: ${JSON.stringify(body)}`);
   }
   if (body.status !== response.status) throw new Error(`envelope status ${body.status} != HTTP ${response.status}`);
-  return body as never;
+  return body;
 }

@@ -69,7 +69,7 @@ export class OpenApiContract {
       if (header.required) expect(value, `${where}: header ${name}`).not.toBeNull();
       if (value === null) continue;
       const numeric = header.schema.type === 'integer' || header.schema.type === 'number';
-      const typed = numeric && /^-?\d+(\.\d+)?$/.test(value!) ? Number(value) : value;
+      const typed = numeric && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
       const check = this.ajv.compile(header.schema);
       expect(check(typed), `${where}: header ${name}=${value} fits ${JSON.stringify(header.schema)}`).toBe(true);
     }

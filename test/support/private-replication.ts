@@ -129,7 +129,7 @@ export class PrivateReplication {
       admin = createKnex({ databaseUrl: server.url('mysql'), dataDir: os.tmpdir(), queryTimeoutMs: 10_000, logger: { warn: () => undefined, error: () => undefined } });
       this.admins.set(server, admin);
     }
-    const [rows] = (await admin.raw(statement, bindings as never)) as [T[] | unknown];
+    const [rows] = (await admin.raw(statement, bindings as never)) as [unknown];
     return Array.isArray(rows) ? (rows as T[]) : [];
   }
 

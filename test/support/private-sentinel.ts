@@ -169,7 +169,7 @@ export class PrivateSentinelGroup {
         const master = await this.master();
         const role = (await master.info('replication')).role;
         const replicas = this.servers.filter((s) => s !== master && s.alive);
-        const links = await Promise.all(replicas.map(async (r) => (await r.info('replication')) as Record<string, string>));
+        const links = await Promise.all(replicas.map(async (r) => await r.info('replication')));
         const views = await Promise.all(
           this.sentinels.filter((s) => s.alive).map(async (s) => fields((await s.command(['SENTINEL', 'master', this.name])) as string[])),
         );

@@ -199,10 +199,10 @@ export class ChildS3Server extends PausableProcess {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const output: string[] = [];
-    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     const endPoint = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`s3rver process did not start: ${output.join('')}`)), 30_000);
-      readline.createInterface({ input: child.stdout! }).once('line', (line) => {
+      readline.createInterface({ input: child.stdout }).once('line', (line) => {
         clearTimeout(timer);
         resolve((JSON.parse(line) as { endPoint: string }).endPoint);
       });

@@ -19,7 +19,7 @@ export function rawRequest(root: string, head: string, body: Buffer = Buffer.all
       try {
         resolve(toResponse(Buffer.concat(chunks)));
       } catch (error) {
-        reject(error as Error);
+        reject(error);
       }
     });
   });

@@ -33,6 +33,6 @@ export async function refusePngFiles(_dataDir: string, { container }: { knex: Kn
         contentType === REFUSED_CONTENT_TYPE ? Promise.reject(new Error(REFUSED_MESSAGE)) : storage.putFile(key, localPath, size, contentType),
     },
   });
-  await container.unbind(Tokens.FileStorage);
+  container.unbind(Tokens.FileStorage);
   container.bind(Tokens.FileStorage).toConstantValue(refusing);
 }

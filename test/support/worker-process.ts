@@ -19,9 +19,9 @@ export class WorkerProcess {
     });
     const worker = new WorkerProcess(child);
     const stderr: string[] = [];
-    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
     await new Promise<void>((resolve, reject) => {
-      const lines = readline.createInterface({ input: child.stdout! });
+      const lines = readline.createInterface({ input: child.stdout });
       const timer = setTimeout(() => reject(new Error(`worker did not start in time: ${stderr.join('')}`)), 60_000);
       lines.on('line', (line) => {
         try {

@@ -22,7 +22,7 @@ describe('API shutdown bounds', () => {
       ping: async () => undefined,
       close: () => new Promise<void>(() => undefined),
     };
-    await api.container.unbind(Tokens.PdfRenderer);
+    api.container.unbind(Tokens.PdfRenderer);
     api.container.bind(Tokens.PdfRenderer).toConstantValue(stuck);
 
     const started = Date.now();

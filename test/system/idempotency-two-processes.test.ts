@@ -18,9 +18,9 @@ function startSecondApi(env: Record<string, string>): { child: ChildProcess; url
   });
   // Kept, not printed: a passing test stays quiet; a process that dies says why in the failure.
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
       try {
         const entry = JSON.parse(line) as { msg?: string; url?: string };
         if (entry.msg === 'API listening' && entry.url) resolve(entry.url);

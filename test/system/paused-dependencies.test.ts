@@ -134,7 +134,7 @@ function expectDocumentedAnswer(outcome: Outcome, expected: { statuses: number[]
 
 /** Every row has its object, and every file a client was told is stored has its row: nothing half-written, nothing lost. */
 async function expectNothingHalfWritten(): Promise<void> {
-  const rows = (await api.knex('order_files').select('name', 'storage_key')) as Array<{ name: string; storage_key: string }>;
+  const rows: Array<{ name: string; storage_key: string }> = await api.knex('order_files').select('name', 'storage_key');
   const objects = new Set(await stack.objectKeys());
   expect(rows.filter((row) => !objects.has(row.storage_key))).toEqual([]);
   const stored = new Set(rows.map((row) => row.name));

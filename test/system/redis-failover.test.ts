@@ -132,7 +132,7 @@ async function retryUnanswered(): Promise<{ uploads: number; answers: Record<num
 
 /** Every file sent has exactly one row, with its object, and every 201 named that row: nothing stored twice, nothing lost. */
 async function expectEachUploadStoredOnce(): Promise<void> {
-  const rows = (await api.knex('order_files').where({ order_id: 3002 }).select('id', 'name', 'storage_key')) as Array<{ id: number; name: string; storage_key: string }>;
+  const rows: Array<{ id: number; name: string; storage_key: string }> = await api.knex('order_files').where({ order_id: 3002 }).select('id', 'name', 'storage_key');
   const byName = new Map<string, number[]>();
   for (const row of rows) byName.set(row.name, [...(byName.get(row.name) ?? []), row.id]);
   expect([...byName.keys()].sort()).toEqual([...uploads.keys()].sort());

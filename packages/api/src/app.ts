@@ -51,8 +51,13 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const gate = clientGate({ authenticate: deps.authenticate, limiter: deps.limiter });
   const clientRoutes = clientRouter.routes();
   const gatedClientRoutes: Koa.Middleware<AppState> = async (ctx, next) => {
-    if (!clientRouter.match(ctx.path, ctx.method).route) return next();
-    await gate(ctx, () => clientRoutes(ctx as never, next));
+    if (!clientRouter.match(ctx.path, ctx.method).route) {
+      await next();
+      return;
+    }
+    await gate(ctx, async () => {
+      await clientRoutes(ctx as never, next);
+    });
   };
   // Marked as @koa/router marks its own dispatch, so tracing (OpenTelemetry's Koa instrumentation) finds the routes behind the gate.
   app.use(Object.assign(gatedClientRoutes, { router: clientRouter }));

@@ -68,7 +68,9 @@ export async function startServer(container: Container, options: { publicRouters
     observe: httpMetrics(metrics),
     proxy: config.trustProxy,
   });
-  const server = http.createServer({ maxHeaderSize: PARSER_HEAD_BYTES }, app.callback());
+  const handle = app.callback();
+  // Koa's handler answers its own failures (ctx.onerror): its promise never rejects, nobody waits on it.
+  const server = http.createServer({ maxHeaderSize: PARSER_HEAD_BYTES }, (req, res) => void handle(req, res));
   // Every header field reaches the app, so the 64 KiB rule measures what was sent, not the first 2,000 entries.
   server.maxHeadersCount = PARSER_HEADER_COUNT;
   // Requests Node refuses before the app sees them still get the envelope (414 for a query that is too long).
@@ -156,7 +158,7 @@ export async function startServer(container: Container, options: { publicRouters
 export async function closeDependencies(container: Container, timeoutMs = CLOSE_DEPENDENCIES_MS): Promise<void> {
   const logger = container.get<Logger>(Tokens.Logger);
   const deadline = Date.now() + timeoutMs;
-  const steps: Array<[string, () => Promise<unknown> | unknown]> = [
+  const steps: Array<[string, () => unknown]> = [
     ['job queue', () => container.get<JobQueuePort>(Tokens.JobQueue).close()],
     ['PDF renderer', () => container.get<PdfRendererPort>(Tokens.PdfRenderer).close()],
     ['rate limiter', () => container.get<RateLimiter>(Tokens.RateLimiter).close()],

@@ -28,5 +28,5 @@ type BlobPart = ConstructorParameters<typeof File>[0][number];
 
 /** A Blob copies the bytes it is given, so a view of any buffer (a shared one too) will do. */
 function blobPart(bytes: Uint8Array): BlobPart {
-  return bytes as Uint8Array<ArrayBuffer>;
+  return bytes;
 }

@@ -78,6 +78,7 @@ export type Upload = typeof uploadArb extends fc.Arbitrary<infer T> ? T : never;
  * A name or file name that a part header cannot carry cleanly (busboy may refuse or skip the part),
  * or an empty part name (RFC 7578 wants a name; whether that is unparseable is not decided).
  */
+// eslint-disable-next-line no-control-regex -- control characters are what makes a header dirty
 export const dirtyHeaderText = (text: string) => /["\r\n\u0000-\u001f\u007f]/.test(text) || text.endsWith('\\');
 
 /** Asserted on its own below (a known divergence): such a part is read as a plain field. */

@@ -21,7 +21,9 @@ export const OTHER = 1_000;
 /** Sort weights of a text on the SQLite profile: ASCII as MariaDB orders it, other characters after, by code point. */
 export function sortWeights(text: string): number[] {
   const weights: number[] = [];
-  const folded = fold(text).replace(/[\u0000-\u001f\u007f]/g, '').replace(/ +$/, '');
+  // eslint-disable-next-line no-control-regex -- control characters are what the sort key drops, as in textSortKey
+  const controls = /[\u0000-\u001f\u007f]/g;
+  const folded = fold(text).replace(controls, '').replace(/ +$/, '');
   for (const char of folded) {
     const expansion = EXPAND[char];
     if (expansion) for (const c of expansion) weights.push(ASCII_RANK.get(c)!);
@@ -144,7 +146,7 @@ export function referenceList(rows: Rows, directory: string, values: Partial<Rec
   const direction = (values.sort_dir ?? 'desc') === 'asc' ? 1 : -1;
   const compareValues = (a: number | null | number[], b: number | null | number[]) => {
     if (a === null || b === null) return a === b ? 0 : a === null ? -1 : 1;
-    return Array.isArray(a) ? compareWeights(a, b as number[]) : (a as number) - (b as number);
+    return Array.isArray(a) ? compareWeights(a, b as number[]) : a - (b as number);
   };
   matching.sort((a, b) => direction * (compareValues(a.sort[sortBy]!, b.sort[sortBy]!) || a.id - b.id));
   const page = Number(values.page ?? 1);

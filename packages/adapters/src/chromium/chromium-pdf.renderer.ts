@@ -149,7 +149,7 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
         this.options.renderTimeoutMs,
       );
     } catch (error) {
-      throw new Error(`Chromium could not be started from ${executablePath}: ${errorMessage(error)}`);
+      throw new Error(`Chromium could not be started from ${executablePath}: ${errorMessage(error)}`, { cause: error });
     }
     this.counters.browsersLaunched += 1;
     this.sessions.add(session);
@@ -225,7 +225,7 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
       if (!session) throw error;
       await this.cleanUpAfterFailure(session, attempt.slot, timedOut);
       if (timedOut) throw error;
-      throw new Error(`PDF render failed (Chromium ${session.browser.isConnected() ? 'error' : 'stopped'}): ${errorMessage(error)}`);
+      throw new Error(`PDF render failed (Chromium ${session.browser.isConnected() ? 'error' : 'stopped'}): ${errorMessage(error)}`, { cause: error });
     }
   }
 

@@ -328,7 +328,7 @@ export function listenConfigError(error: unknown, config: Pick<AppConfig, 'host'
 /** The system error behind `error`: itself, or the cause a listener wrapped it in. */
 function errnoOf(error: unknown): (NodeJS.ErrnoException & { port?: number; hostname?: string }) | null {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 3; e = e.cause, depth++) {
-    if (typeof (e as NodeJS.ErrnoException).code === 'string') return e as NodeJS.ErrnoException;
+    if (typeof (e as NodeJS.ErrnoException).code === 'string') return e;
   }
   return null;
 }

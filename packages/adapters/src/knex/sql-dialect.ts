@@ -25,7 +25,7 @@ export interface SqlDialect {
 }
 
 export function isMysql(knex: Knex): boolean {
-  const client = String(knex.client.config.client);
+  const client = String((knex.client as { config: Knex.Config }).config.client);
   return client === 'mysql2' || client === 'mysql';
 }
 

@@ -19,5 +19,6 @@ function looksLikeText(head: Buffer): boolean {
   if (head.length === 0 || head.includes(0)) return false;
   // A cut in the middle of a multi-byte character at the end of the head is fine.
   const text = new TextDecoder('utf-8', { fatal: false }).decode(head.subarray(0, Math.max(0, head.length - 3)));
+  // eslint-disable-next-line no-control-regex -- control characters are what tells binary from text
   return !text.includes('\uFFFD') && !/[\u0001-\u0008\u000e-\u001f]/.test(text);
 }

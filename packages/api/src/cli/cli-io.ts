@@ -1,7 +1,7 @@
 /** Where a command writes: results to `out` (so they can be piped), messages to `err`. */
 export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
+  out: (line: string) => void;
+  err: (line: string) => void;
   /** A progress line that replaces the previous one on a terminal; absent, progress goes to `err` now and then. */
   progress?(line: string): void;
 }

@@ -10,7 +10,7 @@ export function pdfContentDisposition(invoiceNr: string): string {
 /** The same download name with another extension (`xml` for e-invoices). */
 export function invoiceDownloadDisposition(invoiceNr: string, extension: string): string {
   const ascii = `${invoiceNr.replace(/[^A-Za-z0-9.-]/g, '_')}.${extension}`;
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- the whole ASCII range, NUL included, is the test for a plain name
   if (/^[\x00-\x7f]*$/.test(invoiceNr)) return `attachment; filename="${ascii}"`;
   const unicode = `${invoiceNr.replace(/[^\p{L}\p{N}.-]/gu, '_')}.${extension}`;
   const encoded = encodeURIComponent(unicode).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

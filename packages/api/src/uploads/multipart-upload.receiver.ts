@@ -71,7 +71,7 @@ export class MultipartUploadReceiver {
     }
     await mkdir(this.options.tmpDir, { recursive: true });
     const state = newReadState(new TempFileEngine(this.options.tmpDir));
-    const parsed = this.parser(state)(ctx, async () => undefined);
+    const parsed: unknown = this.parser(state)(ctx, async () => undefined);
     this.countBytes(ctx.req, state);
     try {
       await Promise.race([parsed, state.decided]);
@@ -108,7 +108,7 @@ export class MultipartUploadReceiver {
 
   /** `category_id` and the problems found in the form fields. */
   private fieldsOf(ctx: Context, state: ReadState): Pick<ReceivedUpload, 'categoryId' | 'errors'> {
-    const body = ((ctx.request as { body?: Record<string, unknown> }).body ?? {}) as Record<string, unknown>;
+    const body = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
     const rawCategory = body.category_id;
     const errors: Record<string, string[]> = {};
     for (const index of state.notFiles) errors[`files.${index}`] = [`The files.${index} field must be a file.`];
@@ -245,6 +245,7 @@ function closeAfterAnswer(ctx: Context): void {
   const socket = ctx.req.socket;
   ctx.res.once('finish', () => {
     // Node has just ended the socket (Connection: close) and would destroy it as soon as the end is written.
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- the very function Node added as the listener, not a call
     socket.removeListener('finish', socket.destroy);
     ctx.req.pause();
     socket.pause();

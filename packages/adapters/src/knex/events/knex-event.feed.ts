@@ -54,7 +54,7 @@ export class KnexEventFeed implements EventFeedPort {
     const from = this.knex.raw(this.mysql ? '?? FORCE INDEX (??)' : '?? INDEXED BY ??', ['events', index]);
     const query = this.knex.from(from).select('id', 'type', 'created', 'data').where('directory', directory);
     if (type !== null) query.andWhere('type', type);
-    return query.andWhere('id', '>', after).orderBy('id').limit(limit) as Promise<EventRow[]>;
+    return query.andWhere('id', '>', after).orderBy('id').limit(limit);
   }
 
   async latestId(directory: string): Promise<number> {
@@ -140,10 +140,11 @@ export class KnexEventFeed implements EventFeedPort {
   private async lookForNewEvents(): Promise<void> {
     const directories = [...new Set([...this.waiters].map((waiter) => waiter.directory))];
     if (directories.length === 0) return;
-    const rows = (await this.knex('events').select('directory').max({ latest: 'id' }).whereIn('directory', directories).groupBy('directory')) as Array<{
-      directory: unknown;
-      latest: unknown;
-    }>;
+    const rows: Array<{ directory: unknown; latest: unknown }> = await this.knex('events')
+      .select('directory')
+      .max({ latest: 'id' })
+      .whereIn('directory', directories)
+      .groupBy('directory');
     const latest = new Map(rows.map((row) => [String(row.directory), Number(row.latest)]));
     for (const waiter of [...this.waiters]) if ((latest.get(waiter.directory) ?? 0) > waiter.after) waiter.wake();
   }

@@ -93,6 +93,9 @@ function isConcurrentMigration(error: unknown): boolean {
   return name === 'MigrationLocked' || /already locked|already exists|lock wait timeout|deadlock found/i.test(message);
 }
 
+/** What knex's client (typed `any`) offers for holding one pooled connection. */
+type PoolClient = { acquireConnection(): Promise<unknown>; releaseConnection(connection: unknown): Promise<void> };
+
 /**
  * On MariaDB/MySQL, processes that migrate a new database at once could each
  * create knex's lock table and each add its row; with two rows knex then sees
@@ -100,7 +103,7 @@ function isConcurrentMigration(error: unknown): boolean {
  * time in, and repairs a lock table left with extra rows by such a race.
  */
 async function withMysqlMigrationLock<T>(knex: Knex, work: () => Promise<T>): Promise<T> {
-  const connection = await knex.client.acquireConnection();
+  const connection: unknown = await (knex.client as PoolClient).acquireConnection();
   const onConnection = (sql: string, bindings: readonly unknown[] = []) => knex.raw(sql, bindings as never).connection(connection);
   try {
     const [rows] = (await onConnection('SELECT GET_LOCK(CONCAT(DATABASE(), ?), ?) AS locked', [':migrations', LOCK_WAIT_MS / 1000])) as unknown as [
@@ -118,7 +121,7 @@ async function withMysqlMigrationLock<T>(knex: Knex, work: () => Promise<T>): Pr
       await onConnection('SELECT RELEASE_LOCK(CONCAT(DATABASE(), ?))', [':migrations']);
     }
   } finally {
-    await knex.client.releaseConnection(connection);
+    await (knex.client as PoolClient).releaseConnection(connection);
   }
 }
 

@@ -23,7 +23,7 @@ export class KnexWebhookEndpointRepository implements WebhookEndpointRepositoryP
         secret: endpoint.secret,
         created: endpoint.created,
       });
-      return toEndpoint(await trx('webhook_endpoints').select(ENDPOINT_COLUMNS).where({ id: Number(id) }).first());
+      return toEndpoint(await trx('webhook_endpoints').select(ENDPOINT_COLUMNS).where({ id: Number(id) }).first<Record<string, unknown>>());
     });
   }
 

@@ -27,7 +27,7 @@ export function createDashboardRouter(inspector: BullmqQueueInspector, credentia
       ctx.set('Cache-Control', 'no-store');
       // bull-board's inner router names its own pattern ('/'); the request log should keep ours.
       const matchedRoute = (ctx as { _matchedRoute?: string })._matchedRoute;
-      await (await dashboard)(ctx as never, next);
+      await (await dashboard)(ctx, next);
       (ctx as { _matchedRoute?: string })._matchedRoute = matchedRoute;
       // bull-board answers its own errors (Redis gone, say) and tells nobody; the log should know.
       if (ctx.status >= 500) ctx.state.log.warn({ status: ctx.status, body: ctx.body }, 'queue dashboard request failed');

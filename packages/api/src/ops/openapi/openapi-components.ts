@@ -91,7 +91,7 @@ export function componentSchemas(): Record<string, JsonSchema> {
   );
 }
 
-export const ref = (name: keyof typeof NAMED_SCHEMAS | string) => ({ $ref: `#/components/schemas/${name}` });
+export const ref = (name: keyof typeof NAMED_SCHEMAS) => ({ $ref: `#/components/schemas/${name}` });
 
 export const securitySchemes = {
   bearerAuth: {

@@ -51,8 +51,8 @@ export function parseListInvoicesQuery(
 ): InvoiceCriteria {
   const { values, errors } = readSingleValues(pairs, LIST_INVOICES_PARAMS);
   for (const key of ['customer_name', 'search'] as const) {
-    if (values[key] !== undefined && values[key]!.trim() === '') delete values[key];
-    else if (values[key] !== undefined) values[key] = values[key]!.trim();
+    if (values[key] !== undefined && values[key].trim() === '') delete values[key];
+    else if (values[key] !== undefined) values[key] = values[key].trim();
   }
   const parsed = listInvoicesQuerySchema.safeParse(values);
   const allErrors = { ...(parsed.success ? {} : fieldErrorsFromZod(parsed.error)), ...errors };

@@ -74,7 +74,7 @@ export class AttachFilesUseCase {
     const attached = await this.attachedByContent(order);
     const firstOfBytes = new Map<string, Promise<Outcome>>();
     const outcomes = await Promise.all(
-      files.map((file) => {
+      files.map(async (file) => {
         const existing = attached.get(file.sha256);
         if (existing) return { uploaded: { id: existing.id, name: file.name, categoryId: existing.categoryId, duplicateOf: existing.id } };
         const first = firstOfBytes.get(file.sha256);

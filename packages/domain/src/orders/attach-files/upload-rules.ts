@@ -31,7 +31,7 @@ export interface ReceivedUpload {
  */
 export function baseFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- control characters are what a stored file name loses
   const clean = base.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').trim();
   const limited = [...clean].slice(0, 255).join('');
   return limited === '' || limited === '.' || limited === '..' ? 'file' : limited;
