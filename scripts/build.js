@@ -12,6 +12,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const started = new Date();
 
+/** @param {string[]} args */
 const run = (...args) => execFileSync(process.execPath, [tsc, ...args], { cwd: ROOT, stdio: 'inherit' });
 try {
   run('-b', 'tsconfig.build.json');

@@ -10,12 +10,13 @@ const STAMP = path.join(ROOT, '.build-stamp');
 const LOCK = path.join(ROOT, '.build-lock');
 const LOCK_WAIT_MS = 10 * 60_000;
 
-/** A line on stderr in the launchers' own words; never a stack trace. */
+/** A line on stderr in the launchers' own words; never a stack trace. @param {string} message @returns {never} */
 export function fail(message) {
   process.stderr.write(`${message}\n`);
   process.exit(1);
 }
 
+/** @param {string} file */
 function newestTime(file) {
   if (!existsSync(file)) return 0;
   const stat = statSync(file);
@@ -78,7 +79,7 @@ export function ensureBuild() {
   }
 }
 
-/** Imports a built entry point; a missing build is a sentence, not a stack trace. */
+/** Imports a built entry point; a missing build is a sentence, not a stack trace. @param {string} entry */
 export async function start(entry) {
   ensureBuild();
   try {

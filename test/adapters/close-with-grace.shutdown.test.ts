@@ -28,7 +28,7 @@ function run(env: Record<string, string>, signals: NodeJS.Signals[] = []): Promi
     const cue = sent === 0 ? '"msg":"ready"' : '"msg":"shutting down"';
     if (pending.length === 0 || !output.includes(cue)) return;
     firstSignalAt ||= Date.now();
-    child.kill(pending.shift()!);
+    child.kill(pending.shift());
   });
   return new Promise((resolve) =>
     child.once('close', (code) => {

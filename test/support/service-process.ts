@@ -19,7 +19,7 @@ export class ServiceProcess {
     const group = options.group ?? false;
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
     const service = new ServiceProcess(child, new Promise((resolve) => child.once('exit', (code) => resolve(code))), group);
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
       service.output.push(line);
       try {
         service.logs.push(JSON.parse(line) as Record<string, unknown>);
@@ -27,7 +27,7 @@ export class ServiceProcess {
         // not a log line
       }
     });
-    readline.createInterface({ input: child.stderr! }).on('line', (line) => service.output.push(line));
+    readline.createInterface({ input: child.stderr }).on('line', (line) => service.output.push(line));
     return service;
   }
 

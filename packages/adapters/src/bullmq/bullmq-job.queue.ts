@@ -118,12 +118,12 @@ export class BullmqJobQueue implements JobQueuePort {
     if (!this.connected) this.onConnectionDown();
     const run = this.addAndWait(queue, events, name, payload, options);
     try {
-      return (await withTimeout(run, options.timeoutMs - (Date.now() - startedAt), {
+      return await withTimeout(run, options.timeoutMs - (Date.now() - startedAt), {
         onTimeout: () => {
           throw new ServiceUnavailableError('job timed out');
         },
         signal: lost.signal,
-      })) as JobResults[N];
+      });
     } catch (error) {
       if (error instanceof ServiceUnavailableError && error.reason === 'job timed out') {
         // Nobody waits for it any more: take it back if no worker has started it.

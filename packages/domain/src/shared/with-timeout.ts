@@ -39,7 +39,7 @@ export async function withTimeout<T, U = never>(work: PromiseLike<T> | (() => Pr
     );
     if (unref) timer.unref();
     if (!signal) return;
-    onAbort = () => reject(signal.reason);
+    onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
   });

@@ -16,7 +16,7 @@ export interface LoadedInvoiceDocument<O> {
   /** The print options as `options` gave them (a parsed query, say). */
   options: O;
   /** Built on demand: the PDF needs it for Factur-X only. */
-  eInvoice(): EInvoice;
+  readonly eInvoice: () => EInvoice;
 }
 
 /**
