@@ -5,7 +5,7 @@ import { cpSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const PACKAGES = ['domain', 'adapters', 'worker', 'api'];
+const PACKAGES = ['domain', 'config', 'adapters', 'worker', 'api'];
 
 for (const name of PACKAGES) {
   const src = path.join(ROOT, 'packages', name, 'src');

@@ -1,4 +1,3 @@
-export * from './config/app-config.js';
 export * from './sniff/file-type.sniffer.js';
 export * from './fs/local-file.storage.js';
 export * from './inline/inline-job.queue.js';

@@ -67,8 +67,8 @@ import {
   Sha256ApiKeyHasher,
   Sha256ContentHasher,
   invoiceTemplateVersion,
-  type AppConfig,
 } from '@logi/adapters';
+import { type AppConfig } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
 import { RateLimiter } from './middleware/rate-limiter.js';
 import { MultipartUploadReceiver } from './uploads/multipart-upload.receiver.js';

@@ -6,7 +6,7 @@ async function main(): Promise<void> {
   const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api' });
   await import('reflect-metadata');
   const { pino } = await import('pino');
-  const { ConfigError, listenConfigError, loadConfig } = await import('@logi/adapters');
+  const { ConfigError, listenConfigError, loadConfig } = await import('@logi/config');
   const { buildContainer } = await import('./container.js');
   const { startServer } = await import('./server.js');
 

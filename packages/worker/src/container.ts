@@ -33,9 +33,8 @@ import {
   MetricsPdfRenderer,
   Sha256ContentHasher,
   invoiceTemplateVersion,
-  type AppConfig,
-  type RedisEndpoint,
 } from '@logi/adapters';
+import { type AppConfig, type RedisEndpoint } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
 import { WorkerTokens } from './tokens.js';
 import { withJobMetrics } from './metrics/metrics-job.handlers.js';

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { describeRedisEndpoint, MinioFileStorage, startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqJobWorker, type RedisEndpoint } from '@logi/adapters';
+import { MinioFileStorage, startEventPublishing, startMetricsServer, startWebhookDelivering, type BullmqJobWorker } from '@logi/adapters';
+import { describeRedisEndpoint, type AppConfig, type RedisEndpoint } from '@logi/config';
 import type { DeliverWebhookUseCase, FileStoragePort, PdfRendererPort, PublishEventsUseCase, WebhookDeliveryQueuePort } from '@logi/domain';
 import { buildWorkerContainer } from './container.js';
 import type { WorkerMetrics } from './metrics/worker-metrics.js';

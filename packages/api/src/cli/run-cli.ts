@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import type { FileStoragePort } from '@logi/domain';
-import { ConfigError, createFileStorage, createKnex, FixtureValidationError, lineKnexLogger, loadConfig, Sha256ApiKeyHasher } from '@logi/adapters';
+import { createFileStorage, createKnex, FixtureValidationError, lineKnexLogger, Sha256ApiKeyHasher } from '@logi/adapters';
+import { ConfigError, loadConfig } from '@logi/config';
 import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
 import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
 import { eventsStatus, webhooksDeliveries, webhooksEnable, webhooksList } from './webhook-commands.js';

@@ -1,7 +1,8 @@
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import type { Knex } from 'knex';
-import { indexPendingDocuments, startPeriodic, sweepTempFiles, type AppConfig, type PeriodicTask } from '@logi/adapters';
+import { indexPendingDocuments, startPeriodic, sweepTempFiles, type PeriodicTask } from '@logi/adapters';
+import { type AppConfig } from '@logi/config';
 import {
   RemoveOrphanObjectsUseCase,
   SweepLeftoversUseCase,

@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
-import type { AppConfig, BullmqQueueInspector } from '@logi/adapters';
+import type { BullmqQueueInspector } from '@logi/adapters';
+import type { AppConfig } from '@logi/config';
 import { Tokens } from '../tokens.js';
 import { createDashboardRouter } from './dashboard/dashboard.routes.js';
 import { DocsAssets } from './docs/docs-assets.js';

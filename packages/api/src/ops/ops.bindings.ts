@@ -1,6 +1,7 @@
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
-import { BullmqQueueInspector, MetricsPdfRenderer, registerQueueDepthGauge, registerReadReplicaMetrics, type AppConfig, type ReadReplicas } from '@logi/adapters';
+import { BullmqQueueInspector, MetricsPdfRenderer, registerQueueDepthGauge, registerReadReplicaMetrics, type ReadReplicas } from '@logi/adapters';
+import { type AppConfig } from '@logi/config';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { Tokens } from '../tokens.js';
 import { dependencyChecks } from './health/dependency-checks.js';

@@ -1,0 +1,3 @@
+export * from './app-config.js';
+export * from './redis-endpoint.js';
+export * from './retry-schedule.js';
