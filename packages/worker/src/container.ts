@@ -33,6 +33,9 @@ import {
   MetricsPdfRenderer,
   Sha256ContentHasher,
   invoiceTemplateVersion,
+  createPdfRenderMetrics,
+  QUEUE_NAME_BY_JOB,
+  unavailableOnOutage,
 } from '@logi/adapters';
 import { type AppConfig, type RedisEndpoint } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
@@ -57,16 +60,18 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   c.bind(WorkerTokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }));
   // A render only reads: the invoice and its seller come from a replica when DATABASE_READ_URL names any (README "Read replicas").
   c.bind(WorkerTokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(WorkerTokens.Knex), logger));
+  // The adapters the handlers reach are bound wrapped: an outage leaves them as the domain's ServiceUnavailableError.
+  const database = <T extends object>(adapter: T): T => unavailableOnOutage(adapter, 'database');
   c.bind(WorkerTokens.InvoiceRepository).toDynamicValue(() => {
     const read = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
-    return read ? new ReplicaInvoiceRepository(read) : new KnexInvoiceRepository(get<Knex>(WorkerTokens.Knex));
+    return database(read ? new ReplicaInvoiceRepository(read) : new KnexInvoiceRepository(get<Knex>(WorkerTokens.Knex)));
   });
   c.bind(WorkerTokens.ClientRepository).toDynamicValue(() => {
     const read = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
-    return read ? new ReplicaClientRepository(read) : new KnexClientRepository(get<Knex>(WorkerTokens.Knex));
+    return database(read ? new ReplicaClientRepository(read) : new KnexClientRepository(get<Knex>(WorkerTokens.Knex)));
   });
-  c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex)));
-  c.bind(WorkerTokens.FileStorage).toDynamicValue(() => createFileStorage(config));
+  c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => database(new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex))));
+  c.bind(WorkerTokens.FileStorage).toDynamicValue(() => unavailableOnOutage(createFileStorage(config), 'file storage'));
   c.bind(WorkerTokens.PdfRenderer).toDynamicValue(() => {
     const renderer = createPdfRenderer(config);
     return telemetry ? telemetry.traceRenderer(renderer) : renderer;
@@ -87,13 +92,13 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   );
   // One registry per container; the renderer and the handlers are timed on activation, so their bindings stay as they are.
   c.bind(WorkerTokens.Metrics).toDynamicValue(() => {
-    const metrics = new WorkerMetrics();
+    const metrics = new WorkerMetrics({ pdfRender: createPdfRenderMetrics });
     const replicas = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
     if (replicas) registerReadReplicaMetrics(metrics.registry, replicas);
     return metrics;
   });
   c.onActivation<PdfRendererPort>(WorkerTokens.PdfRenderer, (_context, renderer) => new MetricsPdfRenderer(renderer, get<WorkerMetrics>(WorkerTokens.Metrics)));
-  c.onActivation<JobHandlers>(WorkerTokens.JobHandlers, (_context, handlers) => withJobMetrics(handlers, get<WorkerMetrics>(WorkerTokens.Metrics)));
+  c.onActivation<JobHandlers>(WorkerTokens.JobHandlers, (_context, handlers) => withJobMetrics(handlers, get<WorkerMetrics>(WorkerTokens.Metrics), QUEUE_NAME_BY_JOB));
   c.bind(WorkerTokens.JobWorker).toDynamicValue(
     () =>
       new BullmqJobWorker({
@@ -110,13 +115,15 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   c.bind(WorkerTokens.PublishEvents).toDynamicValue(
     () =>
       new PublishEventsUseCase({
-        capture: new KnexEventCapture(get<Knex>(WorkerTokens.Knex), {
-          onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
-        }),
+        capture: database(
+          new KnexEventCapture(get<Knex>(WorkerTokens.Knex), {
+            onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
+          }),
+        ),
       }),
   );
   // Workers deliver webhooks in the production profile, on slots of their own beside the job queue's.
-  c.bind(WorkerTokens.WebhookDeliveryQueue).toDynamicValue(() => new KnexWebhookDeliveryQueue(get<Knex>(WorkerTokens.Knex)));
+  c.bind(WorkerTokens.WebhookDeliveryQueue).toDynamicValue(() => database(new KnexWebhookDeliveryQueue(get<Knex>(WorkerTokens.Knex))));
   c.bind(WorkerTokens.DeliverWebhook).toDynamicValue(
     () =>
       new DeliverWebhookUseCase({
