@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need, starts what is not running, and runs every test:
-# type check, build, compose file check, domain, adapters (SQLite, MariaDB, Redis, S3 server),
+# type check, layer rules, build, compose file check, domain, adapters (SQLite, MariaDB, Redis, S3 server),
 # PDFs (Chromium), API over HTTP in both profiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,9 @@ install_dependencies
 
 log "type check"
 pnpm -s typecheck
+
+log "layer rules (dependency-cruiser)"
+pnpm -s deps:check
 
 log "build (what pnpm start, pnpm worker and pnpm cli run)"
 pnpm -s build

@@ -35,6 +35,7 @@ import {
   type OrderFileRepositoryPort,
   type OrderRepositoryPort,
   type PdfRendererPort,
+  type WebhookDeliveryQueuePort,
 } from '@logi/domain';
 import {
   BullmqJobQueue,
@@ -70,11 +71,18 @@ import {
   invoiceTemplateVersion,
   unavailableOnOutage,
   whenRedisReady,
+  startMetricsServer,
+  startEventPublishing,
+  startWebhookDelivering,
+  startPeriodic,
+  sweepTempFiles,
+  indexPendingDocuments,
 } from '@logi/adapters';
 import { type AppConfig } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
 import { RateLimiter } from './middleware/rate-limiter.js';
 import { MultipartUploadReceiver } from './uploads/multipart-upload.receiver.js';
+import type { ApiProcessTasks } from './process-tasks.js';
 import { Tokens } from './tokens.js';
 import { bindOps } from './ops/ops.bindings.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
@@ -277,6 +285,28 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         settings: config.webhooks,
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
+  );
+  c.bind(Tokens.ProcessTasks).toDynamicValue(
+    (): ApiProcessTasks => ({
+      startMetricsListener: () => startMetricsServer(get<ApiMetrics>(Tokens.Metrics), config.metrics, logger),
+      startEventPublishing: (onPublished) =>
+        startEventPublishing({ publish: get<PublishEventsUseCase>(Tokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger, onPublished }),
+      startWebhookDelivering: () =>
+        config.redis
+          ? null
+          : startWebhookDelivering({
+              deliver: get<DeliverWebhookUseCase>(Tokens.DeliverWebhook),
+              queue: get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
+              concurrency: config.webhooks.concurrency,
+              perEndpoint: config.webhooks.concurrencyPerEndpoint,
+              attemptTimeoutMs: config.webhooks.timeoutMs,
+              intervalMs: config.events.publishIntervalMs,
+              logger,
+            }),
+      startPeriodic: (name, task, intervalMs) => startPeriodic(name, task, intervalMs, logger),
+      sweepTempFiles,
+      indexPendingDocuments: (limit) => indexPendingDocuments(get<Knex>(Tokens.Knex), limit),
+    }),
   );
   bindOps(c, config, logger);
   return c;

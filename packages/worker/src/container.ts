@@ -11,6 +11,7 @@ import {
   type JobHandlers,
   type OrderFileRepositoryPort,
   type PdfRendererPort,
+  type WebhookDeliveryQueuePort,
 } from '@logi/domain';
 import {
   BullmqJobWorker,
@@ -36,9 +37,14 @@ import {
   createPdfRenderMetrics,
   QUEUE_NAME_BY_JOB,
   unavailableOnOutage,
+  MinioFileStorage,
+  startMetricsServer,
+  startEventPublishing,
+  startWebhookDelivering,
 } from '@logi/adapters';
 import { type AppConfig, type RedisEndpoint } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
+import type { WorkerProcessTasks } from './process-tasks.js';
 import { WorkerTokens } from './tokens.js';
 import { withJobMetrics } from './metrics/metrics-job.handlers.js';
 import { WorkerMetrics } from './metrics/worker-metrics.js';
@@ -132,6 +138,26 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         settings: config.webhooks,
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
+  );
+  c.bind(WorkerTokens.ProcessTasks).toDynamicValue(
+    (): WorkerProcessTasks => ({
+      prepareStorage: async () => {
+        const storage = get<FileStoragePort>(WorkerTokens.FileStorage);
+        if (storage instanceof MinioFileStorage) await storage.init();
+      },
+      startMetricsListener: (health) => startMetricsServer(get<WorkerMetrics>(WorkerTokens.Metrics), config.metrics, logger, health),
+      startEventPublishing: () => startEventPublishing({ publish: get<PublishEventsUseCase>(WorkerTokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger }),
+      startWebhookDelivering: () =>
+        startWebhookDelivering({
+          deliver: get<DeliverWebhookUseCase>(WorkerTokens.DeliverWebhook),
+          queue: get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
+          concurrency: config.webhooks.concurrency,
+          perEndpoint: config.webhooks.concurrencyPerEndpoint,
+          attemptTimeoutMs: config.webhooks.timeoutMs,
+          intervalMs: config.events.publishIntervalMs,
+          logger,
+        }),
+    }),
   );
   return c;
 }
