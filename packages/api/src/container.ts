@@ -116,7 +116,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       : null,
   );
 
-  // Every adapter a use case reaches is bound wrapped: a refused connection or a lock timeout is the domain's
+  // The database adapters are bound wrapped: a refused connection or a lock timeout is the domain's
   // ServiceUnavailableError (503 + Retry-After) when it leaves the adapter.
   const database = <T extends object>(adapter: T): T => unavailableOnOutage(adapter, 'database');
   c.bind(Tokens.ClientRepository).toDynamicValue(() => database(new KnexClientRepository(get<Knex>(Tokens.Knex))));
@@ -141,7 +141,8 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   });
   c.bind(Tokens.ApiKeyHasher).toDynamicValue(() => new Sha256ApiKeyHasher());
   c.bind(Tokens.ContentHasher).toDynamicValue(() => new Sha256ContentHasher());
-  c.bind(Tokens.FileStorage).toDynamicValue(() => unavailableOnOutage(createFileStorage(config), 'file storage'));
+  // Not wrapped: storage raises its own StorageError, whose message the domain shows per file.
+  c.bind(Tokens.FileStorage).toDynamicValue(() => createFileStorage(config));
   c.bind(Tokens.PdfRenderer).toDynamicValue(() => {
     const renderer = createPdfRenderer(config);
     return telemetry ? telemetry.traceRenderer(renderer) : renderer;

@@ -66,7 +66,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   c.bind(WorkerTokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }));
   // A render only reads: the invoice and its seller come from a replica when DATABASE_READ_URL names any (README "Read replicas").
   c.bind(WorkerTokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(WorkerTokens.Knex), logger));
-  // The adapters the handlers reach are bound wrapped: an outage leaves them as the domain's ServiceUnavailableError.
+  // The database adapters are bound wrapped: an outage leaves them as the domain's ServiceUnavailableError.
   const database = <T extends object>(adapter: T): T => unavailableOnOutage(adapter, 'database');
   c.bind(WorkerTokens.InvoiceRepository).toDynamicValue(() => {
     const read = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
@@ -77,7 +77,8 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
     return database(read ? new ReplicaClientRepository(read) : new KnexClientRepository(get<Knex>(WorkerTokens.Knex)));
   });
   c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => database(new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex))));
-  c.bind(WorkerTokens.FileStorage).toDynamicValue(() => unavailableOnOutage(createFileStorage(config), 'file storage'));
+  // Not wrapped: storage raises its own StorageError, whose message the domain shows per file.
+  c.bind(WorkerTokens.FileStorage).toDynamicValue(() => createFileStorage(config));
   c.bind(WorkerTokens.PdfRenderer).toDynamicValue(() => {
     const renderer = createPdfRenderer(config);
     return telemetry ? telemetry.traceRenderer(renderer) : renderer;
