@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BullmqJobQueue, BullmqJobWorker, createRedis, whenRedisReady } from '@logi/adapters';
-import { type RedisEndpoint } from '@logi/config';
+import type { RedisEndpoint } from '@logi/config';
 import type { JobHandlers } from '@logi/domain';
 import { PrivateSentinelGroup } from '../support/private-sentinel.js';
 

@@ -78,7 +78,7 @@ import {
   sweepTempFiles,
   indexPendingDocuments,
 } from '@logi/adapters';
-import { type AppConfig } from '@logi/config';
+import type { AppConfig } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
 import { RateLimiter } from './middleware/rate-limiter.js';
 import { MultipartUploadReceiver } from './uploads/multipart-upload.receiver.js';

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type Router from '@koa/router';
-import { type AppConfig } from '@logi/config';
+import type { AppConfig } from '@logi/config';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';

@@ -42,7 +42,7 @@ import {
   startEventPublishing,
   startWebhookDelivering,
 } from '@logi/adapters';
-import { type AppConfig, type RedisEndpoint } from '@logi/config';
+import type { AppConfig, RedisEndpoint } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
 import type { WorkerProcessTasks } from './process-tasks.js';
 import { WorkerTokens } from './tokens.js';

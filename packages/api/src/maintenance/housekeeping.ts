@@ -1,6 +1,6 @@
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
-import { type AppConfig } from '@logi/config';
+import type { AppConfig } from '@logi/config';
 import {
   RemoveOrphanObjectsUseCase,
   SweepLeftoversUseCase,

@@ -1,7 +1,7 @@
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import { BullmqQueueInspector, createPdfRenderMetrics, MetricsPdfRenderer, registerQueueDepthGauge, registerReadReplicaMetrics, type ReadReplicas } from '@logi/adapters';
-import { type AppConfig } from '@logi/config';
+import type { AppConfig } from '@logi/config';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { Tokens } from '../tokens.js';
 import { dependencyChecks } from './health/dependency-checks.js';
