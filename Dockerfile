@@ -17,6 +17,7 @@ WORKDIR /build
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
 COPY patches patches/
 COPY packages/domain/package.json packages/domain/
+COPY packages/config/package.json packages/config/
 COPY packages/adapters/package.json packages/adapters/
 COPY packages/api/package.json packages/api/
 COPY packages/worker/package.json packages/worker/

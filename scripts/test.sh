@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need, starts what is not running, and runs every test:
-# type check, lint, format check, build, compose file check, domain, adapters (SQLite, MariaDB, Redis, S3 server),
+# type check, layer rules, lint, format check, build, compose file check, domain, adapters (SQLite, MariaDB, Redis, S3 server),
 # PDFs (Chromium), API over HTTP in both profiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,9 @@ install_dependencies
 
 log "type check"
 pnpm -s typecheck
+
+log "layer rules (dependency-cruiser)"
+pnpm -s deps:check
 
 log "lint (ESLint, type-aware)"
 pnpm -s lint

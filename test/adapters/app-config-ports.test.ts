@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, listenConfigError, loadConfig } from '@logi/adapters';
+import { ConfigError, listenConfigError, loadConfig } from '@logi/config';
 
 /** The error a real listener gives, so the mapping is checked against what Node actually reports. */
 function listenFailure(port: number, host: string): Promise<Error> {

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, createKnex, judgeReplicaStatus, loadConfig, ReadReplicas } from '@logi/adapters';
+import { createKnex, judgeReplicaStatus, ReadReplicas } from '@logi/adapters';
+import { ConfigError, loadConfig } from '@logi/config';
 import { freePort } from '../support/free-port.js';
 
 const PRIMARY = 'mysql://root@127.0.0.1:3306/mysql';

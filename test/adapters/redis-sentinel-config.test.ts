@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '@logi/adapters';
+import { ConfigError, loadConfig } from '@logi/config';
 
 describe('Redis endpoint from the environment', () => {
   it('when neither REDIS_URL nor REDIS_SENTINELS is set, then there is no Redis (embedded profile)', () => {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BullmqJobQueue, BullmqJobWorker, createRedis, whenRedisReady, type RedisEndpoint } from '@logi/adapters';
+import { BullmqJobQueue, BullmqJobWorker, createRedis, whenRedisReady } from '@logi/adapters';
+import type { RedisEndpoint } from '@logi/config';
 import type { JobHandlers } from '@logi/domain';
 import { PrivateSentinelGroup } from '../support/private-sentinel.js';
 

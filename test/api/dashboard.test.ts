@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '@logi/adapters';
+import { ConfigError } from '@logi/config';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { deleteRedisKeys } from '../support/production-stack.js';
 

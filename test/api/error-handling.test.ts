@@ -3,18 +3,29 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthenticateClientUseCase, ListInvoicesUseCase } from '@logi/domain';
+import { unavailableOnOutage } from '@logi/adapters';
 import { createApp } from '@logi/api';
 import { RateLimiter } from '../../packages/api/src/middleware/rate-limiter.js';
 import { pdfContentDisposition } from '../../packages/api/src/http/content-disposition.js';
 import { envelopeOf } from '../support/api-harness.js';
 
 /**
- * Unexpected failures, driven through the real app with use cases that fail
- * the way a broken dependency would.
+ * Unexpected failures, driven through the real app with a use case whose
+ * repository fails the way a broken dependency would, the repository wrapped
+ * as the composition roots wrap every adapter they bind.
  */
 let server: http.Server;
 let base: string;
 let failure: Error;
+let bypassPort = false;
+const repository = unavailableOnOutage(
+  {
+    async list(): Promise<never> {
+      throw failure;
+    },
+  },
+  'database',
+);
 
 beforeAll(async () => {
   const client = { id: 1, directory: 'd', name: 'd', company: { name: '', address: '', vat: '', bankAccount: '', bankName: '' } };
@@ -23,11 +34,7 @@ beforeAll(async () => {
     logger: pino({ level: 'silent' }),
     authenticate: { execute: async () => client } as unknown as AuthenticateClientUseCase,
     limiter: new RateLimiter({ max: 1000, windowSeconds: 60, redis: null, logger: pino({ level: 'silent' }) }),
-    listInvoices: {
-      execute: async () => {
-        throw failure;
-      },
-    } as unknown as ListInvoicesUseCase,
+    listInvoices: { execute: () => (bypassPort ? Promise.reject(failure) : repository.list()) } as unknown as ListInvoicesUseCase,
     listFileCategories: unused,
     findOrderByNr: unused,
     attachFiles: unused,
@@ -74,6 +81,18 @@ describe('unexpected errors', () => {
   });
 
   const coded = (code: string, message = `${code}: temporary`) => Object.assign(new Error(message), { code });
+
+  it('when a transient failure reaches the middleware without passing a port, then 500: the middleware maps domain errors only', async () => {
+    failure = coded('ECONNREFUSED');
+    bypassPort = true;
+    try {
+      const response = await fetch(`${base}/invoices`);
+      expect(response.status).toBe(500);
+      expect(response.headers.get('retry-after')).toBeNull();
+    } finally {
+      bypassPort = false;
+    }
+  });
 
   it.each([
     ['MariaDB going down', coded('ER_SERVER_SHUTDOWN', 'Server shutdown in progress')],

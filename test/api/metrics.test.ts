@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { loadConfig } from '@logi/adapters';
+import { loadConfig } from '@logi/config';
 import { buildContainer, startServer } from '@logi/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api-harness.js';

@@ -15,7 +15,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '@logi/adapters';
+import { loadConfig } from '@logi/config';
 import { buildOpenApiDocument } from '@logi/api';
 import { authHeaders, startTestApi, type TestApi } from '../support/api-harness.js';
 import { OpenApiContract, type OpenApiDoc } from '../support/openapi-contract.js';

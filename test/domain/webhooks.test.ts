@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   DeliverWebhookUseCase,
   nextAttemptAfterFailure,
-  parseRetrySchedule,
   shouldDisable,
   signingSecrets,
   type ClaimedDelivery,
@@ -21,18 +20,6 @@ describe('delivery rules', () => {
     expect(shouldDisable(0, 120 * 3600, 120)).toBe(true);
     expect(shouldDisable(1, 120 * 3600, 120)).toBe(false);
     expect(shouldDisable(null, 10 ** 9, 120)).toBe(false);
-  });
-
-  it.each([
-    ['5,300,1800', [5, 300, 1800]],
-    [' 1 , 2 ', [1, 2]],
-    ['', null],
-    ['5,,6', null],
-    ['0,5', null],
-    ['1.5', null],
-    ['-1', null],
-  ])('when WEBHOOK_RETRY_SCHEDULE is %j, then it reads as %j', (value, expected) => {
-    expect(parseRetrySchedule(value)).toEqual(expected);
   });
 
   it('when a secret was rotated, then both sign until the overlap ends, then only the new one', () => {

@@ -80,7 +80,7 @@ describe('the runtime tree, built as the Dockerfile builds it', () => {
     const store = path.join(tree.dir, 'node_modules', '.pnpm');
     const workspacePackages = (await readdir(store)).filter((entry) => entry.startsWith('@logi+'));
     const names = workspacePackages.map((entry) => entry.replace(/^@logi\+/, '').replace(/@file.*$/, ''));
-    expect([...names].sort()).toEqual(['adapters', 'api', 'domain', 'worker']);
+    expect([...names].sort()).toEqual(['adapters', 'api', 'config', 'domain', 'worker']);
     for (const [i, name] of names.entries()) {
       const dir = path.join(store, workspacePackages[i]!, 'node_modules', '@logi', name);
       expect((await readdir(dir)).filter((file) => file !== 'node_modules').sort()).toEqual(['dist', 'package.json']);

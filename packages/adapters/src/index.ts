@@ -1,4 +1,3 @@
-export * from './config/app-config.js';
 export * from './sniff/file-type.sniffer.js';
 export * from './fs/local-file.storage.js';
 export * from './inline/inline-job.queue.js';
@@ -35,8 +34,6 @@ export * from './knex/fixtures/load-fixtures.js';
 export * from './knex/fixtures/fixture-validation.error.js';
 export { foldText, textSortKey } from './knex/unicode-text.js';
 export * from './bullmq/bullmq-queue.inspector.js';
-export * from './metrics/duration-buckets.js';
-export * from './metrics/failure-reason.js';
 export * from './metrics/metrics.server.js';
 export * from './metrics/metrics-pdf.renderer.js';
 export * from './metrics/queue-depth.gauge.js';

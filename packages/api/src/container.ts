@@ -35,6 +35,7 @@ import {
   type OrderFileRepositoryPort,
   type OrderRepositoryPort,
   type PdfRendererPort,
+  type WebhookDeliveryQueuePort,
 } from '@logi/domain';
 import {
   BullmqJobQueue,
@@ -42,6 +43,7 @@ import {
   createKnex,
   createPdfRenderer,
   EInvoiceEuWriter,
+  FileTypeSniffer,
   createRedis,
   InlineJobQueue,
   KnexClientRepository,
@@ -67,11 +69,20 @@ import {
   Sha256ApiKeyHasher,
   Sha256ContentHasher,
   invoiceTemplateVersion,
-  type AppConfig,
+  unavailableOnOutage,
+  whenRedisReady,
+  startMetricsServer,
+  startEventPublishing,
+  startWebhookDelivering,
+  startPeriodic,
+  sweepTempFiles,
+  indexPendingDocuments,
 } from '@logi/adapters';
+import type { AppConfig } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
 import { RateLimiter } from './middleware/rate-limiter.js';
 import { MultipartUploadReceiver } from './uploads/multipart-upload.receiver.js';
+import type { ApiProcessTasks } from './process-tasks.js';
 import { Tokens } from './tokens.js';
 import { bindOps } from './ops/ops.bindings.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
@@ -105,28 +116,32 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       : null,
   );
 
-  c.bind(Tokens.ClientRepository).toDynamicValue(() => new KnexClientRepository(get<Knex>(Tokens.Knex)));
-  c.bind(Tokens.OrderRepository).toDynamicValue(() => new KnexOrderRepository(get<Knex>(Tokens.Knex)));
-  c.bind(Tokens.FileCategoryRepository).toDynamicValue(() => new KnexFileCategoryRepository(get<Knex>(Tokens.Knex)));
-  c.bind(Tokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(Tokens.Knex)));
+  // The database adapters are bound wrapped: a refused connection or a lock timeout is the domain's
+  // ServiceUnavailableError (503 + Retry-After) when it leaves the adapter.
+  const database = <T extends object>(adapter: T): T => unavailableOnOutage(adapter, 'database');
+  c.bind(Tokens.ClientRepository).toDynamicValue(() => database(new KnexClientRepository(get<Knex>(Tokens.Knex))));
+  c.bind(Tokens.OrderRepository).toDynamicValue(() => database(new KnexOrderRepository(get<Knex>(Tokens.Knex))));
+  c.bind(Tokens.FileCategoryRepository).toDynamicValue(() => database(new KnexFileCategoryRepository(get<Knex>(Tokens.Knex))));
+  c.bind(Tokens.OrderFileRepository).toDynamicValue(() => database(new KnexOrderFileRepository(get<Knex>(Tokens.Knex))));
   // The read-only paths (lists, lookups, the event feed, PDF and e-invoice data) read from a replica when
   // DATABASE_READ_URL names any; writes, the upload's checks and authentication stay on DATABASE_URL.
   c.bind(Tokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(Tokens.Knex), logger));
   const replicas = () => get<ReadReplicas | null>(Tokens.ReadReplicas);
   c.bind(Tokens.InvoiceRepository).toDynamicValue(() => {
     const read = replicas();
-    return read ? new ReplicaInvoiceRepository(read) : new KnexInvoiceRepository(get<Knex>(Tokens.Knex));
+    return database(read ? new ReplicaInvoiceRepository(read) : new KnexInvoiceRepository(get<Knex>(Tokens.Knex)));
   });
   c.bind(Tokens.ReadOrderRepository).toDynamicValue(() => {
     const read = replicas();
-    return read ? new ReplicaOrderRepository(read) : get<OrderRepositoryPort>(Tokens.OrderRepository);
+    return read ? database(new ReplicaOrderRepository(read)) : get<OrderRepositoryPort>(Tokens.OrderRepository);
   });
   c.bind(Tokens.ReadClientRepository).toDynamicValue(() => {
     const read = replicas();
-    return read ? new ReplicaClientRepository(read) : get<ClientRepositoryPort>(Tokens.ClientRepository);
+    return read ? database(new ReplicaClientRepository(read)) : get<ClientRepositoryPort>(Tokens.ClientRepository);
   });
   c.bind(Tokens.ApiKeyHasher).toDynamicValue(() => new Sha256ApiKeyHasher());
   c.bind(Tokens.ContentHasher).toDynamicValue(() => new Sha256ContentHasher());
+  // Not wrapped: storage raises its own StorageError, whose message the domain shows per file.
   c.bind(Tokens.FileStorage).toDynamicValue(() => createFileStorage(config));
   c.bind(Tokens.PdfRenderer).toDynamicValue(() => {
     const renderer = createPdfRenderer(config);
@@ -156,23 +171,23 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         })
       : new InlineJobQueue(() => get<JobHandlers>(Tokens.JobHandlers), { concurrency: config.workerConcurrency }),
   );
-  c.bind(Tokens.RateLimiter).toDynamicValue(
-    () =>
-      new RateLimiter({
-        max: config.rateLimit.max,
-        windowSeconds: config.rateLimit.windowSeconds,
-        redis: get<Redis | null>(Tokens.Redis),
-        namespace: `${config.redisPrefix}:ratelimit`,
-        logger,
-      }),
-  );
+  c.bind(Tokens.RateLimiter).toDynamicValue(() => {
+    const redis = get<Redis | null>(Tokens.Redis);
+    return new RateLimiter({
+      max: config.rateLimit.max,
+      windowSeconds: config.rateLimit.windowSeconds,
+      redis: redis ? { client: redis, whenReady: (graceMs) => whenRedisReady(redis, graceMs) } : null,
+      namespace: `${config.redisPrefix}:ratelimit`,
+      logger,
+    });
+  });
   // Shared by every API process: in Redis when there is one, else in the database.
   c.bind(Tokens.IdempotencyStore).toDynamicValue(() => {
     const redis = get<Redis | null>(Tokens.Redis);
-    return redis ? new RedisIdempotencyStore(redis, config.redisPrefix) : new KnexIdempotencyStore(get<Knex>(Tokens.Knex));
+    return redis ? new RedisIdempotencyStore(redis, config.redisPrefix) : database(new KnexIdempotencyStore(get<Knex>(Tokens.Knex)));
   });
   c.bind(Tokens.UploadReceiver).toDynamicValue(
-    () => new MultipartUploadReceiver({ tmpDir: path.join(config.dataDir, 'tmp'), maxFiles: config.uploadMaxFiles }),
+    () => new MultipartUploadReceiver({ tmpDir: path.join(config.dataDir, 'tmp'), maxFiles: config.uploadMaxFiles, sniffer: new FileTypeSniffer() }),
   );
 
   c.bind(Tokens.AuthenticateClient).toDynamicValue(
@@ -235,13 +250,15 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.EventFeed).toDynamicValue(() => {
     const options = { onWatchError: (error: unknown) => logger.warn({ err: error }, 'looking for new events failed; waits go on') };
     const read = replicas();
-    return read ? new ReplicaEventFeed(read, options) : new KnexEventFeed(get<Knex>(Tokens.Knex), options);
+    return database(read ? new ReplicaEventFeed(read, options) : new KnexEventFeed(get<Knex>(Tokens.Knex), options));
   });
   c.bind(Tokens.EventCapture).toDynamicValue(
     () =>
-      new KnexEventCapture(get<Knex>(Tokens.Knex), {
-        onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
-      }),
+      database(
+        new KnexEventCapture(get<Knex>(Tokens.Knex), {
+          onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
+        }),
+      ),
   );
   c.bind(Tokens.ListEvents).toDynamicValue(() => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock) }));
   c.bind(Tokens.PublishEvents).toDynamicValue(
@@ -250,9 +267,9 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.ManageWebhooks).toDynamicValue(
     () =>
       new ManageWebhookEndpointsUseCase({
-        endpoints: new KnexWebhookEndpointRepository(get<Knex>(Tokens.Knex)),
+        endpoints: database(new KnexWebhookEndpointRepository(get<Knex>(Tokens.Knex))),
         // A replay's retention check (410) reads what retention removed on the primary, like the deliveries it schedules.
-        feed: replicas() ? new KnexEventFeed(get<Knex>(Tokens.Knex)) : get<EventFeedPort>(Tokens.EventFeed),
+        feed: replicas() ? database(new KnexEventFeed(get<Knex>(Tokens.Knex))) : get<EventFeedPort>(Tokens.EventFeed),
         resolver: new DnsHostResolver(),
         signer: new StandardWebhooksSigner(),
         clock: get<ClockPort>(Tokens.Clock),
@@ -260,7 +277,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         allowPrivateTargets: config.webhooks.allowPrivateTargets,
       }),
   );
-  c.bind(Tokens.WebhookDeliveryQueue).toDynamicValue(() => new KnexWebhookDeliveryQueue(get<Knex>(Tokens.Knex)));
+  c.bind(Tokens.WebhookDeliveryQueue).toDynamicValue(() => database(new KnexWebhookDeliveryQueue(get<Knex>(Tokens.Knex))));
   c.bind(Tokens.DeliverWebhook).toDynamicValue(
     () =>
       new DeliverWebhookUseCase({
@@ -269,6 +286,28 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         settings: config.webhooks,
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
+  );
+  c.bind(Tokens.ProcessTasks).toDynamicValue(
+    (): ApiProcessTasks => ({
+      startMetricsListener: () => startMetricsServer(get<ApiMetrics>(Tokens.Metrics), config.metrics, logger),
+      startEventPublishing: (onPublished) =>
+        startEventPublishing({ publish: get<PublishEventsUseCase>(Tokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger, onPublished }),
+      startWebhookDelivering: () =>
+        config.redis
+          ? null
+          : startWebhookDelivering({
+              deliver: get<DeliverWebhookUseCase>(Tokens.DeliverWebhook),
+              queue: get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
+              concurrency: config.webhooks.concurrency,
+              perEndpoint: config.webhooks.concurrencyPerEndpoint,
+              attemptTimeoutMs: config.webhooks.timeoutMs,
+              intervalMs: config.events.publishIntervalMs,
+              logger,
+            }),
+      startPeriodic: (name, task, intervalMs) => startPeriodic(name, task, intervalMs, logger),
+      sweepTempFiles,
+      indexPendingDocuments: (limit) => indexPendingDocuments(get<Knex>(Tokens.Knex), limit),
+    }),
   );
   bindOps(c, config, logger);
   return c;

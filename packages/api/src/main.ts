@@ -7,7 +7,8 @@ async function main(): Promise<void> {
   const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api' });
   await import('reflect-metadata');
   const { pino } = await import('pino');
-  const { ConfigError, exitGracefully, listenConfigError, loadConfig, migrateLatest, pendingMigrations } = await import('@logi/adapters');
+  const { ConfigError, listenConfigError, loadConfig } = await import('@logi/config');
+  const { exitGracefully, migrateLatest, pendingMigrations } = await import('@logi/adapters');
   const { buildContainer } = await import('./container.js');
   const { Tokens } = await import('./tokens.js');
   const { startServer, stopLimitMs } = await import('./server.js');

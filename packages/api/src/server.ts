@@ -5,10 +5,11 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type Router from '@koa/router';
-import { startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqQueueInspector, type KnexEventFeed, type ReadReplicas } from '@logi/adapters';
-import { withTimeout, type DeliverWebhookUseCase, type JobQueuePort, type PdfRendererPort, type PublishEventsUseCase, type WebhookDeliveryQueuePort } from '@logi/domain';
+import type { AppConfig } from '@logi/config';
+import { withTimeout, type JobQueuePort, type PdfRendererPort } from '@logi/domain';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
+import type { ApiProcessTasks } from './process-tasks.js';
 import { Tokens } from './tokens.js';
 import { startHousekeeping } from './maintenance/housekeeping.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
@@ -85,7 +86,8 @@ export async function startServer(container: Container, options: { publicRouters
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info({ url }, 'API listening');
-  const metricsListener = await startMetricsServer(metrics, config.metrics, logger).catch(async (error: unknown) => {
+  const tasks = container.get<ApiProcessTasks>(Tokens.ProcessTasks);
+  const metricsListener = await tasks.startMetricsListener().catch(async (error: unknown) => {
     // Without its metrics listener the API does not start half-way: close what is open, then fail,
     // saying which listener it was (PORT and METRICS_PORT may be the same number).
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -95,25 +97,11 @@ export async function startServer(container: Container, options: { publicRouters
   });
 
   const housekeeping = startHousekeeping(container);
-  const feed = container.get<KnexEventFeed>(Tokens.EventFeed);
-  const publishing = startEventPublishing({
-    publish: container.get<PublishEventsUseCase>(Tokens.PublishEvents),
-    intervalMs: config.events.publishIntervalMs,
-    logger,
-    onPublished: () => feed.notify(),
-  });
-  // Embedded profile: this process delivers webhooks; with Redis, worker processes do.
-  const delivering = config.redis
-    ? null
-    : startWebhookDelivering({
-        deliver: container.get<DeliverWebhookUseCase>(Tokens.DeliverWebhook),
-        queue: container.get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
-        concurrency: config.webhooks.concurrency,
-        perEndpoint: config.webhooks.concurrencyPerEndpoint,
-        attemptTimeoutMs: config.webhooks.timeoutMs,
-        intervalMs: config.events.publishIntervalMs,
-        logger,
-      });
+  // The feed's long polls wake as soon as this process stored events.
+  const feed = container.get<{ notify(): void; close(): void }>(Tokens.EventFeed);
+  const publishing = tasks.startEventPublishing(() => feed.notify());
+  // Embedded profile: this process delivers webhooks; with Redis, worker processes do (null).
+  const delivering = tasks.startWebhookDelivering();
 
   return {
     url,
@@ -162,9 +150,9 @@ export async function closeDependencies(container: Container, timeoutMs = CLOSE_
     ['job queue', () => container.get<JobQueuePort>(Tokens.JobQueue).close()],
     ['PDF renderer', () => container.get<PdfRendererPort>(Tokens.PdfRenderer).close()],
     ['rate limiter', () => container.get<RateLimiter>(Tokens.RateLimiter).close()],
-    ['queue inspector', () => container.get<BullmqQueueInspector | null>(Tokens.QueueInspector)?.close()],
+    ['queue inspector', () => container.get<{ close(): Promise<void> } | null>(Tokens.QueueInspector)?.close()],
     ['Redis connection', () => container.get<Redis | null>(Tokens.Redis)?.quit()],
-    ['read replicas', () => container.get<ReadReplicas | null>(Tokens.ReadReplicas)?.close()],
+    ['read replicas', () => container.get<{ close(): Promise<void> } | null>(Tokens.ReadReplicas)?.close()],
     ['database', () => container.get<Knex>(Tokens.Knex).destroy()],
   ];
   for (const [what, close] of steps) {

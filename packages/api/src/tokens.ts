@@ -42,4 +42,6 @@ export const Tokens = {
   Metrics: Symbol.for('Metrics'),
   Readiness: Symbol.for('Readiness'),
   QueueInspector: Symbol.for('QueueInspector'),
+  /** ApiProcessTasks: what startServer starts beside the HTTP listener. */
+  ProcessTasks: Symbol.for('ProcessTasks'),
 } as const;

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import openapiTS, { astToString, COMMENT_HEADER, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
-import { loadConfig } from '@logi/adapters';
+import { loadConfig } from '@logi/config';
 import { buildOpenApiDocument } from '@logi/api';
 
 /** Where the generated types live (checked in; a test compares them with a fresh generation). */

@@ -11,6 +11,7 @@ import {
   type JobHandlers,
   type OrderFileRepositoryPort,
   type PdfRendererPort,
+  type WebhookDeliveryQueuePort,
 } from '@logi/domain';
 import {
   BullmqJobWorker,
@@ -33,10 +34,17 @@ import {
   MetricsPdfRenderer,
   Sha256ContentHasher,
   invoiceTemplateVersion,
-  type AppConfig,
-  type RedisEndpoint,
+  createPdfRenderMetrics,
+  QUEUE_NAME_BY_JOB,
+  unavailableOnOutage,
+  MinioFileStorage,
+  startMetricsServer,
+  startEventPublishing,
+  startWebhookDelivering,
 } from '@logi/adapters';
+import type { AppConfig, RedisEndpoint } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
+import type { WorkerProcessTasks } from './process-tasks.js';
 import { WorkerTokens } from './tokens.js';
 import { withJobMetrics } from './metrics/metrics-job.handlers.js';
 import { WorkerMetrics } from './metrics/worker-metrics.js';
@@ -58,15 +66,18 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   c.bind(WorkerTokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }));
   // A render only reads: the invoice and its seller come from a replica when DATABASE_READ_URL names any (README "Read replicas").
   c.bind(WorkerTokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(WorkerTokens.Knex), logger));
+  // The database adapters are bound wrapped: an outage leaves them as the domain's ServiceUnavailableError.
+  const database = <T extends object>(adapter: T): T => unavailableOnOutage(adapter, 'database');
   c.bind(WorkerTokens.InvoiceRepository).toDynamicValue(() => {
     const read = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
-    return read ? new ReplicaInvoiceRepository(read) : new KnexInvoiceRepository(get<Knex>(WorkerTokens.Knex));
+    return database(read ? new ReplicaInvoiceRepository(read) : new KnexInvoiceRepository(get<Knex>(WorkerTokens.Knex)));
   });
   c.bind(WorkerTokens.ClientRepository).toDynamicValue(() => {
     const read = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
-    return read ? new ReplicaClientRepository(read) : new KnexClientRepository(get<Knex>(WorkerTokens.Knex));
+    return database(read ? new ReplicaClientRepository(read) : new KnexClientRepository(get<Knex>(WorkerTokens.Knex)));
   });
-  c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex)));
+  c.bind(WorkerTokens.OrderFileRepository).toDynamicValue(() => database(new KnexOrderFileRepository(get<Knex>(WorkerTokens.Knex))));
+  // Not wrapped: storage raises its own StorageError, whose message the domain shows per file.
   c.bind(WorkerTokens.FileStorage).toDynamicValue(() => createFileStorage(config));
   c.bind(WorkerTokens.PdfRenderer).toDynamicValue(() => {
     const renderer = createPdfRenderer(config);
@@ -88,13 +99,13 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   );
   // One registry per container; the renderer and the handlers are timed on activation, so their bindings stay as they are.
   c.bind(WorkerTokens.Metrics).toDynamicValue(() => {
-    const metrics = new WorkerMetrics();
+    const metrics = new WorkerMetrics({ pdfRender: createPdfRenderMetrics });
     const replicas = get<ReadReplicas | null>(WorkerTokens.ReadReplicas);
     if (replicas) registerReadReplicaMetrics(metrics.registry, replicas);
     return metrics;
   });
   c.onActivation<PdfRendererPort>(WorkerTokens.PdfRenderer, (_context, renderer) => new MetricsPdfRenderer(renderer, get<WorkerMetrics>(WorkerTokens.Metrics)));
-  c.onActivation<JobHandlers>(WorkerTokens.JobHandlers, (_context, handlers) => withJobMetrics(handlers, get<WorkerMetrics>(WorkerTokens.Metrics)));
+  c.onActivation<JobHandlers>(WorkerTokens.JobHandlers, (_context, handlers) => withJobMetrics(handlers, get<WorkerMetrics>(WorkerTokens.Metrics), QUEUE_NAME_BY_JOB));
   c.bind(WorkerTokens.JobWorker).toDynamicValue(
     () =>
       new BullmqJobWorker({
@@ -111,13 +122,15 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   c.bind(WorkerTokens.PublishEvents).toDynamicValue(
     () =>
       new PublishEventsUseCase({
-        capture: new KnexEventCapture(get<Knex>(WorkerTokens.Knex), {
-          onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
-        }),
+        capture: database(
+          new KnexEventCapture(get<Knex>(WorkerTokens.Knex), {
+            onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
+          }),
+        ),
       }),
   );
   // Workers deliver webhooks in the production profile, on slots of their own beside the job queue's.
-  c.bind(WorkerTokens.WebhookDeliveryQueue).toDynamicValue(() => new KnexWebhookDeliveryQueue(get<Knex>(WorkerTokens.Knex)));
+  c.bind(WorkerTokens.WebhookDeliveryQueue).toDynamicValue(() => database(new KnexWebhookDeliveryQueue(get<Knex>(WorkerTokens.Knex))));
   c.bind(WorkerTokens.DeliverWebhook).toDynamicValue(
     () =>
       new DeliverWebhookUseCase({
@@ -126,6 +139,26 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         settings: config.webhooks,
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
+  );
+  c.bind(WorkerTokens.ProcessTasks).toDynamicValue(
+    (): WorkerProcessTasks => ({
+      prepareStorage: async () => {
+        const storage = get<FileStoragePort>(WorkerTokens.FileStorage);
+        if (storage instanceof MinioFileStorage) await storage.init();
+      },
+      startMetricsListener: (health) => startMetricsServer(get<WorkerMetrics>(WorkerTokens.Metrics), config.metrics, logger, health),
+      startEventPublishing: () => startEventPublishing({ publish: get<PublishEventsUseCase>(WorkerTokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger }),
+      startWebhookDelivering: () =>
+        startWebhookDelivering({
+          deliver: get<DeliverWebhookUseCase>(WorkerTokens.DeliverWebhook),
+          queue: get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
+          concurrency: config.webhooks.concurrency,
+          perEndpoint: config.webhooks.concurrencyPerEndpoint,
+          attemptTimeoutMs: config.webhooks.timeoutMs,
+          intervalMs: config.events.publishIntervalMs,
+          logger,
+        }),
+    }),
   );
   return c;
 }

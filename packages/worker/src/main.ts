@@ -1,11 +1,11 @@
-import type { AppConfig, RedisEndpoint } from '@logi/adapters';
+import type { AppConfig, RedisEndpoint } from '@logi/config';
 import { startTelemetry } from '@logi/adapters/telemetry';
 
 // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
 const telemetry = await startTelemetry({ defaultServiceName: 'logistics-worker' });
 await import('reflect-metadata');
 const { pino } = await import('pino');
-const { ConfigError, listenConfigError, loadConfig } = await import('@logi/adapters');
+const { ConfigError, listenConfigError, loadConfig } = await import('@logi/config');
 const { exitGracefully } = await import('@logi/adapters');
 
 function readConfig(): AppConfig & { redis: RedisEndpoint } {

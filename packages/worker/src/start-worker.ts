@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { describeRedisEndpoint, MinioFileStorage, startEventPublishing, startMetricsServer, startWebhookDelivering, type AppConfig, type BullmqJobWorker, type RedisEndpoint } from '@logi/adapters';
-import type { DeliverWebhookUseCase, FileStoragePort, PdfRendererPort, PublishEventsUseCase, WebhookDeliveryQueuePort } from '@logi/domain';
+import { describeRedisEndpoint, type AppConfig, type RedisEndpoint } from '@logi/config';
+import type { PdfRendererPort } from '@logi/domain';
 import { buildWorkerContainer } from './container.js';
-import type { WorkerMetrics } from './metrics/worker-metrics.js';
+import type { WorkerProcessTasks } from './process-tasks.js';
 import { WorkerTokens } from './tokens.js';
 
 export interface RunningWorker {
@@ -15,33 +15,19 @@ export interface RunningWorker {
 /** Starts taking jobs from every queue; resolves once the workers are connected. */
 export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, logger: Logger): Promise<RunningWorker> {
   const container = buildWorkerContainer(config, logger);
-  const storage = container.get<FileStoragePort>(WorkerTokens.FileStorage);
-  if (storage instanceof MinioFileStorage) {
-    // Making the bucket now saves the first job a round trip; if S3 is down, the first job tries again.
-    await storage.init().catch((error: unknown) => logger.warn({ err: error }, 'storage not ready at start; will retry on first use'));
-  }
+  const tasks = container.get<WorkerProcessTasks>(WorkerTokens.ProcessTasks);
+  // Making the bucket now saves the first job a round trip; if S3 is down, the first job tries again.
+  await tasks.prepareStorage().catch((error: unknown) => logger.warn({ err: error }, 'storage not ready at start; will retry on first use'));
   // Ready (on /health/ready of the metrics listener) from the moment jobs are taken until a stop begins.
   let ready = false;
   // Before any job is taken: a METRICS_PORT already in use (the API's, say) stops the worker at start.
-  const metricsListener = await startMetricsServer(container.get<WorkerMetrics>(WorkerTokens.Metrics), config.metrics, logger, { ready: () => ready });
-  const worker = container.get<BullmqJobWorker>(WorkerTokens.JobWorker);
+  const metricsListener = await tasks.startMetricsListener({ ready: () => ready });
+  const worker = container.get<{ waitUntilReady(): Promise<void>; close(): Promise<void> }>(WorkerTokens.JobWorker);
   await worker.waitUntilReady();
   ready = true;
   logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix, redis: describeRedisEndpoint(config.redis) }, 'worker started');
-  const publishing = startEventPublishing({
-    publish: container.get<PublishEventsUseCase>(WorkerTokens.PublishEvents),
-    intervalMs: config.events.publishIntervalMs,
-    logger,
-  });
-  const delivering = startWebhookDelivering({
-    deliver: container.get<DeliverWebhookUseCase>(WorkerTokens.DeliverWebhook),
-    queue: container.get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
-    concurrency: config.webhooks.concurrency,
-    perEndpoint: config.webhooks.concurrencyPerEndpoint,
-    attemptTimeoutMs: config.webhooks.timeoutMs,
-    intervalMs: config.events.publishIntervalMs,
-    logger,
-  });
+  const publishing = tasks.startEventPublishing();
+  const delivering = tasks.startWebhookDelivering();
 
   let stopping: Promise<void> | null = null;
   const stop = async () => {

@@ -16,4 +16,6 @@ export const WorkerTokens = {
   PublishEvents: Symbol.for('Worker.PublishEvents'),
   WebhookDeliveryQueue: Symbol.for('Worker.WebhookDeliveryQueue'),
   DeliverWebhook: Symbol.for('Worker.DeliverWebhook'),
+  /** WorkerProcessTasks: what startWorker starts beside the job workers. */
+  ProcessTasks: Symbol.for('Worker.ProcessTasks'),
 } as const;

@@ -12,7 +12,8 @@ import {
   type JobResults,
   type RunJobOptions,
 } from '@logi/domain';
-import { createRedis, whenRedisReady, type RedisEndpoint } from '../redis/create-redis.js';
+import type { RedisEndpoint } from '@logi/config';
+import { createRedis, whenRedisReady } from '../redis/create-redis.js';
 import { decodeJobFailure } from './job-failure.codec.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 

@@ -2,7 +2,8 @@ import type { Queue } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import { JOB_NAMES, withTimeout } from '@logi/domain';
-import { createRedis, whenRedisReady, type RedisEndpoint } from '../redis/create-redis.js';
+import type { RedisEndpoint } from '@logi/config';
+import { createRedis, whenRedisReady } from '../redis/create-redis.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');

@@ -3,7 +3,7 @@ import type { FileStoragePort } from '@logi/domain';
 import { ChromiumPdfRenderer } from '../chromium/chromium-pdf.renderer.js';
 import { LocalFileStorage } from '../fs/local-file.storage.js';
 import { MinioFileStorage } from '../minio/minio-file.storage.js';
-import type { AppConfig } from './app-config.js';
+import type { AppConfig } from '@logi/config';
 
 /**
  * The choices every process makes alike from the configuration, in one place:

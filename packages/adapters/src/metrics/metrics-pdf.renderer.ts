@@ -1,6 +1,6 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { InvoiceDocument, PdfRendererPort } from '@logi/domain';
-import { DURATION_BUCKETS } from './duration-buckets.js';
+import { DURATION_BUCKETS } from '@logi/config';
 
 /** The two series each process that prints keeps (the API in the embedded profile, every worker). */
 export interface PdfRenderMetrics {

@@ -10,7 +10,7 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BullMQOtel } from 'bullmq-otel';
 import { createAddHookMessageChannel } from 'import-in-the-middle';
 import { withTimeout, type PdfRendererPort } from '@logi/domain';
-import type { Telemetry } from './start-telemetry.js';
+import type { Telemetry } from './telemetry.js';
 import { TracingPdfRenderer } from './tracing-pdf.renderer.js';
 
 /** How long a shutdown waits for the last spans to reach the collector. */

@@ -1,7 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { RedisEndpoint } from './redis-endpoint.js';
-
-export * from './redis-endpoint.js';
+import type { RedisEndpoint } from '@logi/config';
 
 export interface CreateRedisOptions {
   /**

@@ -1,3 +1,5 @@
+import { ServiceUnavailableError } from '@logi/domain';
+
 /** Error codes that mean a dependency (database, Redis, storage) is gone, slow or busy, not a bug. */
 const TRANSIENT_CODES = new Set([
   // The network: refused, reset, timed out, unroutable, or a name that does not resolve right now.
@@ -35,4 +37,42 @@ export function isTransientInfrastructureError(error: unknown): boolean {
   if ((error as { fatal?: unknown }).fatal === true) return true;
   // knex's pool gives up with this name when no connection can be had in time.
   return error.name === 'KnexTimeoutError';
+}
+
+/**
+ * `adapter` as the port it implements, with its technology's transient
+ * failures raised as the domain's ServiceUnavailableError (the driver's error
+ * as `cause`): the edges map domain errors only. Every method is covered, by
+ * a proxy rather than a wrapper per method; methods run on the adapter itself.
+ * Composition roots wrap the object they bind, outermost, so an adapter that
+ * composes others (the read replicas' failover) still sees the driver's error.
+ */
+export function unavailableOnOutage<T extends object>(adapter: T, dependency: string): T {
+  const translate = (error: unknown): unknown =>
+    error instanceof ServiceUnavailableError || !isTransientInfrastructureError(error)
+      ? error
+      : Object.assign(new ServiceUnavailableError(`${dependency} unavailable`), { cause: error });
+  // One wrapper per method, made on first use.
+  const wrapped = new WeakMap<(...args: unknown[]) => unknown, (...args: unknown[]) => unknown>();
+  return new Proxy(adapter, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target);
+      if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => unknown;
+      let wrapper = wrapped.get(method);
+      if (!wrapper) {
+        wrapper = (...args: unknown[]) => {
+          let result: unknown;
+          try {
+            result = method.apply(target, args);
+          } catch (error) {
+            throw translate(error);
+          }
+          return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(translate(error))) : result;
+        };
+        wrapped.set(method, wrapper);
+      }
+      return wrapper;
+    },
+  });
 }

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
-import { SweepPdfCacheUseCase, type ApiKeyHasherPort, type FileStoragePort } from '@logi/domain';
-import { KnexClientRepository, loadFixtures, migrateLatest, rebuildDerivedData } from '@logi/adapters';
+import { SweepPdfCacheUseCase, type ApiKeyHasherPort, type ClientRepositoryPort, type FileStoragePort } from '@logi/domain';
 import { CommandError, progressBar, UsageError, type CliIo } from './cli-io.js';
 
 export interface CommandContext {
@@ -11,13 +10,33 @@ export interface CommandContext {
   /** Made on first use, like the database. */
   storage(): FileStoragePort;
   hasher: ApiKeyHasherPort;
+  /** The database work of the commands, from the adapters: run-cli.ts (the CLI's composition root) hands it over. */
+  db: CliDatabase;
+}
+
+/** Schema, fixtures, derived search data and clients, on the database `knex` opens. */
+export interface CliDatabase {
+  /** Brings the schema up to date; the names of the migrations it ran. */
+  migrate(knex: Knex): Promise<string[]>;
+  /** Validates a fixture file, then writes it in one transaction; rows per table. */
+  loadFixtures(
+    knex: Knex,
+    json: unknown,
+    options: { hasher: ApiKeyHasherPort; onProgress: (progress: { table: string; done: number; total: number }) => void },
+  ): Promise<{ clients: number; fileCategories: number; orders: number; invoices: number; invoiceOrders: number; invoiceItems: number }>;
+  /** Rebuilds the trigram index, the kept counts and the data versions. */
+  rebuildDerivedData(
+    knex: Knex,
+    options: { onProgress: (progress: { stage: string; done: number; total: number }) => void },
+  ): Promise<{ invoices: number; orders: number; postings: number }>;
+  clients(knex: Knex): ClientRepositoryPort;
 }
 
 /** Same rule as the fixture format; the API additionally caps header values at 128 characters. */
 const DIRECTORY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export async function dbMigrate(ctx: CommandContext): Promise<void> {
-  const ran = await migrateLatest(ctx.knex());
+  const ran = await ctx.db.migrate(ctx.knex());
   ctx.io.out(ran.length ? `Schema updated: ${ran.join(', ')}` : 'Schema is up to date.');
 }
 
@@ -34,8 +53,8 @@ export async function fixturesLoad(ctx: CommandContext, file: string): Promise<v
   } catch (error) {
     throw new CommandError(`${file} is not valid JSON: ${(error as Error).message}`);
   }
-  await migrateLatest(ctx.knex());
-  const counts = await loadFixtures(ctx.knex(), json, {
+  await ctx.db.migrate(ctx.knex());
+  const counts = await ctx.db.loadFixtures(ctx.knex(), json, {
     hasher: ctx.hasher,
     onProgress: (p) => {
       if (p.total > 0) ctx.io.err(`  ${p.table}: ${p.done}/${p.total}`);
@@ -49,10 +68,10 @@ export async function fixturesLoad(ctx: CommandContext, file: string): Promise<v
 
 /** Rebuilds the trigram index, the kept counts and the data versions from the base tables. */
 export async function searchReindex(ctx: CommandContext): Promise<void> {
-  await migrateLatest(ctx.knex());
+  await ctx.db.migrate(ctx.knex());
   const bar = progressBar(ctx.io);
   const started = Date.now();
-  const result = await rebuildDerivedData(ctx.knex(), { onProgress: (p) => bar.update(p.stage, p.done, p.total) });
+  const result = await ctx.db.rebuildDerivedData(ctx.knex(), { onProgress: (p) => bar.update(p.stage, p.done, p.total) });
   bar.end();
   ctx.io.out(
     `Reindexed ${result.invoices} invoices and ${result.orders} orders (${result.postings} index entries) and rebuilt the counts in ` +
@@ -79,8 +98,8 @@ export async function pdfCacheClear(ctx: CommandContext): Promise<void> {
 export async function clientsCreate(ctx: CommandContext, options: { directory?: string; name?: string }): Promise<void> {
   const directory = requireDirectory(options.directory);
   const name = options.name?.trim() || directory;
-  await migrateLatest(ctx.knex());
-  const clients = new KnexClientRepository(ctx.knex());
+  await ctx.db.migrate(ctx.knex());
+  const clients = ctx.db.clients(ctx.knex());
   if (await clients.findByDirectory(directory)) {
     throw new CommandError(`Client directory "${directory}" already exists; use clients:rotate-key to issue a new key.`);
   }
@@ -96,8 +115,8 @@ export async function clientsCreate(ctx: CommandContext, options: { directory?: 
 }
 
 export async function clientsList(ctx: CommandContext): Promise<void> {
-  await migrateLatest(ctx.knex());
-  const clients = await new KnexClientRepository(ctx.knex()).list();
+  await ctx.db.migrate(ctx.knex());
+  const clients = await ctx.db.clients(ctx.knex()).list();
   if (clients.length === 0) {
     ctx.io.err('No clients.');
     return;
@@ -109,9 +128,9 @@ export async function clientsList(ctx: CommandContext): Promise<void> {
 
 export async function clientsRotateKey(ctx: CommandContext, options: { directory?: string }): Promise<void> {
   const directory = requireDirectory(options.directory);
-  await migrateLatest(ctx.knex());
+  await ctx.db.migrate(ctx.knex());
   const apiKey = ctx.hasher.generate();
-  const updated = await new KnexClientRepository(ctx.knex()).updateKeyHash(directory, ctx.hasher.hash(apiKey));
+  const updated = await ctx.db.clients(ctx.knex()).updateKeyHash(directory, ctx.hasher.hash(apiKey));
   if (!updated) throw new CommandError(`Client directory "${directory}" does not exist.`);
   ctx.io.err(`New API key of "${directory}" (the old key no longer works). It is shown once; store it now:`);
   ctx.io.out(apiKey);

@@ -1,7 +1,18 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import type { FileStoragePort } from '@logi/domain';
-import { ConfigError, createFileStorage, createKnex, FixtureValidationError, lineKnexLogger, loadConfig, Sha256ApiKeyHasher } from '@logi/adapters';
+import {
+  createFileStorage,
+  createKnex,
+  FixtureValidationError,
+  KnexClientRepository,
+  lineKnexLogger,
+  loadFixtures,
+  migrateLatest,
+  rebuildDerivedData,
+  Sha256ApiKeyHasher,
+} from '@logi/adapters';
+import { ConfigError, loadConfig } from '@logi/config';
 import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
 import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
 import { eventsStatus, webhooksDeliveries, webhooksEnable, webhooksList } from './webhook-commands.js';
@@ -81,6 +92,7 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
       hasher: new Sha256ApiKeyHasher(),
       knex: () => (knex ??= createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger: lineKnexLogger((line) => io.err(line)) })),
       storage: () => (storage ??= createFileStorage(config)),
+      db: { migrate: migrateLatest, loadFixtures, rebuildDerivedData, clients: (db) => new KnexClientRepository(db) },
     };
     await spec.run(ctx, parsed.values, parsed.positionals);
     return 0;

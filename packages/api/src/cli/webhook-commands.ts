@@ -1,4 +1,3 @@
-import { migrateLatest } from '@logi/adapters';
 import type { CommandContext } from './cli-commands.js';
 import { CommandError, UsageError } from './cli-io.js';
 
@@ -28,7 +27,7 @@ function endpointIdOf(value: string | undefined): number {
  */
 export async function webhooksList(ctx: CommandContext, options: { directory?: string }): Promise<void> {
   const knex = ctx.knex();
-  await migrateLatest(knex);
+  await ctx.db.migrate(knex);
   const since = Math.floor(Date.now() / 1000) - DAY_SECONDS;
   const query = knex('webhook_endpoints as w')
     .select('w.id', 'w.directory', 'w.url', 'w.enabled', 'w.disabled_reason', 'w.failing_since')
@@ -69,7 +68,7 @@ export async function webhooksDeliveries(ctx: CommandContext, options: { endpoin
   const limit = options.limit === undefined ? 20 : Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000.');
   const knex = ctx.knex();
-  await migrateLatest(knex);
+  await ctx.db.migrate(knex);
   if (!(await knex('webhook_endpoints').where({ id: endpointId }).first())) throw new CommandError(`Webhook endpoint ${endpointId} does not exist.`);
   const rows = (await knex('webhook_deliveries').where({ endpoint_id: endpointId }).orderBy('id', 'desc').limit(limit)) as Array<Record<string, unknown>>;
   if (rows.length === 0) {
@@ -97,7 +96,7 @@ export async function webhooksDeliveries(ctx: CommandContext, options: { endpoin
 export async function webhooksEnable(ctx: CommandContext, options: { endpoint?: string }): Promise<void> {
   const endpointId = endpointIdOf(options.endpoint);
   const knex = ctx.knex();
-  await migrateLatest(knex);
+  await ctx.db.migrate(knex);
   const updated = await knex('webhook_endpoints').where({ id: endpointId }).update({ enabled: 1, disabled_reason: null, failing_since: null });
   if (updated === 0) throw new CommandError(`Webhook endpoint ${endpointId} does not exist.`);
   ctx.io.err(`Webhook endpoint ${endpointId} enabled. Events published while it was disabled are not sent by themselves: its owner can replay them.`);
@@ -106,7 +105,7 @@ export async function webhooksEnable(ctx: CommandContext, options: { endpoint?: 
 /** How far the publisher is: changes waiting to become events, and the newest event. */
 export async function eventsStatus(ctx: CommandContext): Promise<void> {
   const knex = ctx.knex();
-  await migrateLatest(knex);
+  await ctx.db.migrate(knex);
   const pending = (await knex('event_pending').count({ n: '*' }).first()) as { n: unknown };
   const newest = (await knex('events').select('id', 'created').orderBy('id', 'desc').first()) as { id: unknown; created: unknown } | undefined;
   const due = (await knex('webhook_deliveries').where('status', 'pending').count({ n: '*' }).first()) as { n: unknown };

@@ -1,7 +1,6 @@
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
-import type { Knex } from 'knex';
-import { indexPendingDocuments, startPeriodic, sweepTempFiles, type AppConfig, type PeriodicTask } from '@logi/adapters';
+import type { AppConfig } from '@logi/config';
 import {
   RemoveOrphanObjectsUseCase,
   SweepLeftoversUseCase,
@@ -12,6 +11,7 @@ import {
   type IdempotencyStorePort,
   type OrderFileRepositoryPort,
 } from '@logi/domain';
+import type { ApiProcessTasks, Stoppable } from '../process-tasks.js';
 import { Tokens } from '../tokens.js';
 import type { ApiMetrics } from '../ops/metrics/api-metrics.js';
 import type { MultipartUploadReceiver } from '../uploads/multipart-upload.receiver.js';
@@ -48,7 +48,7 @@ const ORPHAN_PAGES_PER_RUN = 5;
  * noting per directory the highest id removed (the feed's 410), and
  * finished webhook attempts of the same age.
  */
-export function startHousekeeping(container: Container): PeriodicTask {
+export function startHousekeeping(container: Container): Stoppable {
   const config = container.get<AppConfig>(Tokens.Config);
   const logger = container.get<Logger>(Tokens.Logger);
   const receiver = container.get<MultipartUploadReceiver>(Tokens.UploadReceiver);
@@ -75,7 +75,7 @@ export function startHousekeeping(container: Container): PeriodicTask {
     maxObjects: config.pdfCache.maxObjects,
     onRemoved: (_key, reason) => metrics.pdfCacheRemoved.inc({ reason }),
   });
-  const knex = container.get<Knex>(Tokens.Knex);
+  const { startPeriodic, sweepTempFiles, indexPendingDocuments } = container.get<ApiProcessTasks>(Tokens.ProcessTasks);
   const idempotency = container.get<IdempotencyStorePort>(Tokens.IdempotencyStore);
   const indexing = startPeriodic(
     'index pending documents',
@@ -83,7 +83,7 @@ export function startHousekeeping(container: Container): PeriodicTask {
       const started = Date.now();
       let indexed = 0;
       for (;;) {
-        const batch = await indexPendingDocuments(knex, INDEX_PENDING_BATCH);
+        const batch = await indexPendingDocuments(INDEX_PENDING_BATCH);
         indexed += batch;
         if (batch < INDEX_PENDING_BATCH || Date.now() - started > INDEX_PENDING_BUDGET_MS) break;
       }
@@ -91,7 +91,6 @@ export function startHousekeeping(container: Container): PeriodicTask {
       return { indexed };
     },
     INDEX_PENDING_EVERY_MS,
-    logger,
   );
   const sweeping = startPeriodic(
     'sweep leftovers',
@@ -109,7 +108,6 @@ export function startHousekeeping(container: Container): PeriodicTask {
       }
     },
     EVERY_MS,
-    logger,
   );
   // With the cache off (a bound of 0), what an earlier run kept is removed too.
   const cacheSweeping = startPeriodic(
@@ -120,7 +118,6 @@ export function startHousekeeping(container: Container): PeriodicTask {
       return swept;
     },
     EVERY_MS,
-    logger,
   );
   const events = container.get<EventFeedPort>(Tokens.EventFeed);
   const attempts = container.get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue);
@@ -146,7 +143,6 @@ export function startHousekeeping(container: Container): PeriodicTask {
       return { removed, removedAttempts };
     },
     EVERY_MS,
-    logger,
   );
   return {
     async stop() {

@@ -5,7 +5,6 @@ import { HttpError } from '../http/http-error.js';
 import { respond } from '../http/respond.js';
 import { toAttachFilesDto } from '../mappers/attach-files.mapper.js';
 import type { AppState } from '../http/app-state.js';
-import { isTransientInfrastructureError } from '@logi/adapters';
 
 interface ErrorResponse {
   status: number;
@@ -58,9 +57,6 @@ function toResponse(error: unknown): ErrorResponse {
   }
   if (error instanceof HttpError) {
     return { status: error.status, message: error.message, data: null, headers: error.headers };
-  }
-  if (isTransientInfrastructureError(error)) {
-    return { status: 503, message: Messages.SERVICE_UNAVAILABLE, data: null, headers: { 'Retry-After': '5' } };
   }
   const status = httpStatusOf(error);
   if (status && status >= 400 && status < 500) {

@@ -3,7 +3,6 @@ import ratelimit from 'koa-ratelimit';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Messages } from '@logi/domain';
-import { whenRedisReady } from '@logi/adapters';
 import { HttpError } from '../http/http-error.js';
 
 const CONNECTING_GRACE_MS = 1_000;
@@ -11,8 +10,11 @@ const CONNECTING_GRACE_MS = 1_000;
 export interface RateLimiterOptions {
   max: number;
   windowSeconds: number;
-  /** Shared counters for every API process; memory (this process only) when null. */
-  redis: Redis | null;
+  /**
+   * Shared counters for every API process; memory (this process only) when null.
+   * `whenReady` (from the composition root) resolves once the connection takes commands, or after `graceMs`.
+   */
+  redis: { client: Redis; whenReady: (graceMs: number) => Promise<boolean> } | null;
   logger: Logger;
   /** Key prefix in Redis, so that test runs and deployments do not collide. */
   namespace?: string;
@@ -32,7 +34,7 @@ export class RateLimiter {
   constructor(private readonly options: RateLimiterOptions) {
     this.limit = ratelimit({
       driver: options.redis ? 'redis' : 'memory',
-      db: options.redis ?? this.memory,
+      db: options.redis?.client ?? this.memory,
       duration: options.windowSeconds * 1000,
       max: options.max,
       namespace: options.namespace ?? 'ratelimit',
@@ -52,7 +54,7 @@ export class RateLimiter {
     ctx.state.rateLimitKey = key;
     // Just after start (or mid-reconnect) the connection refuses commands for a moment: wait a
     // little for it rather than letting those first requests through unlimited.
-    if (this.options.redis) await whenRedisReady(this.options.redis, CONNECTING_GRACE_MS);
+    if (this.options.redis) await this.options.redis.whenReady(CONNECTING_GRACE_MS);
     try {
       await this.limit(ctx, async () => undefined);
     } catch (error) {

@@ -1,8 +1,9 @@
 import type Router from '@koa/router';
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
-import type { AppConfig, BullmqQueueInspector } from '@logi/adapters';
+import type { AppConfig } from '@logi/config';
 import { Tokens } from '../tokens.js';
+import type { DashboardQueues } from './dashboard/bull-board.plugin.js';
 import { createDashboardRouter } from './dashboard/dashboard.routes.js';
 import { DocsAssets } from './docs/docs-assets.js';
 import { createDocsRouter } from './docs/docs.routes.js';
@@ -18,7 +19,7 @@ export function createOpsRouters(container: Container): Router[] {
   const config = container.get<AppConfig>(Tokens.Config);
   const document = buildOpenApiDocument({ timeZone: config.timeZone, rateLimit: config.rateLimit, uploadMaxFiles: config.uploadMaxFiles });
   const routers = [createDocsRouter(document, new DocsAssets()), createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness))];
-  const inspector = container.get<BullmqQueueInspector | null>(Tokens.QueueInspector);
+  const inspector = container.get<DashboardQueues | null>(Tokens.QueueInspector);
   if (config.dashboard && inspector) {
     routers.push(createDashboardRouter(inspector, config.dashboard));
   } else if (config.dashboard) {

@@ -1,6 +1,7 @@
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
-import { BullmqQueueInspector, MetricsPdfRenderer, registerQueueDepthGauge, registerReadReplicaMetrics, type AppConfig, type ReadReplicas } from '@logi/adapters';
+import { BullmqQueueInspector, createPdfRenderMetrics, MetricsPdfRenderer, registerQueueDepthGauge, registerReadReplicaMetrics, type ReadReplicas } from '@logi/adapters';
+import type { AppConfig } from '@logi/config';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { Tokens } from '../tokens.js';
 import { dependencyChecks } from './health/dependency-checks.js';
@@ -28,7 +29,7 @@ export function bindOps(c: Container, config: AppConfig, logger: Logger): void {
       : null,
   );
   c.bind(Tokens.Metrics).toDynamicValue(() => {
-    const metrics = new ApiMetrics();
+    const metrics = new ApiMetrics({ pdfRender: createPdfRenderMetrics });
     const inspector = c.get<BullmqQueueInspector | null>(Tokens.QueueInspector);
     if (inspector) {
       registerQueueDepthGauge(metrics.registry, inspector, {

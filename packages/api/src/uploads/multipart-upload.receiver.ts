@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import type { Context } from 'koa';
 import multer from '@koa/multer';
-import { baseFileName, MAX_FILE_BYTES, Messages, ValidationError, type ReceivedUpload } from '@logi/domain';
+import { baseFileName, MAX_FILE_BYTES, Messages, ValidationError, type ContentSnifferPort, type ReceivedUpload } from '@logi/domain';
 import { HttpError } from '../http/http-error.js';
 import { TempFileEngine, type TempFileInfo } from './temp-file.engine.js';
 
@@ -13,6 +13,8 @@ const FILE_FIELDS = new Set(['files', 'files[]']);
 export interface ReceiverOptions {
   tmpDir: string;
   maxFiles: number;
+  /** Tells each file's content type from its head, as it is written. */
+  sniffer: ContentSnifferPort;
 }
 
 /** Body too large: raised by the byte counter, answered 413. */
@@ -70,7 +72,7 @@ export class MultipartUploadReceiver {
       return empty;
     }
     await mkdir(this.options.tmpDir, { recursive: true });
-    const state = newReadState(new TempFileEngine(this.options.tmpDir));
+    const state = newReadState(new TempFileEngine(this.options.tmpDir, this.options.sniffer));
     const parsed: unknown = this.parser(state)(ctx, async () => undefined);
     this.countBytes(ctx.req, state);
     try {

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type multer from '@koa/multer';
-import { SNIFF_BYTES, sniffContentType } from '@logi/adapters';
+import type { ContentSnifferPort } from '@logi/domain';
 
 export interface TempFileInfo {
   path: string;
@@ -30,7 +30,10 @@ export class TempFileEngine implements multer.StorageEngine {
   /** Set once the request's read was cut short: a part busboy still hands over is drained, not written. */
   private discarded = false;
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly sniffer: ContentSnifferPort,
+  ) {}
 
   /** Gives its number to a `files` part that holds no file, so the files after it keep their place in part order. */
   reserveIndex(): number {
@@ -62,14 +65,14 @@ export class TempFileEngine implements multer.StorageEngine {
     file.stream.on('data', (chunk: Buffer) => {
       hash.update(chunk);
       size += chunk.length;
-      if (headBytes < SNIFF_BYTES) {
+      if (headBytes < this.sniffer.headBytes) {
         head.push(chunk);
         headBytes += chunk.length;
       }
     });
     const write = pipeline(file.stream, createWriteStream(tempPath, { flags: 'wx' }))
       .then(async () => {
-        const contentType = await sniffContentType(Buffer.concat(head).subarray(0, SNIFF_BYTES));
+        const contentType = await this.sniffer.contentTypeOf(Buffer.concat(head).subarray(0, this.sniffer.headBytes));
         const info: TempFileInfo = { path: tempPath, size, sha256: hash.digest('hex'), contentType, index };
         callback(null, info as unknown as multer.File);
       })

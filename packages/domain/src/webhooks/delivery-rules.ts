@@ -21,10 +21,3 @@ export function shouldDisable(failingSince: number | null, now: number, disableA
 export function disabledReason(disableAfterHours: number): string {
   return `Disabled after ${disableAfterHours} hours in which every delivery failed.`;
 }
-
-/** Parses WEBHOOK_RETRY_SCHEDULE (`5,300,1800`): whole seconds, at least one, each >= 1. */
-export function parseRetrySchedule(value: string): number[] | null {
-  const parts = value.split(',').map((part) => part.trim());
-  if (parts.length === 0 || parts.some((part) => !/^\d+$/.test(part) || Number(part) < 1)) return null;
-  return parts.map(Number);
-}

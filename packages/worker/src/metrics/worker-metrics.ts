@@ -1,12 +1,15 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { createPdfRenderMetrics, DURATION_BUCKETS, type PdfRenderMetrics } from '@logi/adapters';
+import { DURATION_BUCKETS } from '@logi/config';
+
+/** Makes the PDF print series on a registry. */
+export type PdfRenderSeries = (registry: Registry) => { pdfRenderDuration: Histogram; pdfRenderFailures: Counter };
 
 /**
  * Every metric of one worker process, on a registry of its own (as the API's),
  * served on this process's METRICS_PORT. Job series carry the queue and the
  * job name, so one dashboard can split PDF renders from file stores.
  */
-export class WorkerMetrics implements PdfRenderMetrics {
+export class WorkerMetrics {
   readonly registry = new Registry();
 
   readonly jobDuration = new Histogram({
@@ -31,11 +34,12 @@ export class WorkerMetrics implements PdfRenderMetrics {
     registers: [this.registry],
   });
 
-  private readonly pdfRender = createPdfRenderMetrics(this.registry);
-  readonly pdfRenderDuration = this.pdfRender.pdfRenderDuration;
-  readonly pdfRenderFailures = this.pdfRender.pdfRenderFailures;
+  /** The print series, defined once for every process that prints (the root hands over their definition). */
+  readonly pdfRenderDuration: Histogram;
+  readonly pdfRenderFailures: Counter;
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  constructor(options: { pdfRender: PdfRenderSeries; defaultMetrics?: boolean }) {
+    ({ pdfRenderDuration: this.pdfRenderDuration, pdfRenderFailures: this.pdfRenderFailures } = options.pdfRender(this.registry));
     this.registry.setDefaultLabels({ service: 'worker' });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }

@@ -1,7 +1,8 @@
 import Router from '@koa/router';
-import type { BullmqQueueInspector } from '@logi/adapters';
 import type { AppState } from '../../http/app-state.js';
 import { basicAuth } from './basic-auth.middleware.js';
+// Type only: bull-board itself loads when the dashboard is on (below).
+import type { DashboardQueues } from './bull-board.plugin.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 
@@ -15,7 +16,7 @@ const DASHBOARD_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH'];
  * through, and a path under it that bull-board does not know falls through
  * to the app's 404 envelope.
  */
-export function createDashboardRouter(inspector: BullmqQueueInspector, credentials: { user: string; password: string }): Router<AppState> {
+export function createDashboardRouter(inspector: DashboardQueues, credentials: { user: string; password: string }): Router<AppState> {
   // bull-board loads in the background from here, so an API without the dashboard never loads it.
   const dashboard = import('./bull-board.plugin.js').then((plugin) => plugin.bullBoardMiddleware(inspector, DASHBOARD_PATH));
   // Not an unhandled rejection while no request has asked: a failed load is the answer of each dashboard request.

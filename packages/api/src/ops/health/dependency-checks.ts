@@ -1,7 +1,7 @@
 import type { Container } from 'inversify';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
-import type { AppConfig } from '@logi/adapters';
+import type { AppConfig } from '@logi/config';
 import type { FileStoragePort, JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { Tokens } from '../../tokens.js';
 import type { DependencyCheck } from './readiness.checker.js';

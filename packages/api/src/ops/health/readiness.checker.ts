@@ -1,6 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { ReplicaStatus } from '@logi/adapters';
 import { withTimeout } from '@logi/domain';
 
 /** Pause between two attempts at a dependency that failed fast. */
@@ -16,6 +15,13 @@ export interface DependencyCheck {
 
 export type CheckOutcome = 'ok' | 'failed' | 'timeout';
 
+/** A read replica as its last check found it (the read replicas' own status, handed over by the root). */
+export interface ReplicaStatus {
+  name: string;
+  state: string;
+  lagSeconds: number | null;
+}
+
 export interface ReadinessReport {
   ready: boolean;
   checks: Record<string, CheckOutcome>;
@@ -27,7 +33,7 @@ export interface ReadinessReport {
    * primary serves every read a replica cannot, so no replica makes the
    * process unready. Absent when none is configured.
    */
-  replicas?: Record<string, { state: ReplicaStatus['state']; lag_seconds: number | null }>;
+  replicas?: Record<string, { state: string; lag_seconds: number | null }>;
   degraded?: string[];
 }
 

@@ -1,5 +1,8 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { createPdfRenderMetrics, DURATION_BUCKETS } from '@logi/adapters';
+import { DURATION_BUCKETS } from '@logi/config';
+
+/** Makes the PDF print series on a registry. */
+export type PdfRenderSeries = (registry: Registry) => { pdfRenderDuration: Histogram; pdfRenderFailures: Counter };
 
 /**
  * Every metric of one API process, on a registry of its own rather than
@@ -72,11 +75,12 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-  private readonly pdfRender = createPdfRenderMetrics(this.registry);
-  readonly pdfRenderDuration = this.pdfRender.pdfRenderDuration;
-  readonly pdfRenderFailures = this.pdfRender.pdfRenderFailures;
+  /** The print series, defined once for every process that prints (the root hands over their definition). */
+  readonly pdfRenderDuration: Histogram;
+  readonly pdfRenderFailures: Counter;
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  constructor(options: { pdfRender: PdfRenderSeries; defaultMetrics?: boolean }) {
+    ({ pdfRenderDuration: this.pdfRenderDuration, pdfRenderFailures: this.pdfRenderFailures } = options.pdfRender(this.registry));
     this.registry.setDefaultLabels({ service: 'api' });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }

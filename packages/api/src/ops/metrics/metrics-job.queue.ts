@@ -1,5 +1,4 @@
-import { failureReason } from '@logi/adapters';
-import type { JobName, JobPayloads, JobQueuePort, JobResults, RunJobOptions } from '@logi/domain';
+import { failureReason, type JobName, type JobPayloads, type JobQueuePort, type JobResults, type RunJobOptions } from '@logi/domain';
 import type { ApiMetrics } from './api-metrics.js';
 
 /**

@@ -1,4 +1,5 @@
-import { DomainError, ServiceUnavailableError } from '@logi/domain';
+import { DomainError } from '../shared/domain-error.js';
+import { ServiceUnavailableError } from '../shared/common.errors.js';
 
 /**
  * The `reason` label of a failed job: a small, fixed set of values (codes,

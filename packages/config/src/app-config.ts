@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { parseRetrySchedule } from '@logi/domain';
-import { parseSentinelList, type RedisEndpoint } from '../redis/redis-endpoint.js';
+import { parseSentinelList, type RedisEndpoint } from './redis-endpoint.js';
+import { parseRetrySchedule } from './retry-schedule.js';
 
 /** The contract's retry delays, in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];

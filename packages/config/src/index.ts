@@ -1,0 +1,4 @@
+export * from './app-config.js';
+export * from './duration-buckets.js';
+export * from './redis-endpoint.js';
+export * from './retry-schedule.js';

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseRetrySchedule } from '@logi/config';
+
+describe('WEBHOOK_RETRY_SCHEDULE', () => {
+  it.each([
+    ['5,300,1800', [5, 300, 1800]],
+    [' 1 , 2 ', [1, 2]],
+    ['', null],
+    ['5,,6', null],
+    ['0,5', null],
+    ['1.5', null],
+    ['-1', null],
+  ])('when it is %j, then it reads as %j', (value, expected) => {
+    expect(parseRetrySchedule(value)).toEqual(expected);
+  });
+
+  it('when it is set, then the configuration holds its delays; when it is wrong, then the error names it', () => {
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5, 60' }).webhooks.retryScheduleSeconds).toEqual([5, 60]);
+    expect(loadConfig({}).webhooks.retryScheduleSeconds).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,0' })).toThrow(/^Configuration error: WEBHOOK_RETRY_SCHEDULE must be a comma-separated list/);
+  });
+});
