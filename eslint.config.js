@@ -18,9 +18,9 @@ export default defineConfig(
     languageOptions: {
       globals: globals.node,
       parserOptions: {
-        // tsconfig.json covers the TypeScript; the plain .js launchers, scripts and tool configs,
-        // which no tsconfig includes, get the project service's default project.
-        projectService: { allowDefaultProject: ['packages/service/*.js', 'scripts/*.js', 'eslint.config.js', '.dependency-cruiser.cjs'] },
+        // tsconfig.json covers the TypeScript and the launchers' and scripts' JavaScript; the tool
+        // configs, which no tsconfig includes, get the project service's default project.
+        projectService: { allowDefaultProject: ['eslint.config.js', '.dependency-cruiser.cjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

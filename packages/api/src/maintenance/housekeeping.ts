@@ -75,15 +75,15 @@ export function startHousekeeping(container: Container): Stoppable {
     maxObjects: config.pdfCache.maxObjects,
     onRemoved: (_key, reason) => metrics.pdfCacheRemoved.inc({ reason }),
   });
-  const { startPeriodic, sweepTempFiles, indexPendingDocuments } = container.get<ApiProcessTasks>(Tokens.ProcessTasks);
+  const tasks = container.get<ApiProcessTasks>(Tokens.ProcessTasks);
   const idempotency = container.get<IdempotencyStorePort>(Tokens.IdempotencyStore);
-  const indexing = startPeriodic(
+  const indexing = tasks.startPeriodic(
     'index pending documents',
     async () => {
       const started = Date.now();
       let indexed = 0;
       for (;;) {
-        const batch = await indexPendingDocuments(INDEX_PENDING_BATCH);
+        const batch = await tasks.indexPendingDocuments(INDEX_PENDING_BATCH);
         indexed += batch;
         if (batch < INDEX_PENDING_BATCH || Date.now() - started > INDEX_PENDING_BUDGET_MS) break;
       }
@@ -92,11 +92,11 @@ export function startHousekeeping(container: Container): Stoppable {
     },
     INDEX_PENDING_EVERY_MS,
   );
-  const sweeping = startPeriodic(
+  const sweeping = tasks.startPeriodic(
     'sweep leftovers',
     async () => {
       const swept = await sweep.execute();
-      const tempFiles = await sweepTempFiles(receiver.tmpDir, new Date(Date.now() - maxAgeMs));
+      const tempFiles = await tasks.sweepTempFiles(receiver.tmpDir, new Date(Date.now() - maxAgeMs));
       // Idempotency-Key records past their 24 h (table store; Redis keys expire by themselves).
       const idempotencyKeys = await idempotency.deleteExpired();
       orphansRemoved = 0;
@@ -110,7 +110,7 @@ export function startHousekeeping(container: Container): Stoppable {
     EVERY_MS,
   );
   // With the cache off (a bound of 0), what an earlier run kept is removed too.
-  const cacheSweeping = startPeriodic(
+  const cacheSweeping = tasks.startPeriodic(
     'sweep pdf cache',
     async () => {
       const swept = await pdfCache.execute();
@@ -121,7 +121,7 @@ export function startHousekeeping(container: Container): Stoppable {
   );
   const events = container.get<EventFeedPort>(Tokens.EventFeed);
   const attempts = container.get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue);
-  const eventRetention = startPeriodic(
+  const eventRetention = tasks.startPeriodic(
     'remove expired events',
     async () => {
       const createdBefore = Math.floor(Date.now() / 1000) - config.events.retentionDays * 86_400;
