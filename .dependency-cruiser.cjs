@@ -71,7 +71,7 @@ module.exports = {
     },
     {
       name: 'domain-no-node-builtins',
-      comment: 'No file system, network or process in the domain: those are the adapters\' to reach.',
+      comment: "No file system, network or process in the domain: those are the adapters' to reach.",
       severity: 'error',
       from: { path: '^packages/domain/' },
       to: { dependencyTypes: ['core'] },
@@ -127,7 +127,8 @@ module.exports = {
     },
     {
       name: 'not-to-unresolvable',
-      comment: 'Every import resolves (a typo or a missing dependency fails here, not at run time). The launchers import the built dist/, which is not cruised.',
+      comment:
+        'Every import resolves (a typo or a missing dependency fails here, not at run time). The launchers import the built dist/, which is not cruised.',
       severity: 'error',
       from: { pathNot: '^packages/service/' },
       to: { couldNotResolve: true },

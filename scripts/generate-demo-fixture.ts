@@ -59,7 +59,22 @@ const CURRENCY: Record<string, string> = { de: 'EUR', nl: 'EUR', pl: 'PLN', cz: 
 const TAX_RATE: Record<string, string> = { de: '19', nl: '21', pl: '23', cz: '21', ro: '19', tr: 'np', gb: 'np' };
 /** Rough size of a freight price in each currency. */
 const PRICE_SCALE: Record<string, number> = { EUR: 1, PLN: 4.3, CZK: 25, RON: 5, TRY: 35, GBP: 0.85 };
-const PLACES = ['Gdańsk', 'Poznań', 'Łódź', 'Duisburg', 'Hamburg', 'München', 'Praha', 'Brno', 'Brașov', 'İstanbul', 'Rotterdam', 'Felixstowe', 'Wrocław', 'Ostrava'];
+const PLACES = [
+  'Gdańsk',
+  'Poznań',
+  'Łódź',
+  'Duisburg',
+  'Hamburg',
+  'München',
+  'Praha',
+  'Brno',
+  'Brașov',
+  'İstanbul',
+  'Rotterdam',
+  'Felixstowe',
+  'Wrocław',
+  'Ostrava',
+];
 const CONTACTS = [
   { name: 'Anna Wiśniewska', phone: '+48 601 234 567', email: 'a.wisniewska@example.com' },
   { name: 'Jürgen Groß', phone: '+49 170 1234567', email: 'j.gross@example.com' },
@@ -71,7 +86,13 @@ const DIRECTORIES = [
   {
     directory: 'baltic-haulage',
     api_key: 'demo-key-baltic',
-    company: { name: 'Baltic Haulage Sp. z o.o.', address: 'ul. Portowa 4\n80-001 Gdańsk\nPolska', vat: 'PL5860000000', bank_account: 'PL61 1090 1014 0000 0712 1981 2874', bank_name: 'Santander Bank Polska' },
+    company: {
+      name: 'Baltic Haulage Sp. z o.o.',
+      address: 'ul. Portowa 4\n80-001 Gdańsk\nPolska',
+      vat: 'PL5860000000',
+      bank_account: 'PL61 1090 1014 0000 0712 1981 2874',
+      bank_name: 'Santander Bank Polska',
+    },
     orderCount: 55,
     invoiceCount: 230,
     orderNr: (seq: number) => `BH/2026/${pad(412 + seq, 4)}`,
@@ -80,7 +101,13 @@ const DIRECTORIES = [
   {
     directory: 'alpine-logistics',
     api_key: 'demo-key-alpine',
-    company: { name: 'Alpine Logistics GmbH', address: 'Industriestraße 15\n85748 Garching bei München\nDeutschland', vat: 'DE298765432', bank_account: 'DE89 3704 0044 0532 0130 00', bank_name: 'Commerzbank' },
+    company: {
+      name: 'Alpine Logistics GmbH',
+      address: 'Industriestraße 15\n85748 Garching bei München\nDeutschland',
+      vat: 'DE298765432',
+      bank_account: 'DE89 3704 0044 0532 0130 00',
+      bank_name: 'Commerzbank',
+    },
     orderCount: 25,
     invoiceCount: 110,
     orderNr: (seq: number) => (seq === 7 ? 'ŁÓDŹ/2026/0077' : `AL-2026-${pad(seq + 1, 5)}`),
@@ -106,7 +133,15 @@ const orders = DIRECTORIES.flatMap((d) =>
   })),
 );
 
-type Invoice = Record<string, unknown> & { id: number; directory: string; type: string; nr: string; amount_gross: number; issue_date: number; customer: Customer };
+type Invoice = Record<string, unknown> & {
+  id: number;
+  directory: string;
+  type: string;
+  nr: string;
+  amount_gross: number;
+  issue_date: number;
+  customer: Customer;
+};
 
 function item(name: string, quantity: number, unit: string, unitPrice: number, taxRate: string) {
   const net = round2(quantity * unitPrice);
@@ -118,7 +153,15 @@ function freightItems(customer: Customer, currency: string) {
   const rate = TAX_RATE[customer.country]!;
   const from = random.pick(PLACES);
   const to = random.pick(PLACES.filter((p) => p !== from));
-  const items = [item(`Road freight ${from} - ${to}, ${random.pick(['13.6 ldm', '24 t', '6 pallets', '33 EUR-pallets'])}`, 1, 'pcs', round2(random.int(450, 2900) * PRICE_SCALE[currency]!), rate)];
+  const items = [
+    item(
+      `Road freight ${from} - ${to}, ${random.pick(['13.6 ldm', '24 t', '6 pallets', '33 EUR-pallets'])}`,
+      1,
+      'pcs',
+      round2(random.int(450, 2900) * PRICE_SCALE[currency]!),
+      rate,
+    ),
+  ];
   if (random.chance(0.4)) items.push(item('Fuel surcharge', 1, 'pcs', round2(random.int(30, 180) * PRICE_SCALE[currency]!), rate));
   if (random.chance(0.2)) items.push(item('Waiting time at unloading', random.int(1, 6), 'h', round2(35 * PRICE_SCALE[currency]!), rate));
   // Cargo insurance is VAT-exempt.
@@ -154,7 +197,7 @@ function settle(gross: number, issueDate: number, paymentTerm: number) {
     return { status: 'paid', payment_date: paidOn, paid: gross, left_to_pay: 0 };
   }
   if (roll < (due ? 0.8 : 0.45)) {
-    const paid = round2(gross * random.int(20, 80) / 100);
+    const paid = round2((gross * random.int(20, 80)) / 100);
     return { status: 'semipaid', payment_date: Math.min(TODAY, issueDate + random.int(5, 25) * DAY), paid, left_to_pay: round2(gross - paid) };
   }
   return { status: due ? 'overdue' : 'issued', payment_date: null, paid: 0, left_to_pay: gross };
@@ -177,7 +220,15 @@ for (const d of DIRECTORIES) {
     const customer = corrected ? corrected.customer : random.pick(CUSTOMERS);
     const currency = corrected ? String(corrected.currency) : random.chance(0.15) ? 'EUR' : CURRENCY[customer.country]!;
     const items = corrected
-      ? [item(`Correction of ${corrected.nr}: price reduction`, 1, 'pcs', -round2((Number(corrected.amount_net) * random.int(5, 30)) / 100), (corrected.items as Array<{ tax_rate: string }>)[0]!.tax_rate)]
+      ? [
+          item(
+            `Correction of ${corrected.nr}: price reduction`,
+            1,
+            'pcs',
+            -round2((Number(corrected.amount_net) * random.int(5, 30)) / 100),
+            (corrected.items as Array<{ tax_rate: string }>)[0]!.tax_rate,
+          ),
+        ]
       : freightItems(customer, currency);
     const net = round2(items.reduce((s, i) => s + i.amount_net, 0));
     const tax = round2(items.reduce((s, i) => s + i.amount_tax, 0));

@@ -59,7 +59,8 @@ export function ensureBuild() {
       try {
         const reason = staleReason();
         if (reason === null) return;
-        if (!existsSync(path.join(ROOT, 'node_modules', 'typescript'))) fail('The service is not built and TypeScript is not installed: run `pnpm install`, then try again.');
+        if (!existsSync(path.join(ROOT, 'node_modules', 'typescript')))
+          fail('The service is not built and TypeScript is not installed: run `pnpm install`, then try again.');
         process.stderr.write(`==> building first (${reason}): pnpm build, about a minute\n`);
         try {
           execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, stdio: 'inherit' });
@@ -85,7 +86,8 @@ export async function start(entry) {
   try {
     await import(entry);
   } catch (error) {
-    if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('/dist/')) fail(`${entry} is not built: run \`pnpm build\` (${error.message})`);
+    if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('/dist/'))
+      fail(`${entry} is not built: run \`pnpm build\` (${error.message})`);
     throw error;
   }
 }

@@ -28,9 +28,13 @@ describe('ports and hosts', () => {
 
   it('when the API host does not resolve or is not on this machine, then HOST is named', async () => {
     const config = loadConfig({ HOST: 'no.such.host.invalid', PORT: '0' });
-    expect(listenConfigError(await listenFailure(0, config.host), config)?.message).toMatch(/^Configuration error: HOST "no\.such\.host\.invalid" cannot be listened on/);
+    expect(listenConfigError(await listenFailure(0, config.host), config)?.message).toMatch(
+      /^Configuration error: HOST "no\.such\.host\.invalid" cannot be listened on/,
+    );
     const far = loadConfig({ HOST: '203.0.113.1', PORT: '0' });
-    expect(listenConfigError(await listenFailure(0, far.host), far)?.message).toMatch(/^Configuration error: HOST "203\.0\.113\.1" cannot be listened on: it is not an address of this machine/);
+    expect(listenConfigError(await listenFailure(0, far.host), far)?.message).toMatch(
+      /^Configuration error: HOST "203\.0\.113\.1" cannot be listened on: it is not an address of this machine/,
+    );
   });
 
   it('when the metrics port is taken, then METRICS_PORT is named, in the API and in the worker', async () => {
@@ -47,7 +51,7 @@ describe('ports and hosts', () => {
     }
   });
 
-  it('when PORT and METRICS_PORT are the same number, then the listener that failed is named: the API tags its metrics listener\'s error', async () => {
+  it("when PORT and METRICS_PORT are the same number, then the listener that failed is named: the API tags its metrics listener's error", async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     try {

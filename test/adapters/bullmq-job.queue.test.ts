@@ -6,14 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { Queue } from 'bullmq';
 import { BullmqJobQueue, BullmqJobWorker, QUEUE_NAME_BY_JOB } from '@logi/adapters';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import {
-  InvoiceNotFoundError,
-  JobOutcomeUnknownError,
-  ServiceUnavailableError,
-  ValidationError,
-  type JobHandlers,
-  type JobPayloads,
-} from '@logi/domain';
+import { InvoiceNotFoundError, JobOutcomeUnknownError, ServiceUnavailableError, ValidationError, type JobHandlers, type JobPayloads } from '@logi/domain';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const prefix = `test-${randomUUID().slice(0, 8)}`;
@@ -67,7 +60,13 @@ async function worker(h: JobHandlers): Promise<BullmqJobWorker> {
 /** Waits until the queue's client connection is ready, by the readiness check itself. */
 async function ready(q: BullmqJobQueue): Promise<void> {
   for (let i = 0; i < 250; i++) {
-    if (await q.ping().then(() => true, () => false)) return;
+    if (
+      await q.ping().then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error('queue never became ready');
@@ -112,12 +111,18 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     const q = queue();
     await expect(q.runAndWait('render-invoice-pdf', pdfPayload(12), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
       pdfKey: 'pdf/12.pdf',
-      bytes: 3, invoiceNr: 'FV/1',
+      bytes: 3,
+      invoiceNr: 'FV/1',
     });
   });
 
   it('when a store job returns a storage failure, then it arrives as a result, not an error', async () => {
-    await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: 0, invoiceNr: 'FV/1' }), async () => ({ error: 'Storage unavailable: connect ECONNREFUSED' })));
+    await worker(
+      handlers(
+        async (p) => ({ pdfKey: p.pdfKey, bytes: 0, invoiceNr: 'FV/1' }),
+        async () => ({ error: 'Storage unavailable: connect ECONNREFUSED' }),
+      ),
+    );
     const q = queue();
     await ready(q);
     const payload = { stagingKey: 'staging/a', storageKey: 'orders/ACME/1/a', requestId: 'r' } as JobPayloads['store-order-file'];
@@ -160,7 +165,8 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     await ready(q);
     await expect(q.runAndWait('render-invoice-pdf', pdfPayload(2), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
       pdfKey: 'pdf/2.pdf',
-      bytes: 5, invoiceNr: 'FV/1',
+      bytes: 5,
+      invoiceNr: 'FV/1',
     });
     expect(runs).toBe(2);
   });
@@ -216,7 +222,8 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       await ready(q);
       await expect(q.runAndWait('render-invoice-pdf', pdfPayload(21), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
         pdfKey: 'pdf/21.pdf',
-        bytes: 21, invoiceNr: 'FV/1',
+        bytes: 21,
+        invoiceNr: 'FV/1',
       });
       await proxy.cut();
       const started = Date.now();
@@ -228,7 +235,8 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       await ready(q);
       await expect(q.runAndWait('render-invoice-pdf', pdfPayload(23), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
         pdfKey: 'pdf/23.pdf',
-        bytes: 23, invoiceNr: 'FV/1',
+        bytes: 23,
+        invoiceNr: 'FV/1',
       });
     } finally {
       await proxy.cut();
@@ -262,7 +270,8 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: p.invoiceId, invoiceNr: 'FV/1' })));
       await expect(q.runAndWait('render-invoice-pdf', pdfPayload(32), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
         pdfKey: 'pdf/32.pdf',
-        bytes: 32, invoiceNr: 'FV/1',
+        bytes: 32,
+        invoiceNr: 'FV/1',
       });
     } finally {
       await proxy.cut();
@@ -329,7 +338,11 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       { pdfKey: 'pdf/6.pdf', bytes: 1, invoiceNr: 'FV/1' },
       { pdfKey: 'pdf/6.pdf', bytes: 1, invoiceNr: 'FV/1' },
     ]);
-    await expect(q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 })).resolves.toEqual({ pdfKey: 'pdf/6.pdf', bytes: 1, invoiceNr: 'FV/1' });
+    await expect(q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 })).resolves.toEqual({
+      pdfKey: 'pdf/6.pdf',
+      bytes: 1,
+      invoiceNr: 'FV/1',
+    });
     expect(runs).toBe(1);
   });
 

@@ -16,7 +16,19 @@ import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-datab
 const DIRECTORY = 'derived-haulage';
 const OTHER = 'derived-other';
 
-const CUSTOMERS = ['Łódź Cargo Sp. z o.o.', 'ŁÓDŹ TRANS', 'Straße Logistik GmbH', 'STRASSE Logistik GmbH', 'łódź cargo sp. z o.o.', 'Cargo 100%_sure', 'Back\\slash Freight', 'Kraków Spedycja', 'Ørsted Shipping', 'İstanbul Nakliyat', 'cargo-east'];
+const CUSTOMERS = [
+  'Łódź Cargo Sp. z o.o.',
+  'ŁÓDŹ TRANS',
+  'Straße Logistik GmbH',
+  'STRASSE Logistik GmbH',
+  'łódź cargo sp. z o.o.',
+  'Cargo 100%_sure',
+  'Back\\slash Freight',
+  'Kraków Spedycja',
+  'Ørsted Shipping',
+  'İstanbul Nakliyat',
+  'cargo-east',
+];
 const ITEMS = ['Road freight Gdańsk–Berlin', 'Demurrage 50%', 'Fuel_surcharge', 'Customs clearance \\ export', 'Straßentransport', 'Übergröße'];
 
 interface Version {
@@ -78,15 +90,53 @@ function dataSet(count: number, { edit }: Version) {
   });
   const orders = Array.from({ length: total }, (_, index) => {
     const id = index + 1;
-    return { id, directory: id % 9 === 0 ? OTHER : DIRECTORY, nr: edit && id % 5 === 0 ? `ZL/${id}/NEW` : `ORD/2026/${String(id * 3).padStart(6, '0')}`, ownnr: `OWN-${id}` };
+    return {
+      id,
+      directory: id % 9 === 0 ? OTHER : DIRECTORY,
+      nr: edit && id % 5 === 0 ? `ZL/${id}/NEW` : `ORD/2026/${String(id * 3).padStart(6, '0')}`,
+      ownnr: `OWN-${id}`,
+    };
   });
-  const client = (directory: string, key: string) => ({ directory, api_key: key, company: { name: 'B', address: 'A', vat: 'V', bank_account: 'X', bank_name: 'Y' } });
+  const client = (directory: string, key: string) => ({
+    directory,
+    api_key: key,
+    company: { name: 'B', address: 'A', vat: 'V', bank_account: 'X', bank_name: 'Y' },
+  });
   return { clients: [client(DIRECTORY, 'derived-key-1'), client(OTHER, 'derived-key-2')], file_categories: [], orders, invoices };
 }
 
 /** Fragments of every kind: hits in each text, misses, 1-2 characters, wildcards taken literally, folding. */
-const FRAGMENTS = ['2026/00012', '/2026/', 'ORD/2026/0003', '000', 'freight gda', 'DEMURRAGE 50%', '50%', 'fuel_s', '_', '%', '\\', 'straße', 'STRASSE', 'übergr',
-  'łódź', 'lodz', 'ŁÓDŹ', 'KOR/', 'ZL/', '12', '7', 'no-such-text', 'zzzz', 'istanbul', 'İSTANBUL', 'ørsted', 'cargo', 'ee', ' 1'];
+const FRAGMENTS = [
+  '2026/00012',
+  '/2026/',
+  'ORD/2026/0003',
+  '000',
+  'freight gda',
+  'DEMURRAGE 50%',
+  '50%',
+  'fuel_s',
+  '_',
+  '%',
+  '\\',
+  'straße',
+  'STRASSE',
+  'übergr',
+  'łódź',
+  'lodz',
+  'ŁÓDŹ',
+  'KOR/',
+  'ZL/',
+  '12',
+  '7',
+  'no-such-text',
+  'zzzz',
+  'istanbul',
+  'İSTANBUL',
+  'ørsted',
+  'cargo',
+  'ee',
+  ' 1',
+];
 
 function criteriaList(): InvoiceCriteria[] {
   const base = defaultInvoiceCriteria(DIRECTORY);
@@ -103,7 +153,12 @@ function criteriaList(): InvoiceCriteria[] {
     { ...base, customerVats: ['pl0000000007'], perPage: 5, page: 2 },
     { ...base, customerCountry: 'de', perPage: 10, page: 4 },
     { ...base, customerCountry: 'cz', statuses: ['paid'] },
-    { ...base, dateFilter: { field: 'issue_date', range: { from: Date.UTC(2025, 3, 1) / 1000, toExclusive: Date.UTC(2025, 9, 1) / 1000 } }, perPage: 40, page: 3 },
+    {
+      ...base,
+      dateFilter: { field: 'issue_date', range: { from: Date.UTC(2025, 3, 1) / 1000, toExclusive: Date.UTC(2025, 9, 1) / 1000 } },
+      perPage: 40,
+      page: 3,
+    },
   ];
   for (const fragment of FRAGMENTS) {
     list.push({ ...base, search: fragment, perPage: 10, page: 1 });
@@ -118,7 +173,9 @@ function criteriaList(): InvoiceCriteria[] {
 /** The plain scan: the same predicates with no index candidates, no kept counts, no cache, the whole ordered list. */
 async function scan(knex: Knex, criteria: InvoiceCriteria): Promise<{ total: number; ids: number[] }> {
   const dialect = dialectOf(knex);
-  const rows: Array<{ id: unknown }> = await applyInvoiceFilters(knex('invoices as i'), criteria, dialect).select('i.id').orderByRaw(invoiceOrderBy(criteria, dialect));
+  const rows: Array<{ id: unknown }> = await applyInvoiceFilters(knex('invoices as i'), criteria, dialect)
+    .select('i.id')
+    .orderByRaw(invoiceOrderBy(criteria, dialect));
   const ids = rows.map((row) => Number(row.id));
   const offset = (criteria.page - 1) * criteria.perPage;
   return { total: ids.length, ids: ids.slice(offset, offset + criteria.perPage) };
@@ -164,7 +221,11 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
    * million invoices take: the join of common lists in the database, customer names from an index).
    */
   async function expectSameAsScan(): Promise<void> {
-    for (const repository of [invoices, new KnexInvoiceRepository(db.knex), ...LOW_CAPS.map((postingsCap) => new KnexInvoiceRepository(db.knex, { postingsCap }))]) {
+    for (const repository of [
+      invoices,
+      new KnexInvoiceRepository(db.knex),
+      ...LOW_CAPS.map((postingsCap) => new KnexInvoiceRepository(db.knex, { postingsCap })),
+    ]) {
       for (const criteria of criteriaList()) {
         const page = await repository.list(criteria);
         const expected = await scan(db.knex, criteria);
@@ -173,7 +234,10 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
     }
     for (const repository of [orders, ...LOW_CAPS.map((postingsCap) => new KnexOrderRepository(db.knex, { postingsCap }))]) {
       for (const fragment of BY_NR) {
-        expect({ fragment, id: (await repository.findFirstByNr(DIRECTORY, fragment))?.id ?? null }).toEqual({ fragment, id: await scanByNr(db.knex, fragment) });
+        expect({ fragment, id: (await repository.findFirstByNr(DIRECTORY, fragment))?.id ?? null }).toEqual({
+          fragment,
+          id: await scanByNr(db.knex, fragment),
+        });
       }
     }
   }
@@ -195,7 +259,18 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
     // the written documents wait in the pending list and are candidates until indexed.
     const template = (await db.knex('invoices').where({ id: 1 }).first()) as Record<string, unknown>;
     await db.knex('invoices').insert({ ...template, id: 5000, nr: 'ERP/IMPORTED/777', customer_name: 'Imported Łódź Cargo', status: 'overdue' });
-    await db.knex('invoice_items').insert({ invoice_id: 5000, position: 0, name: 'Freight Gdańsk imported', quantity: 1, unit: 'pcs', unit_price_net: 1, tax_rate: '23', amount_net: 1, amount_tax: 0, amount_gross: 1 });
+    await db.knex('invoice_items').insert({
+      invoice_id: 5000,
+      position: 0,
+      name: 'Freight Gdańsk imported',
+      quantity: 1,
+      unit: 'pcs',
+      unit_price_net: 1,
+      tax_rate: '23',
+      amount_net: 1,
+      amount_tax: 0,
+      amount_gross: 1,
+    });
     await db.knex('invoices').where({ id: 2 }).update({ nr: 'ERP/RENAMED/002', status: 'paid', branch_id: 4, customer_country: 'cz' });
     await db.knex('invoice_orders').insert({ invoice_id: 3, position: 9, type: 'FTL', nr: 'ERP-ORDER-333', cmr: '', tasks: '[]', files: '[]', contacts: '[]' });
     await db.knex('invoice_items').where({ invoice_id: 4 }).update({ name: 'Renamed item straße' });
@@ -236,7 +311,11 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
     try {
       const repository = new KnexInvoiceRepository(db.knex, { postingsCap: 3 });
       const base = defaultInvoiceCriteria(DIRECTORY);
-      for (const criteria of [{ ...base, search: 'freight gda' }, { ...base, search: 'freight gda', perPage: 3, page: 2 }, { ...base, search: 'straße' }]) {
+      for (const criteria of [
+        { ...base, search: 'freight gda' },
+        { ...base, search: 'freight gda', perPage: 3, page: 2 },
+        { ...base, search: 'straße' },
+      ]) {
         const page = await repository.list(criteria);
         expect(page.total).toBe((await scan(db.knex, criteria)).total);
         expect(page.total).toBeGreaterThan(0);
@@ -261,7 +340,10 @@ describe.each(PROFILES)('derived search data on %s', (profile) => {
 
   it('when the kept counts are compared with a GROUP BY, then they are equal', async () => {
     const columns = ['directory', 'type', 'status', 'branch_id', 'customer_country'];
-    const kept = (await db.knex('invoice_counts').select([...columns, 'n']).where('n', '>', 0)) as Array<Record<string, unknown>>;
+    const kept = (await db
+      .knex('invoice_counts')
+      .select([...columns, 'n'])
+      .where('n', '>', 0)) as Array<Record<string, unknown>>;
     const grouped: Array<Record<string, unknown>> = await db.knex('invoices').select(columns).count({ n: '*' }).groupBy(columns);
     const key = (row: Record<string, unknown>) => `${columns.map((column) => String(row[column])).join('|')}=${Number(row.n)}`;
     expect(kept.map(key).sort()).toEqual(grouped.map(key).sort());

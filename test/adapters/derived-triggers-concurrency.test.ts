@@ -24,7 +24,12 @@ beforeAll(async () => {
   db = await openTestDatabase('mariadb', 'lockorder');
   await loadFixtures(
     db.knex,
-    { clients: [{ directory: DIRECTORY, api_key: 'lock-key', company: { name: 'B', address: 'A', vat: 'V', bank_account: 'X', bank_name: 'Y' } }], file_categories: [], orders: [], invoices: [] },
+    {
+      clients: [{ directory: DIRECTORY, api_key: 'lock-key', company: { name: 'B', address: 'A', vat: 'V', bank_account: 'X', bank_name: 'Y' } }],
+      file_categories: [],
+      orders: [],
+      invoices: [],
+    },
     { hasher: new Sha256ApiKeyHasher() },
   );
 }, 60_000);
@@ -54,17 +59,33 @@ describe('derived-data triggers under concurrent writers (MariaDB)', () => {
       const branch = 100 + round;
       const name = `Concurrent Cargo ${round}`;
       // A count key just after the new one, so the new key's gap lies before a record (as in the CI run).
-      await insertInvoiceRow(db.knex, 89_000 + round, DIRECTORY, `ERP/TR/${round}`, { branch_id: branch, status: 'semipaid', customer_country: 'tr', customer_name: `${name} TR` });
+      await insertInvoiceRow(db.knex, 89_000 + round, DIRECTORY, `ERP/TR/${round}`, {
+        branch_id: branch,
+        status: 'semipaid',
+        customer_country: 'tr',
+        customer_name: `${name} TR`,
+      });
       const outcomes = await Promise.allSettled(
         Array.from({ length: WRITERS }, (_, writer) => {
           const id = 90_000 + round * 100 + writer;
           return db.knex.transaction(async (trx) => {
             await insertInvoiceRow(trx, id, DIRECTORY, `ERP/${id}`, { branch_id: branch, customer_name: name, status: 'semipaid' });
-            await trx('invoice_orders').insert({ invoice_id: id, position: 0, type: 'FTL', nr: `ERP/${id}/O`, cmr: '', tasks: '[]', files: '[]', contacts: '[]' });
+            await trx('invoice_orders').insert({
+              invoice_id: id,
+              position: 0,
+              type: 'FTL',
+              nr: `ERP/${id}/O`,
+              cmr: '',
+              tasks: '[]',
+              files: '[]',
+              contacts: '[]',
+            });
           });
         }),
       );
-      const refused = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [String((outcome.reason as { code?: unknown }).code ?? outcome.reason)] : []));
+      const refused = outcomes.flatMap((outcome) =>
+        outcome.status === 'rejected' ? [String((outcome.reason as { code?: unknown }).code ?? outcome.reason)] : [],
+      );
       expect({ round, refused }).toEqual({ round, refused: [] });
       const counts = await db.knex('invoice_counts').select('n').where({ directory: DIRECTORY, branch_id: branch, status: 'semipaid', customer_country: 'pl' });
       expect(counts.map((row) => Number((row as { n: unknown }).n))).toEqual([WRITERS]);

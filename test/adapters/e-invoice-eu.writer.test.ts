@@ -44,7 +44,10 @@ describe('EInvoiceEuWriter', () => {
 
   it('when it writes UBL and CII, then the bytes equal what the library writes after validating the data against its schema', async () => {
     const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
-    for (const [format, name] of [['ubl', 'UBL'], ['cii', 'CII']] as const) {
+    for (const [format, name] of [
+      ['ubl', 'UBL'],
+      ['cii', 'CII'],
+    ] as const) {
       const validated = await new InvoiceService(quiet).generate(toLibraryInvoice(invoice, 'ubl'), { format: name, lang: 'en', noWarnings: true });
       expect(await writer.xml(invoice, format)).toBe(validated);
     }
@@ -103,7 +106,7 @@ describe('EInvoiceEuWriter: Factur-X as a PDF/A-3 validator reads it', () => {
     }
   });
 
-  it('when the seller\'s name is outside Latin-1, then the XMP is UTF-8 and names the seller as the Info does', async () => {
+  it("when the seller's name is outside Latin-1, then the XMP is UTF-8 and names the seller as the Info does", async () => {
     const facts = await pdfAFacts(await writer.facturX(printed, polish));
     expect(() => xmpText(facts)).not.toThrow();
     const xmp = await parseXmp(xmpText(facts));
@@ -148,7 +151,12 @@ describe('EInvoiceEuWriter: Factur-X as a PDF/A-3 validator reads it', () => {
     expect(xmp.values('//pdfaExtension:schemas/rdf:Bag/rdf:li[pdfaSchema:prefix = "fx"]/pdfaSchema:namespaceURI ! string()')).toEqual([
       'urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#',
     ]);
-    expect(xmp.values('//pdfaSchema:property/rdf:Seq/rdf:li/pdfaProperty:name ! string()')).toEqual(['DocumentFileName', 'DocumentType', 'Version', 'ConformanceLevel']);
+    expect(xmp.values('//pdfaSchema:property/rdf:Seq/rdf:li/pdfaProperty:name ! string()')).toEqual([
+      'DocumentFileName',
+      'DocumentType',
+      'Version',
+      'ConformanceLevel',
+    ]);
     expect(['fx:DocumentType', 'fx:DocumentFileName', 'fx:Version', 'fx:ConformanceLevel'].map((name) => xmpValues(xmp, name))).toEqual([
       ['INVOICE'],
       ['factur-x.xml'],

@@ -31,7 +31,8 @@ describe('InlineJobQueue', () => {
     const queue = new InlineJobQueue(() => handlersWith(async (p) => (seen.push(p), { pdfKey: p.pdfKey, bytes: 42, invoiceNr: 'FV/1' })), { concurrency: 1 });
     await expect(queue.runAndWait('render-invoice-pdf', pdfPayload(7), { jobId: 'j1', timeoutMs: 1000 })).resolves.toEqual({
       pdfKey: 'pdf/7.pdf',
-      bytes: 42, invoiceNr: 'FV/1',
+      bytes: 42,
+      invoiceNr: 'FV/1',
     });
     expect(seen).toEqual([pdfPayload(7)]);
     await queue.close();
@@ -58,7 +59,9 @@ describe('InlineJobQueue', () => {
     const bug = new TypeError('x is undefined');
     let next: Error = busy;
     const queue = new InlineJobQueue(() => handlersWith(async () => Promise.reject(next)), { concurrency: 1 });
-    expect(await queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'busy', timeoutMs: 1000 }).catch((e: unknown) => e)).toBeInstanceOf(ServiceUnavailableError);
+    expect(await queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'busy', timeoutMs: 1000 }).catch((e: unknown) => e)).toBeInstanceOf(
+      ServiceUnavailableError,
+    );
     next = bug;
     expect(await queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'bug', timeoutMs: 1000 }).catch((e: unknown) => e)).toBe(bug);
     await queue.close();
@@ -84,10 +87,9 @@ describe('InlineJobQueue', () => {
   it('when the same jobId is sent while it runs, then both callers share one execution', async () => {
     const release = deferred();
     let runs = 0;
-    const queue = new InlineJobQueue(
-      () => handlersWith(async (p) => (runs++, await release.promise, { pdfKey: p.pdfKey, bytes: runs, invoiceNr: 'FV/1' })),
-      { concurrency: 4 },
-    );
+    const queue = new InlineJobQueue(() => handlersWith(async (p) => (runs++, await release.promise, { pdfKey: p.pdfKey, bytes: runs, invoiceNr: 'FV/1' })), {
+      concurrency: 4,
+    });
     const first = queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'same', timeoutMs: 1000 });
     const second = queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'same', timeoutMs: 1000 });
     release.resolve();

@@ -37,7 +37,11 @@ describe('createKnex', () => {
     expect(await knex.raw("SELECT ufold('ŁÓDŹ İstanbul ÄRZTE') AS f, ufold(NULL) AS n")).toEqual([{ f: 'łodz istanbul arzte', n: null }]);
     expect(await knex.raw("SELECT instr(ufold('Łódź Cargo'), ufold('ŁÓDŹ')) AS at")).toEqual([{ at: 1 }]);
     // '/' before '%', case ignored, trailing spaces ignored, as in utf8mb4_unicode_ci.
-    expect(await knex.raw("SELECT usortkey('FV/1') < usortkey('FV%1') AS a, usortkey('abc') = usortkey('ABC  ') AS b, usortkey('lz') < usortkey('ła') AS c, usortkey('ła') < usortkey('ma') AS d")).toEqual([{ a: 1, b: 1, c: 1, d: 1 }]);
+    expect(
+      await knex.raw(
+        "SELECT usortkey('FV/1') < usortkey('FV%1') AS a, usortkey('abc') = usortkey('ABC  ') AS b, usortkey('lz') < usortkey('ła') AS c, usortkey('ła') < usortkey('ma') AS d",
+      ),
+    ).toEqual([{ a: 1, b: 1, c: 1, d: 1 }]);
   });
 
   it('when MariaDB does not answer, then a query fails within seconds instead of hanging, and the logger gets one line without a stack', async () => {

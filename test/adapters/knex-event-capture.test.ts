@@ -31,8 +31,13 @@ describe.each(PROFILES)('event capture and feed on %s', (profile) => {
   }
 
   async function allEventsAfter(after: number): Promise<ChangeEvent[]> {
-    const rows = (await db.knex('events').select('id', 'type', 'created', 'data', 'directory').where('id', '>', after).orderBy('id')) as Array<Record<string, unknown>>;
-    return rows.map((row) => ({ id: Number(row.id), type: row.type, created: Number(row.created), data: JSON.parse(String(row.data)), directory: row.directory }) as ChangeEvent);
+    const rows = (await db.knex('events').select('id', 'type', 'created', 'data', 'directory').where('id', '>', after).orderBy('id')) as Array<
+      Record<string, unknown>
+    >;
+    return rows.map(
+      (row) =>
+        ({ id: Number(row.id), type: row.type, created: Number(row.created), data: JSON.parse(String(row.data)), directory: row.directory }) as ChangeEvent,
+    );
   }
 
   async function listItem(directory: string, id: number) {
@@ -137,7 +142,9 @@ describe.each(PROFILES)('event capture and feed on %s', (profile) => {
       created_at: 1_763_800_000,
     });
     const events = await publish();
-    expect(events.map((event) => [event.type, event.data])).toEqual([['order.file_attached', { object: { id: Number(id), name: 'cmr ğ.pdf', category_id: 1, order_id: 12 } }]]);
+    expect(events.map((event) => [event.type, event.data])).toEqual([
+      ['order.file_attached', { object: { id: Number(id), name: 'cmr ğ.pdf', category_id: 1, order_id: 12 } }],
+    ]);
   });
 
   it('when a row holds a value the list cannot show, then its change is reported and dropped, and the others are published', async () => {
@@ -232,7 +239,6 @@ function fileRow(label: string) {
     created_at: 1_763_800_000,
   };
 }
-
 
 async function timed(promise: Promise<unknown>, ms = 10_000): Promise<'resolved' | 'timed out'> {
   let timer: NodeJS.Timeout | undefined;

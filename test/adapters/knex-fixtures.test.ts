@@ -46,14 +46,62 @@ describe('loadFixtures validation (no database needed for the shape)', () => {
   });
 
   it.each([
-    ['a missing field', 'invoices[1].customer_name', (f: any) => { delete f.invoices[1].customer_name; }],
-    ['a nested bad value', 'invoices[2].items[0].tax_rate', (f: any) => { f.invoices[2].items[0].tax_rate = '23%'; }],
-    ['a wrong type in orders', 'invoices[0].orders[1].tasks', (f: any) => { f.invoices[0].orders[1].tasks = 'none'; }],
-    ['an amount with three decimals', 'invoices[4].amount_gross', (f: any) => { f.invoices[4].amount_gross = 1.005; }],
-    ['an unknown field', 'orders[2]', (f: any) => { f.orders[2].colour = 'red'; }],
-    ['a category flag other than 0/1', 'file_categories[1].visible_customer', (f: any) => { f.file_categories[1].visible_customer = 2; }],
-    ['a client without key', 'clients[0].api_key', (f: any) => { delete f.clients[0].api_key; }],
-    ['a country of three letters', 'invoices[0].customer_country', (f: any) => { f.invoices[0].customer_country = 'pol'; }],
+    [
+      'a missing field',
+      'invoices[1].customer_name',
+      (f: any) => {
+        delete f.invoices[1].customer_name;
+      },
+    ],
+    [
+      'a nested bad value',
+      'invoices[2].items[0].tax_rate',
+      (f: any) => {
+        f.invoices[2].items[0].tax_rate = '23%';
+      },
+    ],
+    [
+      'a wrong type in orders',
+      'invoices[0].orders[1].tasks',
+      (f: any) => {
+        f.invoices[0].orders[1].tasks = 'none';
+      },
+    ],
+    [
+      'an amount with three decimals',
+      'invoices[4].amount_gross',
+      (f: any) => {
+        f.invoices[4].amount_gross = 1.005;
+      },
+    ],
+    [
+      'an unknown field',
+      'orders[2]',
+      (f: any) => {
+        f.orders[2].colour = 'red';
+      },
+    ],
+    [
+      'a category flag other than 0/1',
+      'file_categories[1].visible_customer',
+      (f: any) => {
+        f.file_categories[1].visible_customer = 2;
+      },
+    ],
+    [
+      'a client without key',
+      'clients[0].api_key',
+      (f: any) => {
+        delete f.clients[0].api_key;
+      },
+    ],
+    [
+      'a country of three letters',
+      'invoices[0].customer_country',
+      (f: any) => {
+        f.invoices[0].customer_country = 'pol';
+      },
+    ],
   ])('when the file has %s, then the error names %s', async (_case, path, spoil) => {
     const bad = clone(repositoryFixture);
     spoil(bad);
@@ -80,7 +128,7 @@ describe('loadFixtures validation (no database needed for the shape)', () => {
     expect((await refusal(db, badInvoice)).path).toBe('invoices[5].directory');
   });
 
-  it('when correct_of names no invoice, another directory\'s, or sits on a non-correcting invoice, then the file is refused', async () => {
+  it("when correct_of names no invoice, another directory's, or sits on a non-correcting invoice, then the file is refused", async () => {
     const missing = clone(repositoryFixture);
     missing.invoices[2]!.correct_of = 99_999;
     expect((await refusal(db, missing)).message).toBe('Invalid fixture file at invoices[2].correct_of: names no invoice (99999)');
@@ -128,7 +176,7 @@ describe.each(PROFILES)('loadFixtures on %s', (profile) => {
     expect(await snapshot(db.knex)).toEqual(before);
   });
 
-  it('when a changed file is loaded, then rows are updated by id and an invoice\'s orders and items replaced', async () => {
+  it("when a changed file is loaded, then rows are updated by id and an invoice's orders and items replaced", async () => {
     await loadFixtures(db.knex, repositoryFixture, { hasher });
     const changed = clone(repositoryFixture);
     changed.invoices[0]!.customer_name = 'Renamed';

@@ -57,7 +57,9 @@ describe('invoice list query plans on MariaDB', () => {
   );
 
   it('when only type, status and branch filters apply, then the total is summed from the kept counts, not counted over invoices', async () => {
-    const { queries } = await countQueriesWithBindings(db.knex, () => repository.list({ ...defaultInvoiceCriteria(DIRECTORY), statuses: ['overdue'], types: ['s', 'c'] }));
+    const { queries } = await countQueriesWithBindings(db.knex, () =>
+      repository.list({ ...defaultInvoiceCriteria(DIRECTORY), statuses: ['overdue'], types: ['s', 'c'] }),
+    );
     expect(queries.filter((q) => /count\(/i.test(q.sql))).toEqual([]);
     expect(queries.filter((q) => /from `invoice_counts`/i.test(q.sql))).toHaveLength(1);
   });

@@ -26,7 +26,7 @@ describe.each(PROFILES)('KnexInvoiceRepository on %s', (profile) => {
     await db?.drop();
   });
 
-  it('when nothing is asked, then all of the directory\'s invoices, newest issue date first, ties by id descending', async () => {
+  it("when nothing is asked, then all of the directory's invoices, newest issue date first, ties by id descending", async () => {
     const page = await repo.list(criteria());
     expect(page.total).toBe(7);
     // 106 and 105 share 2026-11-05, 103 and 102 share 2026-11-02.
@@ -140,16 +140,21 @@ describe.each(PROFILES)('KnexInvoiceRepository on %s', (profile) => {
     expect(await ids({ sortBy: 'amount_gross', sortDir: 'desc' })).toEqual([104, 105, 102, 101, 107, 106, 103]);
   });
 
-  it.each(INVOICE_SORT_FIELDS.flatMap((field) => [[field, 'asc'], [field, 'desc']] as Array<[InvoiceSortField, 'asc' | 'desc']>))(
-    'when paging one by one sorted by %s %s, then the pages neither overlap nor skip, and match the full list',
-    async (sortBy, sortDir) => {
-      const full = await ids({ sortBy, sortDir });
-      const paged: number[] = [];
-      for (let page = 1; page <= 7; page++) paged.push(...(await ids({ sortBy, sortDir, page, perPage: 1 })));
-      expect(paged).toEqual(full);
-      expect([...paged].sort()).toEqual([...NORTH_IDS].sort());
-    },
-  );
+  it.each(
+    INVOICE_SORT_FIELDS.flatMap(
+      (field) =>
+        [
+          [field, 'asc'],
+          [field, 'desc'],
+        ] as Array<[InvoiceSortField, 'asc' | 'desc']>,
+    ),
+  )('when paging one by one sorted by %s %s, then the pages neither overlap nor skip, and match the full list', async (sortBy, sortDir) => {
+    const full = await ids({ sortBy, sortDir });
+    const paged: number[] = [];
+    for (let page = 1; page <= 7; page++) paged.push(...(await ids({ sortBy, sortDir, page, perPage: 1 })));
+    expect(paged).toEqual(full);
+    expect([...paged].sort()).toEqual([...NORTH_IDS].sort());
+  });
 
   it('when sorting by text, then case is ignored and ASCII text orders as utf8mb4_unicode_ci does', async () => {
     expect(await ids({ sortBy: 'customer_name', sortDir: 'asc' })).toEqual([102, 104, 103, 106, 101, 107, 105]);
@@ -199,7 +204,16 @@ describe.each(PROFILES)('KnexInvoiceRepository on %s', (profile) => {
     const detail = await repo.findDetail(NORTH, 102);
     expect(detail?.customerAddress).toBe('alpha Transport\nStreet 1');
     expect(detail?.items).toEqual([
-      { name: 'Fuel surcharge 100% flat', quantity: 1, unit: 'pcs', unitPriceNet: 203.66, taxRate: '23', amountNet: 203.66, amountTax: 46.84, amountGross: 250.5 },
+      {
+        name: 'Fuel surcharge 100% flat',
+        quantity: 1,
+        unit: 'pcs',
+        unitPriceNet: 203.66,
+        taxRate: '23',
+        amountNet: 203.66,
+        amountTax: 46.84,
+        amountGross: 250.5,
+      },
       { name: 'Toll_fee \\ A4', quantity: 1, unit: 'pcs', unitPriceNet: 203.66, taxRate: '23', amountNet: 203.66, amountTax: 46.84, amountGross: 250.5 },
     ]);
     expect((await repo.findDetail(NORTH, 103))?.correctOf).toEqual({ id: 101, nr: 'FV/2026/001' });

@@ -6,7 +6,20 @@ import type { Knex } from 'knex';
 import { createKnex, migrateLatest } from '@logi/adapters';
 import { openTestDatabase, type TestDatabase } from './knex-test-databases.js';
 
-const TABLES = ['clients', 'file_categories', 'orders', 'order_files', 'invoices', 'invoice_orders', 'invoice_items', 'search_trigrams', 'search_pending', 'invoice_counts', 'directory_versions', 'idempotency_keys'];
+const TABLES = [
+  'clients',
+  'file_categories',
+  'orders',
+  'order_files',
+  'invoices',
+  'invoice_orders',
+  'invoice_items',
+  'search_trigrams',
+  'search_pending',
+  'invoice_counts',
+  'directory_versions',
+  'idempotency_keys',
+];
 
 describe('migrateLatest', () => {
   const opened: Knex[] = [];
@@ -28,7 +41,21 @@ describe('migrateLatest', () => {
     const connections = Array.from({ length: 4 }, () => createKnex({ databaseUrl: null, dataDir: dataDir! }));
     opened.push(...connections);
     const results = await Promise.all(connections.map((k) => migrateLatest(k)));
-    expect(results.flat()).toEqual(['001-initial-schema', '002-sqlite-folded-indexes', '003-derived-search-data', '004-covering-sort-indexes', '005-idempotency-keys', '006-e-invoice-fields', '007-client-data-version', '008-change-events', '009-webhooks', '010-event-retention-index', '011-vat-sort-index', '012-customer-name-counts', '013-directory-lock-first']);
+    expect(results.flat()).toEqual([
+      '001-initial-schema',
+      '002-sqlite-folded-indexes',
+      '003-derived-search-data',
+      '004-covering-sort-indexes',
+      '005-idempotency-keys',
+      '006-e-invoice-fields',
+      '007-client-data-version',
+      '008-change-events',
+      '009-webhooks',
+      '010-event-retention-index',
+      '011-vat-sort-index',
+      '012-customer-name-counts',
+      '013-directory-lock-first',
+    ]);
     for (const table of TABLES) expect(await connections[0]!.schema.hasTable(table)).toBe(true);
     expect(await connections[0]!.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
     expect(await connections[0]!.raw('PRAGMA foreign_keys')).toEqual([{ foreign_keys: 1 }]);
@@ -39,7 +66,21 @@ describe('migrateLatest', () => {
     const connections = Array.from({ length: 3 }, () => createKnex({ databaseUrl: mariadb!.databaseUrl, dataDir: mariadb!.dataDir }));
     opened.push(...connections);
     const results = await Promise.all(connections.map((k) => migrateLatest(k)));
-    expect(results.flat()).toEqual(['001-initial-schema', '002-sqlite-folded-indexes', '003-derived-search-data', '004-covering-sort-indexes', '005-idempotency-keys', '006-e-invoice-fields', '007-client-data-version', '008-change-events', '009-webhooks', '010-event-retention-index', '011-vat-sort-index', '012-customer-name-counts', '013-directory-lock-first']);
+    expect(results.flat()).toEqual([
+      '001-initial-schema',
+      '002-sqlite-folded-indexes',
+      '003-derived-search-data',
+      '004-covering-sort-indexes',
+      '005-idempotency-keys',
+      '006-e-invoice-fields',
+      '007-client-data-version',
+      '008-change-events',
+      '009-webhooks',
+      '010-event-retention-index',
+      '011-vat-sort-index',
+      '012-customer-name-counts',
+      '013-directory-lock-first',
+    ]);
     const [rows] = (await mariadb.knex.raw(
       'SELECT TABLE_NAME AS name, ENGINE AS engine, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME',
       [TABLES],

@@ -43,7 +43,9 @@ describe.each(PROFILES)('KnexOrderFileRepository on %s', (profile) => {
 
   it('when the same storage key is inserted again, even at once, then there is still one row', async () => {
     const first = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k2' }), inTime());
-    const again = await Promise.all(Array.from({ length: 5 }, () => files.insertOnce(file({ storageKey: 'orders/north-freight/12/k2', name: 'other name' }), inTime())));
+    const again = await Promise.all(
+      Array.from({ length: 5 }, () => files.insertOnce(file({ storageKey: 'orders/north-freight/12/k2', name: 'other name' }), inTime())),
+    );
     expect(again.map((r) => r?.id)).toEqual(Array(5).fill(first?.id));
     expect(again[0]?.name).toBe('cmr scan ł.pdf');
     expect(await db.knex('order_files').where({ storage_key: 'orders/north-freight/12/k2' }).count({ n: '*' })).toEqual([{ n: 1 }]);
@@ -70,7 +72,7 @@ describe.each(PROFILES)('KnexOrderFileRepository on %s', (profile) => {
     await db.knex('order_files').where({ storage_key: 'orders/north-freight/12/k4' }).delete();
   });
 
-  it('when files of an order are listed, then only that directory\'s, oldest first', async () => {
+  it("when files of an order are listed, then only that directory's, oldest first", async () => {
     const listed = await files.listByOrder(NORTH, 12);
     expect(listed.map((f) => f.storageKey)).toEqual(['orders/north-freight/12/k1', 'orders/north-freight/12/k2', 'orders/north-freight/12/k3']);
     expect(await files.listByOrder(SOUTH, 12)).toEqual([]);
@@ -79,7 +81,15 @@ describe.each(PROFILES)('KnexOrderFileRepository on %s', (profile) => {
   it('when asked which storage keys have rows, then exactly those that match byte for byte are named, however many are asked', async () => {
     const stored = ['orders/north-freight/12/k1', 'orders/north-freight/12/k2'];
     // More keys than one IN list holds, with the stored ones at both ends and near misses in between.
-    const asked = [stored[0]!, ...Array.from({ length: 1_200 }, (_, i) => `orders/north-freight/12/none-${i}`), 'orders/north-freight/12/K1', 'orders/north-freight/12/k1 ', 'orders/north-freight/12', stored[1]!, stored[0]!];
+    const asked = [
+      stored[0]!,
+      ...Array.from({ length: 1_200 }, (_, i) => `orders/north-freight/12/none-${i}`),
+      'orders/north-freight/12/K1',
+      'orders/north-freight/12/k1 ',
+      'orders/north-freight/12',
+      stored[1]!,
+      stored[0]!,
+    ];
     expect([...(await files.keysWithRows(asked))].sort()).toEqual(stored);
     expect(await files.keysWithRows([])).toEqual(new Set());
     expect(await files.keysWithRows(['orders/north-freight/12/nothing'])).toEqual(new Set());

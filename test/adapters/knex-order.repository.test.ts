@@ -50,7 +50,7 @@ describe.each(PROFILES)('KnexOrderRepository and KnexFileCategoryRepository on %
     expect(await firstId('ŁÓDŹ/77')).toBe(16);
   });
 
-  it('when nothing matches or the order is another directory\'s, then null', async () => {
+  it("when nothing matches or the order is another directory's, then null", async () => {
     expect(await firstId('no-such-order')).toBeNull();
     expect(await firstId('0412', SOUTH)).toBe(10);
     expect(await firstId('WILD', SOUTH)).toBeNull();

@@ -75,7 +75,9 @@ export function ensureMariadb(): Promise<void> {
   mariadbReady ??= (async () => {
     if (await mariadbAnswers()) return;
     await new Promise<void>((resolve, reject) => {
-      const child = spawn('start-stop-daemon', ['--start', '--oknodo', '--background', '--exec', '/usr/sbin/mariadbd', '--', '--user=mysql'], { stdio: 'ignore' });
+      const child = spawn('start-stop-daemon', ['--start', '--oknodo', '--background', '--exec', '/usr/sbin/mariadbd', '--', '--user=mysql'], {
+        stdio: 'ignore',
+      });
       child.on('error', reject);
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`start-stop-daemon exited with ${code}`))));
     });

@@ -18,7 +18,10 @@ afterEach(async () => {
 
 async function listAll(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath, e.name))).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(root, path.join(e.parentPath, e.name)))
+    .sort();
 }
 
 describe('LocalFileStorage', () => {
@@ -132,7 +135,14 @@ describe('LocalFileStorage listing old objects', () => {
     await writeFile(strayTemp, 'half');
     await utimes(strayTemp, past, past);
     expect(await storage.listOlderThan('orders/', cutOff(), { limit: 100, after: null })).toEqual({ keys: ['orders/d/1/old', 'orders/d/2/old'], next: null });
-    expect(await listAll(path.join(dir, 'files'))).toEqual(['orders/d/1/.old.1234.tmp', 'orders/d/1/old', 'orders/d/1/young', 'orders/d/2/old', 'pdf/old.pdf', 'staging/old']);
+    expect(await listAll(path.join(dir, 'files'))).toEqual([
+      'orders/d/1/.old.1234.tmp',
+      'orders/d/1/old',
+      'orders/d/1/young',
+      'orders/d/2/old',
+      'pdf/old.pdf',
+      'staging/old',
+    ]);
   });
 
   it('when there are more objects than a page, then pages from the marker name every old object once, in key-segment order', async () => {
@@ -149,7 +159,7 @@ describe('LocalFileStorage listing old objects', () => {
     expect(first).toEqual({ keys: ['orders/a/1/x', 'orders/a/10/x'], next: 'orders/a/10/x' });
   });
 
-  it('when the marker\'s object was removed in between, then the next page still starts right after it', async () => {
+  it("when the marker's object was removed in between, then the next page still starts right after it", async () => {
     for (const key of ['orders/d/1/a', 'orders/d/1/b', 'orders/d/2/c']) await put(key, true);
     const first = await storage.listOlderThan('orders/', cutOff(), { limit: 2, after: null });
     expect(first.next).toBe('orders/d/1/b');

@@ -6,7 +6,9 @@ import { freePort } from '../support/free-port.js';
 /** The worker answers its health probes on its metrics listener: it has no HTTP port of its own. */
 describe('the metrics listener', () => {
   const logger = pino({ level: 'silent' });
-  const metrics = { registry: { metrics: async () => '# no series\n', contentType: 'text/plain; version=0.0.4' } } as unknown as Parameters<typeof startMetricsServer>[0];
+  const metrics = { registry: { metrics: async () => '# no series\n', contentType: 'text/plain; version=0.0.4' } } as unknown as Parameters<
+    typeof startMetricsServer
+  >[0];
   let listener: MetricsListener | null = null;
   afterEach(async () => {
     await listener?.stop();

@@ -101,11 +101,18 @@ describe('MinioFileStorage against s3rver', () => {
     await storage.delete('staging/keep');
   });
 
-  it('when the bucket is deleted behind the storage\'s back, then the next operations make it again and succeed', async () => {
+  it("when the bucket is deleted behind the storage's back, then the next operations make it again and succeed", async () => {
     const bucket = 'vanishing-bucket';
     const vanishing = storageFor(s3.endPoint, bucket);
     const url = new URL(s3.endPoint);
-    const admin = new Client({ endPoint: url.hostname, port: Number(url.port), useSSL: false, pathStyle: true, accessKey: S3RVER_ACCESS_KEY, secretKey: S3RVER_SECRET_KEY });
+    const admin = new Client({
+      endPoint: url.hostname,
+      port: Number(url.port),
+      useSSL: false,
+      pathStyle: true,
+      accessKey: S3RVER_ACCESS_KEY,
+      secretKey: S3RVER_SECRET_KEY,
+    });
     const dropBucket = async () => {
       // S3 deletes only empty buckets.
       for await (const item of admin.listObjectsV2(bucket, '', true)) await admin.removeObject(bucket, (item as { name: string }).name);
@@ -200,10 +207,23 @@ describe('MinioFileStorage listing old objects', () => {
   }
 
   it('when objects under a prefix are old and young, then only the old ones are named, other prefixes and foreign keys never, and nothing is deleted', async () => {
-    const { listing, bucket } = await bucketWith({ 'orders/d/1/old': 'old', 'orders/d/1/young': 'young', 'orders/d/2/old': 'old', 'staging/old': 'old', 'pdf/old.pdf': 'old' });
+    const { listing, bucket } = await bucketWith({
+      'orders/d/1/old': 'old',
+      'orders/d/1/young': 'young',
+      'orders/d/2/old': 'old',
+      'staging/old': 'old',
+      'pdf/old.pdf': 'old',
+    });
     // An object the service could not have made (put by hand): never named, so it can never stop a walk.
     const url = new URL(s3.endPoint);
-    const admin = new Client({ endPoint: url.hostname, port: Number(url.port), useSSL: false, pathStyle: true, accessKey: S3RVER_ACCESS_KEY, secretKey: S3RVER_SECRET_KEY });
+    const admin = new Client({
+      endPoint: url.hostname,
+      port: Number(url.port),
+      useSSL: false,
+      pathStyle: true,
+      accessKey: S3RVER_ACCESS_KEY,
+      secretKey: S3RVER_SECRET_KEY,
+    });
     await admin.putObject(bucket, 'orders/d/3/by hand', Buffer.from('x'), 1);
     await s3.backdate(bucket, 'orders/d/3/by hand', past);
     expect(await listing.listOlderThan('orders/', cutOff(), { limit: 100, after: null })).toEqual({ keys: ['orders/d/1/old', 'orders/d/2/old'], next: null });
@@ -218,11 +238,14 @@ describe('MinioFileStorage listing old objects', () => {
       expect(keys).toEqual(old);
       expect(pages).toBe(Math.ceil(6 / limit));
     }
-    expect(await listing.listOlderThan('orders/', cutOff(), { limit: 2, after: null })).toEqual({ keys: ['orders/d/1/a', 'orders/d/1/b'], next: 'orders/d/1/b' });
+    expect(await listing.listOlderThan('orders/', cutOff(), { limit: 2, after: null })).toEqual({
+      keys: ['orders/d/1/a', 'orders/d/1/b'],
+      next: 'orders/d/1/b',
+    });
     expect(await listing.listOlderThan('orders/', cutOff(), { limit: 2, after: 'orders/d/1/b' })).toEqual({ keys: ['orders/d/2/a'], next: 'orders/d/2/young' });
   });
 
-  it('when the marker\'s object was removed in between, then the next page still starts right after it', async () => {
+  it("when the marker's object was removed in between, then the next page still starts right after it", async () => {
     const { listing } = await bucketWith({ 'orders/d/1/a': 'old', 'orders/d/1/b': 'old', 'orders/d/2/c': 'old' });
     const first = await listing.listOlderThan('orders/', cutOff(), { limit: 2, after: null });
     expect(first.next).toBe('orders/d/1/b');

@@ -75,7 +75,10 @@ function fixedLookup(...addresses: string[]): WebhookLookup & { calls: string[] 
   const calls: string[] = [];
   const lookup = ((hostname, _options, callback) => {
     calls.push(hostname);
-    callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    callback(
+      null,
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
   }) as WebhookLookup & { calls: string[] };
   lookup.calls = calls;
   return lookup;
@@ -164,7 +167,8 @@ describe('NodeWebhookSender: no answer', () => {
   });
 
   it('when the name does not resolve, then the attempt fails as host not found, not as refused', async () => {
-    const nowhere: WebhookLookup = (hostname, _options, callback) => callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+    const nowhere: WebhookLookup = (hostname, _options, callback) =>
+      callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
     const result = await new NodeWebhookSender({ lookup: nowhere }).send(attempt('https://hooks.example.com/', { allowPrivateTargets: false }));
     expect(result).toEqual({ kind: 'failed', error: 'host not found', refused: false });
   });
@@ -191,7 +195,9 @@ describe('NodeWebhookSender: no answer', () => {
 
   it('when the certificate names another host, then the attempt fails with a TLS error', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end(), https.createServer({ key: SELF_SIGNED_KEY, cert: SELF_SIGNED_CERT }));
-    const result = await new NodeWebhookSender({ lookup: fixedLookup('127.0.0.1'), ca: SELF_SIGNED_CERT }).send(attempt(`https://other.example.com:${receiver.port}/`));
+    const result = await new NodeWebhookSender({ lookup: fixedLookup('127.0.0.1'), ca: SELF_SIGNED_CERT }).send(
+      attempt(`https://other.example.com:${receiver.port}/`),
+    );
     expect(result.kind === 'failed' && result.error).toMatch(/^TLS error: .*other\.example\.com/);
     expect(receiver.requests).toHaveLength(0);
   });
@@ -235,7 +241,11 @@ describe('NodeWebhookSender: targets that are not public', () => {
 
   it('when a name resolves to a public and a private address, then the attempt is refused, whichever would be tried first', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
-    for (const lookup of [fixedLookup('8.8.8.8', '127.0.0.1'), fixedLookup('127.0.0.1', '8.8.8.8'), fixedLookup('2001:4860:4860::8888', '::ffff:169.254.169.254')]) {
+    for (const lookup of [
+      fixedLookup('8.8.8.8', '127.0.0.1'),
+      fixedLookup('127.0.0.1', '8.8.8.8'),
+      fixedLookup('2001:4860:4860::8888', '::ffff:169.254.169.254'),
+    ]) {
       const result = await new NodeWebhookSender({ lookup }).send(attempt(`https://hooks.example.com:${receiver.port}/`, { allowPrivateTargets: false }));
       expect(result).toMatchObject({ kind: 'failed', refused: true });
       expect(result.kind === 'failed' && result.error).toMatch(/^refused: address (127\.0\.0\.1|::ffff:169\.254\.169\.254) is not public$/);

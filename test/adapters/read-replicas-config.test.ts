@@ -45,7 +45,9 @@ describe('DATABASE_READ_URL and DB_REPLICA_MAX_LAG_SECONDS', () => {
   });
 
   it.each(['-1', '1.5', 'five'])('when DB_REPLICA_MAX_LAG_SECONDS is %j, then the error names it', (value) => {
-    expect(() => loadConfig({ DB_REPLICA_MAX_LAG_SECONDS: value })).toThrow(new ConfigError('DB_REPLICA_MAX_LAG_SECONDS', `must be a whole number >= 0 (got "${value}")`));
+    expect(() => loadConfig({ DB_REPLICA_MAX_LAG_SECONDS: value })).toThrow(
+      new ConfigError('DB_REPLICA_MAX_LAG_SECONDS', `must be a whole number >= 0 (got "${value}")`),
+    );
   });
 });
 
@@ -71,7 +73,10 @@ describe('judging SHOW REPLICA STATUS', () => {
   });
 
   it("when MySQL 8's column names are used, then they are read the same", () => {
-    expect(judgeReplicaStatus([{ Replica_IO_Running: 'Yes', Replica_SQL_Running: 'Yes', Seconds_Behind_Source: 2 }], 5)).toMatchObject({ state: 'ok', lagSeconds: 2 });
+    expect(judgeReplicaStatus([{ Replica_IO_Running: 'Yes', Replica_SQL_Running: 'Yes', Seconds_Behind_Source: 2 }], 5)).toMatchObject({
+      state: 'ok',
+      lagSeconds: 2,
+    });
   });
 
   it('when there are several sources, then the worst decides', () => {
@@ -109,7 +114,9 @@ describe('ReadReplicas against servers that cannot serve reads', () => {
       expect(ran).toBe('primary');
       expect(replicas.counts().fallbacks.get('no_healthy_replica')).toBe(1);
       // Many checks, one line per replica: a state is logged when it changes, not on every check.
-      await expect.poll(() => lines.filter((l) => l.msg === 'read replica skipped: reads go elsewhere until it is fit again').length, { timeout: 5_000 }).toBe(2);
+      await expect
+        .poll(() => lines.filter((l) => l.msg === 'read replica skipped: reads go elsewhere until it is fit again').length, { timeout: 5_000 })
+        .toBe(2);
       // Five more checks of the first replica (its knex's statements counted) change nothing in the log.
       const seen = checks;
       await expect.poll(() => checks - seen, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(5);

@@ -42,7 +42,9 @@ describe('Redis endpoint from the environment', () => {
   });
 
   it('when REDIS_SENTINEL_NAME is set without REDIS_SENTINELS, then the error names REDIS_SENTINELS', () => {
-    expect(() => loadConfig({ REDIS_SENTINEL_NAME: 'm', REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(/^Configuration error: REDIS_SENTINELS must be set too/);
+    expect(() => loadConfig({ REDIS_SENTINEL_NAME: 'm', REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(
+      /^Configuration error: REDIS_SENTINELS must be set too/,
+    );
   });
 
   it.each([
@@ -65,6 +67,8 @@ describe('Redis endpoint from the environment', () => {
   });
 
   it('when REDIS_SENTINEL_NAME holds a space, then the error names it', () => {
-    expect(() => loadConfig({ REDIS_SENTINELS: '127.0.0.1', REDIS_SENTINEL_NAME: 'my master' })).toThrow(/^Configuration error: REDIS_SENTINEL_NAME is invalid: must be 1-128 letters/);
+    expect(() => loadConfig({ REDIS_SENTINELS: '127.0.0.1', REDIS_SENTINEL_NAME: 'my master' })).toThrow(
+      /^Configuration error: REDIS_SENTINEL_NAME is invalid: must be 1-128 letters/,
+    );
   });
 });

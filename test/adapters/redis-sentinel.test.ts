@@ -89,7 +89,16 @@ describe('createRedis through Sentinel', () => {
     expect(to.port).not.toBe(from.port);
     // Once the sentinels name the new master, the same connection writes there within the bound.
     const switchedAt = Date.now();
-    await expect.poll(async () => (await redis.incr(key).then(() => serverPort(redis)).catch(() => 0)), { timeout: RECONNECT_BOUND_MS, interval: 50 }).toBe(to.port);
+    await expect
+      .poll(
+        async () =>
+          await redis
+            .incr(key)
+            .then(() => serverPort(redis))
+            .catch(() => 0),
+        { timeout: RECONNECT_BOUND_MS, interval: 50 },
+      )
+      .toBe(to.port);
     const movedMs = Date.now() - switchedAt;
     stop = true;
     await writer;
@@ -98,7 +107,9 @@ describe('createRedis through Sentinel', () => {
     expect((await from.info('replication')).role).toBe('slave');
     expect(Number(await to.command(['GET', key]))).toBeGreaterThan(0);
     const window = failures.length ? failures[failures.length - 1]! - failures[0]! : 0;
-    console.info(`failover: sentinels switched in ${switchedMs} ms; the connection wrote on the new master ${movedMs} ms later; ${failures.length} failed writes over ${window} ms, ${written} written`);
+    console.info(
+      `failover: sentinels switched in ${switchedMs} ms; the connection wrote on the new master ${movedMs} ms later; ${failures.length} failed writes over ${window} ms, ${written} written`,
+    );
   }, 60_000);
 
   it('when the master fails over, then BullMQ jobs sent before and after it run, and the worker takes jobs from the new master without a restart', async () => {
@@ -115,15 +126,41 @@ describe('createRedis through Sentinel', () => {
     const run = (invoiceId: number) =>
       queue.runAndWait(
         'render-invoice-pdf',
-        { directory: 'ACME', invoiceId, deadline: Date.now() + 60_000, lang: 'de', duplicate: false, pdfKey: `pdf/${invoiceId}.pdf`, requestId: `req-${invoiceId}` },
+        {
+          directory: 'ACME',
+          invoiceId,
+          deadline: Date.now() + 60_000,
+          lang: 'de',
+          duplicate: false,
+          pdfKey: `pdf/${invoiceId}.pdf`,
+          requestId: `req-${invoiceId}`,
+        },
         { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 },
       );
-    await expect.poll(() => run(1).then((r) => r.invoiceNr, () => 'unavailable'), { timeout: 10_000, interval: 100 }).toBe('FV/1');
+    await expect
+      .poll(
+        () =>
+          run(1).then(
+            (r) => r.invoiceNr,
+            () => 'unavailable',
+          ),
+        { timeout: 10_000, interval: 100 },
+      )
+      .toBe('FV/1');
 
     const { to } = await group.failover();
     // Jobs during the switch may be refused (503); within the bound they run again, on the new master.
     const started = Date.now();
-    await expect.poll(() => run(2).then((r) => r.invoiceNr, () => 'unavailable'), { timeout: 15_000, interval: 100 }).toBe('FV/2');
+    await expect
+      .poll(
+        () =>
+          run(2).then(
+            (r) => r.invoiceNr,
+            () => 'unavailable',
+          ),
+        { timeout: 15_000, interval: 100 },
+      )
+      .toBe('FV/2');
     console.info(`BullMQ: a job ran again ${Date.now() - started} ms after the sentinels switched`);
     // The queue's keys are on the new master: the job above went through it.
     const keys = (await to.command(['KEYS', `${prefix}:*`])) as string[];

@@ -69,7 +69,7 @@ describe('pnpm cli webhooks:* and events:status (embedded SQLite)', { timeout: 1
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('when webhooks:list runs, then each endpoint shows its state, pending attempts, the last day\'s failures and successes, and why it is disabled', async () => {
+  it("when webhooks:list runs, then each endpoint shows its state, pending attempts, the last day's failures and successes, and why it is disabled", async () => {
     const run = await cli(['webhooks:list'], env);
     expect(run.code).toBe(0);
     const rows = parseTable(run.stdout);
@@ -113,7 +113,12 @@ describe('pnpm cli webhooks:* and events:status (embedded SQLite)', { timeout: 1
     const pending = (await knex('event_pending').count({ n: '*' }).first()) as { n: number };
     const run = await cli(['events:status'], env);
     expect(run.code).toBe(0);
-    const lines = Object.fromEntries(run.stdout.trim().split('\n').map((line) => line.split(': ') as [string, string]));
+    const lines = Object.fromEntries(
+      run.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(': ') as [string, string]),
+    );
     expect(Number(lines['changes waiting to be published'])).toBe(Number(pending.n));
     expect(Number(lines['webhook attempts pending'])).toBe(1);
     expect(lines['newest event']).toEqual(newest.id == null ? 'none' : expect.stringMatching(new RegExp(`^${newest.id} at `)));

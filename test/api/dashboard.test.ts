@@ -153,6 +153,8 @@ describe('the queue dashboard, half configured', () => {
   });
 
   it('when DASHBOARD_USER holds a colon, then it is refused: HTTP Basic user names cannot', async () => {
-    await expect(startTestApi({ DASHBOARD_USER: 'a:b', DASHBOARD_PASSWORD: 'x' }, { profile: 'embedded' })).rejects.toThrow(/^Configuration error: DASHBOARD_USER /);
+    await expect(startTestApi({ DASHBOARD_USER: 'a:b', DASHBOARD_PASSWORD: 'x' }, { profile: 'embedded' })).rejects.toThrow(
+      /^Configuration error: DASHBOARD_USER /,
+    );
   });
 });

@@ -15,7 +15,15 @@ beforeAll(async () => {
   api = await startTestApi({ RATE_LIMIT_MAX: '3' });
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-quic',
+    ],
   });
 });
 afterAll(async () => {
@@ -56,7 +64,10 @@ describe('GET /v1/docs', () => {
       await operations.nth(expected.length - 1).waitFor();
       expect(await operations.count()).toBe(expected.length);
       const shown = await operations.evaluateAll((nodes) =>
-        nodes.map((n) => `${n.closest('.webhooks') ? 'webhooks' : 'paths'} ${n.querySelector('.opblock-summary-method')?.textContent} ${n.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+        nodes.map(
+          (n) =>
+            `${n.closest('.webhooks') ? 'webhooks' : 'paths'} ${n.querySelector('.opblock-summary-method')?.textContent} ${n.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+        ),
       );
       expect(shown.sort()).toEqual(expected);
       await expect(page.locator('.info .title').innerText()).resolves.toContain('Logistics orders and invoices API');

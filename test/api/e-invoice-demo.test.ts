@@ -112,7 +112,8 @@ describe('e-invoices of the demo fixture', () => {
     const files = demo.invoices.map((invoice) => ({ invoice, file: written.ubl.get(invoice.id)! }));
     const creditNotes = files.filter(({ invoice }) => invoice.type === 'c').map(({ file }) => file);
     const invoices = files.filter(({ invoice }) => invoice.type !== 'c').map(({ file }) => file);
-    for (const file of creditNotes) expect(await readFile(file, 'utf8')).toMatch(/<CreditNote xmlns="urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"/);
+    for (const file of creditNotes)
+      expect(await readFile(file, 'utf8')).toMatch(/<CreditNote xmlns="urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"/);
     for (const file of invoices) expect(await readFile(file, 'utf8')).toMatch(/<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/);
     expect(creditNotes.length).toBeGreaterThan(0);
     expect(await xsdErrors(XSD.ublInvoice, invoices)).toEqual([]);
@@ -155,7 +156,10 @@ describe('e-invoices of the demo fixture', () => {
     const invoice = demo.invoices.find((candidate) => candidate.type === 's')!;
     const xml = await readFile(written.ubl.get(invoice.id)!, 'utf8');
     const broken = path.join(dir, 'wrong-total.xml');
-    await writeFile(broken, xml.replace(/(<cbc:PayableAmount currencyID="[A-Z]+">)([\d.]+)/, (_all, tag: string, amount: string) => `${tag}${(Number(amount) + 1).toFixed(2)}`));
+    await writeFile(
+      broken,
+      xml.replace(/(<cbc:PayableAmount currencyID="[A-Z]+">)([\d.]+)/, (_all, tag: string, amount: string) => `${tag}${(Number(amount) + 1).toFixed(2)}`),
+    );
     expect((await en16931Failures('ubl', broken)).join('\n')).toMatch(/BR-CO-16/);
   }, 600_000);
 });

@@ -109,7 +109,13 @@ describe('GET /invoices/{id}/e-invoice', () => {
 
   // Last: it changes the baltic company's country.
   it('when the optional fixture fields are given (unit code, VAT category, exemption reason, company country), then they win over the defaults', async () => {
-    const company = { name: 'Baltic Haulage Sp. z o.o.', address: 'ul. Portowa 4\n80-001 Gdańsk\nPoland', vat: 'PL5860000000', bank_account: 'PL61 1090 1014 0000 0712 1981 2874', bank_name: 'Santander Bank Polska' };
+    const company = {
+      name: 'Baltic Haulage Sp. z o.o.',
+      address: 'ul. Portowa 4\n80-001 Gdańsk\nPoland',
+      vat: 'PL5860000000',
+      bank_account: 'PL61 1090 1014 0000 0712 1981 2874',
+      bank_name: 'Santander Bank Polska',
+    };
     const day = Date.parse('2026-11-20T00:00:00Z') / 1000;
     const item = { quantity: 2, unit_price_net: 50, amount_net: 100, amount_tax: 0, amount_gross: 100 };
     await loadFixtures(
@@ -118,10 +124,28 @@ describe('GET /invoices/{id}/e-invoice', () => {
         clients: [{ directory: 'baltic-haulage', api_key: KEYS.baltic, company: { ...company, country: 'lt' } }],
         invoices: [
           {
-            id: 9901, directory: 'baltic-haulage', nr: 'FV/EI/1', type: 's', status: 'issued', branch_id: 1,
-            issue_date: day, service_date: day, payment_term: day + 14 * 86400, payment_date: null,
-            customer_name: 'Rheinfracht GmbH', customer_vat: 'DE811111111', customer_country: 'de', customer_address: 'Hafenstrasse 9\n47119 Duisburg',
-            currency: 'EUR', amount_net: 200, amount_tax: 0, amount_gross: 200, paid: 0, left_to_pay: 200, correct_of: null, added_time: day,
+            id: 9901,
+            directory: 'baltic-haulage',
+            nr: 'FV/EI/1',
+            type: 's',
+            status: 'issued',
+            branch_id: 1,
+            issue_date: day,
+            service_date: day,
+            payment_term: day + 14 * 86400,
+            payment_date: null,
+            customer_name: 'Rheinfracht GmbH',
+            customer_vat: 'DE811111111',
+            customer_country: 'de',
+            customer_address: 'Hafenstrasse 9\n47119 Duisburg',
+            currency: 'EUR',
+            amount_net: 200,
+            amount_tax: 0,
+            amount_gross: 200,
+            paid: 0,
+            left_to_pay: 200,
+            correct_of: null,
+            added_time: day,
             orders: [],
             items: [
               { ...item, name: 'Transport', unit: 'km', unit_code: 'KMT', tax_rate: 'np', tax_category: 'K', tax_exemption_reason: 'Intra-community supply' },

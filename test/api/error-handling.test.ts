@@ -56,7 +56,7 @@ afterAll(async () => {
 
 describe('unexpected errors', () => {
   it('when a use case throws something unexpected, then 500 with a generic message and no internals', async () => {
-    failure = new Error("SQLITE_ERROR: no such column secret_column in /srv/app/data/app.sqlite");
+    failure = new Error('SQLITE_ERROR: no such column secret_column in /srv/app/data/app.sqlite');
     const response = await fetch(`${base}/invoices`);
     expect(response.status).toBe(500);
     const text = await response.text();
@@ -107,7 +107,10 @@ describe('unexpected errors', () => {
     ['SQLite busy on recovery (extended code)', coded('SQLITE_BUSY_RECOVERY')],
     ['SQLite locked', coded('SQLITE_LOCKED')],
     ['SQLite locked (extended code)', coded('SQLITE_LOCKED_SHAREDCACHE')],
-    ['a mysql2 connection already closed (fatal, no code)', Object.assign(new Error("Can't add new command when connection is in closed state"), { fatal: true })],
+    [
+      'a mysql2 connection already closed (fatal, no code)',
+      Object.assign(new Error("Can't add new command when connection is in closed state"), { fatal: true }),
+    ],
     ['a fatal mysql2 protocol error', Object.assign(coded('PROTOCOL_SEQUENCE_TIMEOUT', 'Query inactivity timeout'), { fatal: true })],
   ])('when the database fails with %s, then 503 with Retry-After rather than 500', async (_what, error) => {
     failure = error;

@@ -71,7 +71,6 @@ function uniquePdf(): Buffer {
   return Buffer.concat([PDF_BYTES, Buffer.from(`% ${randomBytes(8).toString('hex')}\n`)]);
 }
 
-
 describe(`GET /v1/events (${PROFILE})`, () => {
   it('when the fixtures were loaded, then the feed holds one invoice.created per invoice of the directory, each the list item', async () => {
     const seen = await follow(0, (events) => events.filter((event) => event.type === 'invoice.created').length >= 9, 20_000);
@@ -90,7 +89,10 @@ describe(`GET /v1/events (${PROFILE})`, () => {
     const after = await latest();
     await api.knex('invoices').where({ id: 9009 }).update({ status: 'paid', paid: 1450, left_to_pay: 0, payment_date: 1_764_000_000 });
     const [event] = await follow(after, (events) => events.length > 0);
-    expect(event).toMatchObject({ type: 'invoice.updated', data: { previous_attributes: { status: 'issued', paid: 0, left_to_pay: 1450, payment_date: null } } });
+    expect(event).toMatchObject({
+      type: 'invoice.updated',
+      data: { previous_attributes: { status: 'issued', paid: 0, left_to_pay: 1450, payment_date: null } },
+    });
     expect(Object.keys(event!.data.previous_attributes!).sort()).toEqual(['left_to_pay', 'paid', 'payment_date', 'status']);
     const list = await envelopeOf(await api.call('/invoices?per_page=500'));
     expect(event!.data.object).toEqual((list.data.invoices as Array<{ id: number }>).find((item) => item.id === 9009));
@@ -202,7 +204,18 @@ describe(`GET /v1/events (${PROFILE})`, () => {
           await retryOnDeadlock(() =>
             api.knex.transaction(async (trx) => {
               await insertInvoiceRow(trx, id, DIRS.baltic, `ERP/${id}`);
-              await trx('invoice_orders').insert([0, 1].map((position) => ({ invoice_id: id, position, type: 'FTL', nr: `ERP/${id}/O${position}`, cmr: '', tasks: '[]', files: '[]', contacts: '[]' })));
+              await trx('invoice_orders').insert(
+                [0, 1].map((position) => ({
+                  invoice_id: id,
+                  position,
+                  type: 'FTL',
+                  nr: `ERP/${id}/O${position}`,
+                  cmr: '',
+                  tasks: '[]',
+                  files: '[]',
+                  contacts: '[]',
+                })),
+              );
               if (rollBack) throw new Error('rolled back on purpose');
             }),
           ).catch((error: unknown) => {

@@ -100,7 +100,7 @@ describe('GET /invoices/{id}/pdf: cache and conditional requests', () => {
     expect(new Set([etag, polish.etag, duplicate.etag]).size).toBe(3);
   });
 
-  it('when If-None-Match is sent without credentials, for another client\'s invoice or with an invalid query, then 401, 404 and 422 come first', async () => {
+  it("when If-None-Match is sent without credentials, for another client's invoice or with an invalid query, then 401, 404 and 422 come first", async () => {
     const { etag } = await download('/invoices/9004/pdf');
     const anonymous = await api.call('/invoices/9004/pdf', { as: null, headers: { 'If-None-Match': etag! } });
     expect(anonymous.status).toBe(401);

@@ -28,7 +28,11 @@ async function attachment(pdf: string, name: string): Promise<Buffer> {
   const list = (await run('pdfdetach', ['-list', pdf])).stdout;
   expect(list).toContain(name);
   const out = path.join(api.dataDir, `detached-${Date.now()}-${Math.random()}.xml`);
-  const index = list.split('\n').find((line) => line.endsWith(` ${name}`))!.split(':')[0]!.trim();
+  const index = list
+    .split('\n')
+    .find((line) => line.endsWith(` ${name}`))!
+    .split(':')[0]!
+    .trim();
   await run('pdfdetach', ['-save', index, '-o', out, pdf]);
   return readFile(out);
 }
@@ -55,7 +59,10 @@ describe('GET /invoices/{id}/pdf?format=facturx', () => {
     expect(meta).toMatch(/<fx:ConformanceLevel>EN 16931<\/fx:ConformanceLevel>/);
 
     // PDF/A: every font embedded.
-    const fonts = (await run('pdffonts', [file])).stdout.split('\n').slice(2).filter((line) => line.trim() !== '');
+    const fonts = (await run('pdffonts', [file])).stdout
+      .split('\n')
+      .slice(2)
+      .filter((line) => line.trim() !== '');
     expect(fonts.length).toBeGreaterThan(0);
     for (const font of fonts) expect(/\s(yes|no)\s+(?:yes|no)\s+(?:yes|no)\s+\d+\s+\d+\s*$/.exec(font)?.[1], font).toBe('yes');
 
@@ -78,7 +85,7 @@ describe('GET /invoices/{id}/pdf?format=facturx', () => {
     expect((facturX!.get(PDFName.of('AFRelationship')) as PDFName).asString()).toBe('/Alternative');
   });
 
-  it('when Chromium\'s PDF 1.4 is made Factur-X, then header, information dictionary, XMP and output intent agree as PDF/A-3 asks (ISO 19005-3 6.1.2, 6.6.2.3.1, 6.2.3)', async () => {
+  it("when Chromium's PDF 1.4 is made Factur-X, then header, information dictionary, XMP and output intent agree as PDF/A-3 asks (ISO 19005-3 6.1.2, 6.6.2.3.1, 6.2.3)", async () => {
     const plain = await pdfAFacts(Buffer.from(await (await api.call('/invoices/9001/pdf?lang=pl')).arrayBuffer()));
     expect(plain.headerVersion).toBe('1.4');
     const response = await api.call('/invoices/9001/pdf?lang=pl&format=facturx');

@@ -51,7 +51,10 @@ describe('GET /invoices/{id}/pdf', () => {
   it('when a Turkish buyer is printed in Turkish, then its address (with ğ), its country once and the Turkish names of its VAT id and units', async () => {
     const response = await api.call('/invoices/9008/pdf?lang=tr');
     expect(response.status).toBe(200);
-    const lines = (await pdfTextRaw(response)).split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    const lines = (await pdfTextRaw(response))
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '');
     expect(lines).toContain('Gamma İstanbul Lojistik');
     const buyerAt = lines.indexOf('Ertuğrul Gazi Cd. 7');
     expect(lines.slice(buyerAt, buyerAt + 3)).toEqual(['Ertuğrul Gazi Cd. 7', '16140 Nilüfer/Bursa', 'Türkiye']);

@@ -17,7 +17,7 @@ async function list(query: string, as: 'baltic' | 'alpine' = 'baltic') {
 const ids = async (query: string) => (await list(query)).invoices.map((i) => i.id);
 
 describe('GET /invoices', () => {
-  it('when nothing is asked, then all of the client\'s invoices, newest issue date first, ties by id', async () => {
+  it("when nothing is asked, then all of the client's invoices, newest issue date first, ties by id", async () => {
     const data = await list('');
     expect(data.invoices.map((i) => i.id)).toEqual([9009, 9002, 9001, 9006, 9005, 9003, 9004, 9007, 9008]);
     expect(data.pagination).toEqual({ page: 1, per_page: 250, total: 9, total_pages: 1 });
@@ -106,7 +106,15 @@ describe('GET /invoices', () => {
   it('when sorted by customer name, then text sorts case-insensitively', async () => {
     const names = (await list('?sort_by=customer_name&sort_dir=asc')).invoices.map((i) => i.customer_name as string);
     const ascii = names.filter((n) => /^[A-Za-z]/.test(n));
-    expect(ascii).toEqual(['alpha transport', 'Beta 100% Freight_Co', 'Delta Freight', 'Gamma İstanbul Lojistik', 'Rheinfracht GmbH', 'Rheinfracht GmbH', 'Zeta Spedition']);
+    expect(ascii).toEqual([
+      'alpha transport',
+      'Beta 100% Freight_Co',
+      'Delta Freight',
+      'Gamma İstanbul Lojistik',
+      'Rheinfracht GmbH',
+      'Rheinfracht GmbH',
+      'Zeta Spedition',
+    ]);
   });
 
   it('when pages are walked, then they neither overlap nor skip, and a page past the end is empty', async () => {
@@ -217,7 +225,10 @@ describe('GET /invoices: the date range a period applied', () => {
   });
 
   it('when APP_TIMEZONE is America/New_York, then the days are New York days', async () => {
-    const zoned = await startTestApi({ APP_TIMEZONE: 'America/New_York' }, { now: new Date('2026-11-01T02:00:00Z'), label: 'invoices-range-tz', worker: false });
+    const zoned = await startTestApi(
+      { APP_TIMEZONE: 'America/New_York' },
+      { now: new Date('2026-11-01T02:00:00Z'), label: 'invoices-range-tz', worker: false },
+    );
     try {
       expect(await paginationOf(zoned, '?period=cur_month')).toMatchObject({ date_from: '2026-10-01', date_to: '2026-10-31', timezone: 'America/New_York' });
       expect(await paginationOf(zoned, '?period=last_60_days')).toMatchObject({ date_from: '2026-09-02', date_to: '2026-10-31' });
@@ -252,7 +263,10 @@ describe('GET /invoices: conditional requests (weak ETag)', () => {
 
     // A change to a listed invoice changes the bytes, so the old tag no longer matches.
     const listed = (JSON.parse(firstBody) as { data: { invoices: Array<{ id: number; customer_name: string }> } }).data.invoices[0]!;
-    await api.knex('invoices').where({ id: listed.id }).update({ customer_name: `${listed.customer_name} (renamed)` });
+    await api
+      .knex('invoices')
+      .where({ id: listed.id })
+      .update({ customer_name: `${listed.customer_name} (renamed)` });
     try {
       const changed = await api.call('/invoices?per_page=3', { headers: { 'If-None-Match': etag } });
       expect(changed.status).toBe(200);

@@ -18,9 +18,7 @@ async function scrape(port: number): Promise<{ contentType: string | null; text:
 
 /** The value of one sample line, e.g. `http_request_duration_seconds_count{...}`; 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string>): number {
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
@@ -108,7 +106,10 @@ describe('Prometheus metrics', () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'logi-metrics-'));
     const port = await freePort();
     try {
-      for (const [metricsPort, expected] of [['0', null], [String(port), `http://127.0.0.1:${port}/metrics`]] as const) {
+      for (const [metricsPort, expected] of [
+        ['0', null],
+        [String(port), `http://127.0.0.1:${port}/metrics`],
+      ] as const) {
         const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', METRICS_PORT: metricsPort });
         const server = await startServer(buildContainer(config, pino({ level: 'silent' })));
         try {

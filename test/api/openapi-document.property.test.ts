@@ -24,7 +24,9 @@ import { forbiddenHost, urlWith } from '../support/hostile-webhook-urls.js';
 import { rawRequest } from '../support/raw-http.js';
 
 /** The operations, read from the document the server builds (the served one is checked to list the same). */
-const OPERATIONS = Object.entries(buildOpenApiDocument(loadConfig({})).paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => [method, path] as const));
+const OPERATIONS = Object.entries(buildOpenApiDocument(loadConfig({})).paths).flatMap(([path, operations]) =>
+  Object.keys(operations).map((method) => [method, path] as const),
+);
 
 /**
  * Webhook URLs the document allows in words: an https URL of a public host,
@@ -124,15 +126,41 @@ const CONTROL_BYTES = [...Array.from({ length: 32 }, (_, c) => c).filter((c) => 
 const tweakArb = fc.record({
   controlHeader: fc.record({
     name: fc.constantFrom('If-None-Match', 'X-Client-Directory', 'Idempotency-Key', 'X-Probe'),
-    value: fc.tuple(fc.stringMatching(/^[\x21-\x7e]{0,6}$/), fc.constantFrom(...CONTROL_BYTES), fc.stringMatching(/^[\x21-\x7e]{0,6}$/)).map((parts) => parts.join('')),
+    value: fc
+      .tuple(fc.stringMatching(/^[\x21-\x7e]{0,6}$/), fc.constantFrom(...CONTROL_BYTES), fc.stringMatching(/^[\x21-\x7e]{0,6}$/))
+      .map((parts) => parts.join('')),
   }),
   wrongMethod: fc.nat(),
-  notJson: fc.constantFrom('{', '{"url":', "{'url':'x'}", '{"a":1,}', '{"a":1}}', '[1,]', 'NaN', 'undefined', 'tru', '01', '   ', '\u0000', 'url=https%3A%2F%2Fhooks.example.com'),
+  notJson: fc.constantFrom(
+    '{',
+    '{"url":',
+    "{'url':'x'}",
+    '{"a":1,}',
+    '{"a":1}}',
+    '[1,]',
+    'NaN',
+    'undefined',
+    'tru',
+    '01',
+    '   ',
+    '\u0000',
+    'url=https%3A%2F%2Fhooks.example.com',
+  ),
   // '' sends none.
-  otherType: fc.constantFrom('', 'text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/merge-patch+json', 'application/xml', 'text/json', 'application/jsonx'),
+  otherType: fc.constantFrom(
+    '',
+    'text/plain',
+    'text/plain; charset=utf-8',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/merge-patch+json',
+    'application/xml',
+    'text/json',
+    'application/jsonx',
+  ),
   overBy: fc.nat({ max: 8 * 1024 }),
 });
-type Tweak = (typeof tweakArb) extends fc.Arbitrary<infer T> ? T : never;
+type Tweak = typeof tweakArb extends fc.Arbitrary<infer T> ? T : never;
 
 /** Methods a path may not take: a wrong one is one its path item does not list (HEAD and OPTIONS come with GET and with every path). */
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -152,7 +180,11 @@ const POOL_SIZE = 3;
 
 async function createEndpoint(note: string): Promise<string> {
   // invoice.deleted: nothing deletes invoices here, so the pool is rarely sent anything (replays aside).
-  const response = await api.call('/webhook-endpoints', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ url: `https://hooks.example.com/${note}`, event_types: ['invoice.deleted'] }) });
+  const response = await api.call('/webhook-endpoints', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ url: `https://hooks.example.com/${note}`, event_types: ['invoice.deleted'] }),
+  });
   const body = (await response.json()) as { data: { id: number } };
   expect(response.status, JSON.stringify(body)).toBe(201);
   return String(body.data.id);
@@ -224,7 +256,10 @@ function bodyToSend(request: GeneratedRequest, variant: Variant, tweak: Tweak): 
     case 'no-credentials':
       return body;
     case 'cut-body':
-      return { ...body, bytes: body.kind === 'multipart' ? body.bytes.subarray(0, body.bytes.lastIndexOf('\r\n--')) : body.bytes.subarray(0, body.bytes.length - 1) };
+      return {
+        ...body,
+        bytes: body.kind === 'multipart' ? body.bytes.subarray(0, body.bytes.lastIndexOf('\r\n--')) : body.bytes.subarray(0, body.bytes.length - 1),
+      };
     case 'not-json':
       return { ...body, bytes: Buffer.from(tweak.notJson) };
     case 'other-type':
@@ -247,7 +282,8 @@ function wrongMethod(path: string, pick: number): string {
 
 async function send(request: GeneratedRequest, variant: Variant, tweak: Tweak): Promise<Response> {
   const headers: Record<string, string> = { ...authHeaders('baltic'), ...request.headers };
-  if (headers['Idempotency-Key'] !== undefined && !request.invalid.other.includes('Idempotency-Key')) headers['Idempotency-Key'] = unique(headers['Idempotency-Key']);
+  if (headers['Idempotency-Key'] !== undefined && !request.invalid.other.includes('Idempotency-Key'))
+    headers['Idempotency-Key'] = unique(headers['Idempotency-Key']);
   const path = currentTarget(request.target);
   if (variant === 'control-byte') {
     const { host } = new URL(api.root);
@@ -270,7 +306,8 @@ function expectedStatuses(request: GeneratedRequest, variant: Variant, successes
   const unknownIds = request.unknownIds.filter((name) => !namesSomething(request, name));
   const jsonRefusal: Partial<Record<Variant, number>> = { 'cut-body': 400, 'not-json': 400, 'other-type': 415, 'big-body': 413 };
   // The document's 400 in words: a `__proto__` key anywhere is refused like JSON that does not parse.
-  const refusedJson = request.body?.kind === 'json' && (variant === 'plain' || variant === 'full-body') && hasProtoKey(request.body.bytes) ? 400 : jsonRefusal[variant];
+  const refusedJson =
+    request.body?.kind === 'json' && (variant === 'plain' || variant === 'full-body') && hasProtoKey(request.body.bytes) ? 400 : jsonRefusal[variant];
   // A JSON body is read before the path id is looked up; the document does not say which comes first.
   // A JSON number cut before its last digit may still read (`10` → `1`, `0` → no body at all): then it is a
   // body that is not an object, 422, like any other.
@@ -323,40 +360,59 @@ describe('requests generated from the OpenAPI document', () => {
     expect(served.sort()).toEqual(OPERATIONS.map(([method, path]) => `${method} ${path}`).sort());
     const jsonOperations = OPERATIONS.filter(([method, path]) => bodyKind(method, path) === 'json');
     expect(jsonOperations.length).toBeGreaterThan(0);
-    for (const [method, path] of jsonOperations) expect(contract.operation(method, path).responses['413']!.description, `${method} ${path}`).toContain('over 64 KiB');
+    for (const [method, path] of jsonOperations)
+      expect(contract.operation(method, path).responses['413']!.description, `${method} ${path}`).toContain('over 64 KiB');
   });
 
-  it.each(OPERATIONS)('when %s %s gets generated values of every parameter, valid and invalid, then every answer is documented and fits, with the status its values call for', async (method, path) => {
-    const hints: Hints = { ...HINTS, existing: { ...HINTS.existing, endpoint_id: [...aliases.keys()] } };
-    const successes = Object.keys(contract.operation(method, path).responses).filter((status) => /^2\d\d$/.test(status)).map(Number);
-    await fc.assert(
-      fc.asyncProperty(requestArbitrary(contract.doc, method, path, hints), variantArb(bodyKind(method, path)), tweakArb, async (request, drawn, tweak) => {
-        const variant = effectiveVariant(request, drawn);
-        const context = JSON.stringify({
-          variant,
-          method: request.method,
-          target: currentTarget(request.target).slice(0, 300),
-          headers: request.headers,
-          sent: request.sent,
-          invalid: request.invalid,
-          tweak: { 'control-byte': tweak.controlHeader, 'wrong-method': tweak.wrongMethod, 'not-json': tweak.notJson, 'other-type': tweak.otherType, 'big-body': tweak.overBy }[variant as string],
-        });
-        const response = await send(request, variant, tweak);
-        const status = response.status;
-        const body = (await contract.expectDocumented(response, method, path)) as { errors?: Record<string, string[]> } | null;
-        await settle(request, variant, status, body);
-        const expected = expectedStatuses(request, variant, successes);
-        // A `custom` period needs one of its dates, the first not after the second: rules between values, stated in words.
-        const customPeriodRule = status === 422 && request.sent.period === 'custom' && Object.keys(body?.errors ?? {}).every((field) => field === 'date_from' || field === 'date_to');
-        expect(expected.includes(status) || (variant === 'plain' && customPeriodRule), `HTTP ${status}, expected ${expected.join(' or ')}: ${context}\n${JSON.stringify(body).slice(0, 400)}`).toBe(true);
-        if (status === 422 && request.invalid.other.length > 0) {
-          // A refused value is named (a header by its name, a file by its index, a JSON body that is not an object as `body`); an upload names its first problem only.
-          const named = Object.keys(body?.errors ?? {});
-          const refusedNamed = request.invalid.other.some((name) => named.some((field) => field === name || field.startsWith(`${name}.`)));
-          expect(refusedNamed, `none of ${request.invalid.other.join(', ')} named in ${named.join(', ')}: ${context}`).toBe(true);
-        }
-      }),
-      { numRuns: Math.round((RUNS[`${method} ${path}`] ?? DEFAULT_RUNS) * SCALE), interruptAfterTimeLimit: SCALE > 1 ? 600_000 : 25_000 },
-    );
-  }, SCALE > 1 ? 900_000 : 60_000);
+  it.each(OPERATIONS)(
+    'when %s %s gets generated values of every parameter, valid and invalid, then every answer is documented and fits, with the status its values call for',
+    async (method, path) => {
+      const hints: Hints = { ...HINTS, existing: { ...HINTS.existing, endpoint_id: [...aliases.keys()] } };
+      const successes = Object.keys(contract.operation(method, path).responses)
+        .filter((status) => /^2\d\d$/.test(status))
+        .map(Number);
+      await fc.assert(
+        fc.asyncProperty(requestArbitrary(contract.doc, method, path, hints), variantArb(bodyKind(method, path)), tweakArb, async (request, drawn, tweak) => {
+          const variant = effectiveVariant(request, drawn);
+          const context = JSON.stringify({
+            variant,
+            method: request.method,
+            target: currentTarget(request.target).slice(0, 300),
+            headers: request.headers,
+            sent: request.sent,
+            invalid: request.invalid,
+            tweak: {
+              'control-byte': tweak.controlHeader,
+              'wrong-method': tweak.wrongMethod,
+              'not-json': tweak.notJson,
+              'other-type': tweak.otherType,
+              'big-body': tweak.overBy,
+            }[variant as string],
+          });
+          const response = await send(request, variant, tweak);
+          const status = response.status;
+          const body = (await contract.expectDocumented(response, method, path)) as { errors?: Record<string, string[]> } | null;
+          await settle(request, variant, status, body);
+          const expected = expectedStatuses(request, variant, successes);
+          // A `custom` period needs one of its dates, the first not after the second: rules between values, stated in words.
+          const customPeriodRule =
+            status === 422 &&
+            request.sent.period === 'custom' &&
+            Object.keys(body?.errors ?? {}).every((field) => field === 'date_from' || field === 'date_to');
+          expect(
+            expected.includes(status) || (variant === 'plain' && customPeriodRule),
+            `HTTP ${status}, expected ${expected.join(' or ')}: ${context}\n${JSON.stringify(body).slice(0, 400)}`,
+          ).toBe(true);
+          if (status === 422 && request.invalid.other.length > 0) {
+            // A refused value is named (a header by its name, a file by its index, a JSON body that is not an object as `body`); an upload names its first problem only.
+            const named = Object.keys(body?.errors ?? {});
+            const refusedNamed = request.invalid.other.some((name) => named.some((field) => field === name || field.startsWith(`${name}.`)));
+            expect(refusedNamed, `none of ${request.invalid.other.join(', ')} named in ${named.join(', ')}: ${context}`).toBe(true);
+          }
+        }),
+        { numRuns: Math.round((RUNS[`${method} ${path}`] ?? DEFAULT_RUNS) * SCALE), interruptAfterTimeLimit: SCALE > 1 ? 600_000 : 25_000 },
+      );
+    },
+    SCALE > 1 ? 900_000 : 60_000,
+  );
 });

@@ -152,18 +152,34 @@ describe('the OpenAPI document', () => {
     expect(notFound('get', '/invoices/{invoice_id}/pdf')).toContain('"const":"Invoice not found"');
     for (const [method, path] of WEBHOOK_ID_OPERATIONS) expect(notFound(method, path), `${method} ${path}`).toContain('"const":"Webhook endpoint not found"');
     expect(JSON.stringify(contract.operation('get', '/invoices').responses['422'])).toContain('The given data was invalid.');
-    const unprocessable = (method: string, path: string) => JSON.stringify(contract.operation(method, path).responses['422']!.content!['application/json']!.schema);
-    for (const [method, path] of [['patch', '/webhook-endpoints/{endpoint_id}'], ['get', '/webhook-endpoints/{endpoint_id}/deliveries'], ['post', '/webhook-endpoints/{endpoint_id}/replay']] as const) {
+    const unprocessable = (method: string, path: string) =>
+      JSON.stringify(contract.operation(method, path).responses['422']!.content!['application/json']!.schema);
+    for (const [method, path] of [
+      ['patch', '/webhook-endpoints/{endpoint_id}'],
+      ['get', '/webhook-endpoints/{endpoint_id}/deliveries'],
+      ['post', '/webhook-endpoints/{endpoint_id}/replay'],
+    ] as const) {
       expect(unprocessable(method, path), `${method} ${path}`).toContain('"const":"The given data was invalid."');
     }
     // Creation is also refused at the directory's maximum of endpoints, with a message of its own.
     expect(unprocessable('post', '/webhook-endpoints')).toContain('"const":"The given data was invalid."');
     expect(unprocessable('post', '/webhook-endpoints')).toContain('A client directory may have at most');
-    expect(JSON.stringify(contract.operation('post', '/webhook-endpoints/{endpoint_id}/replay').responses['410'])).toContain('"const":"Events after this cursor are no longer kept."');
+    expect(JSON.stringify(contract.operation('post', '/webhook-endpoints/{endpoint_id}/replay').responses['410'])).toContain(
+      '"const":"Events after this cursor are no longer kept."',
+    );
   });
 
-  it('when read, then its webhooks section has exactly one POST per event type, whose body is that event\'s schema and whose parameters are the three Standard Webhooks headers', () => {
-    const webhooks = contract.doc.webhooks as Record<string, Record<string, { parameters: Array<{ name: string; in: string; required: boolean }>; requestBody: { required: boolean; content: Record<string, { schema: { $ref?: string } }> } }>>;
+  it("when read, then its webhooks section has exactly one POST per event type, whose body is that event's schema and whose parameters are the three Standard Webhooks headers", () => {
+    const webhooks = contract.doc.webhooks as Record<
+      string,
+      Record<
+        string,
+        {
+          parameters: Array<{ name: string; in: string; required: boolean }>;
+          requestBody: { required: boolean; content: Record<string, { schema: { $ref?: string } }> };
+        }
+      >
+    >;
     expect(Object.keys(webhooks).sort()).toEqual(Object.keys(EVENT_SCHEMAS).sort());
     const schemas = (contract.doc.components as { schemas: Record<string, { properties: { type: { const?: string } } }> }).schemas;
     for (const [type, item] of Object.entries(webhooks)) {
@@ -173,7 +189,10 @@ describe('the OpenAPI document', () => {
       expect(Object.keys(requestBody.content), type).toEqual(['application/json']);
       expect(requestBody.content['application/json']!.schema, type).toEqual({ $ref: `#/components/schemas/${EVENT_SCHEMAS[type]}` });
       expect(schemas[EVENT_SCHEMAS[type]!]!.properties.type.const, type).toBe(type);
-      expect(parameters.map((p) => [p.in, p.name, p.required]), type).toEqual([
+      expect(
+        parameters.map((p) => [p.in, p.name, p.required]),
+        type,
+      ).toEqual([
         ['header', 'webhook-id', true],
         ['header', 'webhook-timestamp', true],
         ['header', 'webhook-signature', true],
@@ -202,7 +221,10 @@ describe('the OpenAPI document', () => {
     expect([...pdf.keys()].sort()).toEqual(['invoice_id', ...Object.keys(invoicePdfQuerySchema.shape)].sort());
     expect(pdf.get('lang')!.schema).toMatchObject({ enum: ['cs', 'de', 'en', 'pl', 'ro', 'tr'], default: 'en' });
     // Shaped for generated clients (numbers and a boolean), while the wire stays digits and true/false/1/0.
-    expect(pdf.get('duplicate')).toMatchObject({ schema: { type: 'boolean', default: false }, description: expect.stringContaining('`1` and `0` are accepted too') });
+    expect(pdf.get('duplicate')).toMatchObject({
+      schema: { type: 'boolean', default: false },
+      description: expect.stringContaining('`1` and `0` are accepted too'),
+    });
     const pathIds = [
       ['get', '/invoices/{invoice_id}/pdf', 'invoice_id'],
       ['get', '/invoices/{invoice_id}/e-invoice', 'invoice_id'],
@@ -235,7 +257,11 @@ describe('the OpenAPI document', () => {
       ['post', '/webhook-endpoints/{endpoint_id}/replay', replayWebhookSchema, ['after'], true],
     ] as const;
     for (const [method, path, zodSchema, required, bodyRequired] of jsonBodies) {
-      const requestBody = (contract.operation(method, path) as unknown as { requestBody: { required: boolean; content: Record<string, { schema: { type: string; properties: object; required?: string[] } }> } }).requestBody;
+      const requestBody = (
+        contract.operation(method, path) as unknown as {
+          requestBody: { required: boolean; content: Record<string, { schema: { type: string; properties: object; required?: string[] } }> };
+        }
+      ).requestBody;
       expect(requestBody.required, `${method} ${path}`).toBe(bodyRequired);
       expect(Object.keys(requestBody.content)).toEqual(['application/json']);
       const schema = requestBody.content['application/json']!.schema;
@@ -261,13 +287,19 @@ describe('real responses match the document', () => {
     const categories = (await contract.expectDocumented(await api.call('/orders/file-categories'), 'get', '/orders/file-categories')) as { data: unknown[] };
     expect(categories.data.length).toBeGreaterThan(0);
     await contract.expectDocumented(await api.call('/orders/by-nr?nr=0412'), 'get', '/orders/by-nr');
-    const list = (await contract.expectDocumented(await api.call('/invoices?per_page=500'), 'get', '/invoices')) as { data: { invoices: Array<{ correct_of: unknown }> } };
+    const list = (await contract.expectDocumented(await api.call('/invoices?per_page=500'), 'get', '/invoices')) as {
+      data: { invoices: Array<{ correct_of: unknown }> };
+    };
     expect(list.data.invoices.some((invoice) => invoice.correct_of !== null)).toBe(true);
     await contract.expectDocumented(await api.call('/invoices?page=99'), 'get', '/invoices');
     const pdf = (await contract.expectDocumented(await api.call('/invoices/9001/pdf?lang=de&duplicate=1'), 'get', '/invoices/{invoice_id}/pdf')) as Buffer;
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
     for (const format of ['ubl', 'cii']) {
-      const xml = (await contract.expectDocumented(await api.call(`/invoices/9005/e-invoice?format=${format}`), 'get', '/invoices/{invoice_id}/e-invoice')) as Buffer;
+      const xml = (await contract.expectDocumented(
+        await api.call(`/invoices/9005/e-invoice?format=${format}`),
+        'get',
+        '/invoices/{invoice_id}/e-invoice',
+      )) as Buffer;
       expect(xml.subarray(0, 5).toString()).toBe('<?xml');
     }
   });
@@ -367,9 +399,15 @@ describe('real responses match the document', () => {
 
   it('when a multipart body cannot be read, then the 400 and its message fit', async () => {
     const { body, contentType } = multipart([{ name: 'files', filename: 'cmr.pdf', content: PDF_BYTES }]);
-    const truncated = await api.call('/orders/3001/files', { method: 'POST', body: body.subarray(0, body.length - 30), headers: { 'Content-Type': contentType } });
+    const truncated = await api.call('/orders/3001/files', {
+      method: 'POST',
+      body: body.subarray(0, body.length - 30),
+      headers: { 'Content-Type': contentType },
+    });
     expect(truncated.status).toBe(400);
-    expect(await contract.expectDocumented(truncated, 'post', '/orders/{order_id}/files')).toMatchObject({ message: 'Bad Request: the multipart body could not be read.' });
+    expect(await contract.expectDocumented(truncated, 'post', '/orders/{order_id}/files')).toMatchObject({
+      message: 'Bad Request: the multipart body could not be read.',
+    });
   });
 
   it('when webhook endpoints are made, read, changed, rotated, replayed and deleted, then every answer fits, and the refused bodies too', async () => {
@@ -379,40 +417,79 @@ describe('real responses match the document', () => {
       expect(response.status, `${method} ${path}`).toBe(status);
       return (await contract.expectDocumented(response, method, path)) as { message: string; data: any; errors?: Record<string, string[]> };
     };
-    const created = await fits(await json('POST', '/webhook-endpoints', JSON.stringify({ url: 'https://hooks.example.com/openapi', event_types: ['invoice.updated'], description: 'ERP' })), 'post', '/webhook-endpoints', 201);
+    const created = await fits(
+      await json(
+        'POST',
+        '/webhook-endpoints',
+        JSON.stringify({ url: 'https://hooks.example.com/openapi', event_types: ['invoice.updated'], description: 'ERP' }),
+      ),
+      'post',
+      '/webhook-endpoints',
+      201,
+    );
     expect(created.data.secret).toMatch(/^whsec_/);
     const id = created.data.id as number;
     const endpoint = `/webhook-endpoints/${id}`;
     const listed = await fits(await api.call('/webhook-endpoints'), 'get', '/webhook-endpoints', 200);
     expect(listed.data.map((e: { id: number }) => e.id)).toContain(id);
     await fits(await api.call(endpoint), 'get', '/webhook-endpoints/{endpoint_id}', 200);
-    expect((await fits(await json('PATCH', endpoint, JSON.stringify({ enabled: false, description: null })), 'patch', '/webhook-endpoints/{endpoint_id}', 200)).data).toMatchObject({ enabled: false, description: null });
+    expect(
+      (await fits(await json('PATCH', endpoint, JSON.stringify({ enabled: false, description: null })), 'patch', '/webhook-endpoints/{endpoint_id}', 200)).data,
+    ).toMatchObject({ enabled: false, description: null });
     // No body: nothing changes, as the document says (the body is optional).
-    expect((await fits(await json('PATCH', endpoint), 'patch', '/webhook-endpoints/{endpoint_id}', 200)).data).toMatchObject({ enabled: false, url: 'https://hooks.example.com/openapi' });
-    expect((await fits(await json('POST', `${endpoint}/rotate-secret`), 'post', '/webhook-endpoints/{endpoint_id}/rotate-secret', 200)).data.secret).toMatch(/^whsec_/);
+    expect((await fits(await json('PATCH', endpoint), 'patch', '/webhook-endpoints/{endpoint_id}', 200)).data).toMatchObject({
+      enabled: false,
+      url: 'https://hooks.example.com/openapi',
+    });
+    expect((await fits(await json('POST', `${endpoint}/rotate-secret`), 'post', '/webhook-endpoints/{endpoint_id}/rotate-secret', 200)).data.secret).toMatch(
+      /^whsec_/,
+    );
     await fits(await api.call(`${endpoint}/deliveries?limit=5`), 'get', '/webhook-endpoints/{endpoint_id}/deliveries', 200);
-    expect((await fits(await json('POST', `${endpoint}/replay`, '{"after":0}'), 'post', '/webhook-endpoints/{endpoint_id}/replay', 202)).data.scheduled).toEqual(expect.any(Number));
+    expect(
+      (await fits(await json('POST', `${endpoint}/replay`, '{"after":0}'), 'post', '/webhook-endpoints/{endpoint_id}/replay', 202)).data.scheduled,
+    ).toEqual(expect.any(Number));
 
     expect(await fits(await json('POST', '/webhook-endpoints', '{"url":'), 'post', '/webhook-endpoints', 400)).toMatchObject({ message: 'Bad Request' });
-    expect(await fits(await json('PATCH', endpoint, '{"__proto__":{"enabled":true}}'), 'patch', '/webhook-endpoints/{endpoint_id}', 400)).toMatchObject({ message: 'Bad Request' });
+    expect(await fits(await json('PATCH', endpoint, '{"__proto__":{"enabled":true}}'), 'patch', '/webhook-endpoints/{endpoint_id}', 400)).toMatchObject({
+      message: 'Bad Request',
+    });
     await fits(await json('PATCH', endpoint, '{}', 'text/plain'), 'patch', '/webhook-endpoints/{endpoint_id}', 415);
     await fits(await json('POST', `${endpoint}/replay`, `{"after":0}${' '.repeat(64 * 1024)}`), 'post', '/webhook-endpoints/{endpoint_id}/replay', 413);
-    expect((await fits(await json('POST', '/webhook-endpoints', '[{"url":"https://hooks.example.com/a"}]'), 'post', '/webhook-endpoints', 422)).errors).toHaveProperty('body');
-    expect((await fits(await json('POST', '/webhook-endpoints', '{"url":"http://hooks.example.com/"}'), 'post', '/webhook-endpoints', 422)).errors).toHaveProperty('url');
-    expect((await fits(await json('POST', `${endpoint}/replay`, '{"after":-1}'), 'post', '/webhook-endpoints/{endpoint_id}/replay', 422)).errors).toHaveProperty('after');
+    expect(
+      (await fits(await json('POST', '/webhook-endpoints', '[{"url":"https://hooks.example.com/a"}]'), 'post', '/webhook-endpoints', 422)).errors,
+    ).toHaveProperty('body');
+    expect(
+      (await fits(await json('POST', '/webhook-endpoints', '{"url":"http://hooks.example.com/"}'), 'post', '/webhook-endpoints', 422)).errors,
+    ).toHaveProperty('url');
+    expect(
+      (await fits(await json('POST', `${endpoint}/replay`, '{"after":-1}'), 'post', '/webhook-endpoints/{endpoint_id}/replay', 422)).errors,
+    ).toHaveProperty('after');
 
     await fits(await api.call(endpoint, { method: 'DELETE' }), 'delete', '/webhook-endpoints/{endpoint_id}', 200);
-    for (const [method, path, suffix] of [['get', '/webhook-endpoints/{endpoint_id}', ''], ['delete', '/webhook-endpoints/{endpoint_id}', ''], ['get', '/webhook-endpoints/{endpoint_id}/deliveries', '/deliveries']] as const) {
-      expect(await fits(await api.call(`${endpoint}${suffix}`, { method: method.toUpperCase() }), method, path, 404)).toMatchObject({ message: 'Webhook endpoint not found' });
+    for (const [method, path, suffix] of [
+      ['get', '/webhook-endpoints/{endpoint_id}', ''],
+      ['delete', '/webhook-endpoints/{endpoint_id}', ''],
+      ['get', '/webhook-endpoints/{endpoint_id}/deliveries', '/deliveries'],
+    ] as const) {
+      expect(await fits(await api.call(`${endpoint}${suffix}`, { method: method.toUpperCase() }), method, path, 404)).toMatchObject({
+        message: 'Webhook endpoint not found',
+      });
     }
   });
 
   it('when a JSON body is a string, number, boolean or null, then 422 naming body as for an array', async () => {
-    const created = await api.call('/webhook-endpoints', { method: 'POST', body: '{"url":"https://hooks.example.com/scalar"}', headers: { 'Content-Type': 'application/json' } });
+    const created = await api.call('/webhook-endpoints', {
+      method: 'POST',
+      body: '{"url":"https://hooks.example.com/scalar"}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(created.status).toBe(201);
     const { id } = ((await created.json()) as { data: { id: number } }).data;
     try {
-      for (const [method, url, path] of [['POST', '/webhook-endpoints', '/webhook-endpoints'], ['PATCH', `/webhook-endpoints/${id}`, '/webhook-endpoints/{endpoint_id}']] as const) {
+      for (const [method, url, path] of [
+        ['POST', '/webhook-endpoints', '/webhook-endpoints'],
+        ['PATCH', `/webhook-endpoints/${id}`, '/webhook-endpoints/{endpoint_id}'],
+      ] as const) {
         for (const body of ['"x"', '1', 'true', 'null']) {
           const response = await api.call(url, { method, body, headers: { 'Content-Type': 'application/json' } });
           expect(response.status, `${method} ${body}`).toBe(422);
@@ -426,7 +503,12 @@ describe('real responses match the document', () => {
 
   it('when the directory has its maximum of webhook endpoints, then another is a 422 with the exact message, and it fits', async () => {
     const max = api.config.webhooks.maxEndpoints;
-    const create = () => api.call('/webhook-endpoints', { method: 'POST', body: JSON.stringify({ url: 'https://hooks.example.com/limit' }), headers: { 'Content-Type': 'application/json' } });
+    const create = () =>
+      api.call('/webhook-endpoints', {
+        method: 'POST',
+        body: JSON.stringify({ url: 'https://hooks.example.com/limit' }),
+        headers: { 'Content-Type': 'application/json' },
+      });
     const made: number[] = [];
     try {
       for (let i = 0; i < max; i += 1) {
@@ -436,7 +518,11 @@ describe('real responses match the document', () => {
       }
       const refused = await create();
       expect(refused.status).toBe(422);
-      expect(await contract.expectDocumented(refused, 'post', '/webhook-endpoints')).toEqual({ status: 422, message: `A client directory may have at most ${max} webhook endpoints.`, data: null });
+      expect(await contract.expectDocumented(refused, 'post', '/webhook-endpoints')).toEqual({
+        status: 422,
+        message: `A client directory may have at most ${max} webhook endpoints.`,
+        data: null,
+      });
     } finally {
       for (const id of made) await api.call(`/webhook-endpoints/${id}`, { method: 'DELETE' });
     }
@@ -463,14 +549,23 @@ describe('real responses match the document', () => {
     const delivering = await startTestApi({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', EVENTS_PUBLISH_INTERVAL_MS: '50' });
     try {
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-      const created = await delivering.call('/webhook-endpoints', { method: 'POST', body: JSON.stringify({ url }), headers: { 'Content-Type': 'application/json' } });
+      const created = await delivering.call('/webhook-endpoints', {
+        method: 'POST',
+        body: JSON.stringify({ url }),
+        headers: { 'Content-Type': 'application/json' },
+      });
       expect(created.status).toBe(201);
       const { id } = ((await created.json()) as { data: { id: number } }).data;
       // The kept events (the fixture's invoices, created) again, then one change of each other kind.
-      expect((await delivering.call(`/webhook-endpoints/${id}/replay`, { method: 'POST', body: '{"after":0}', headers: { 'Content-Type': 'application/json' } })).status).toBe(202);
+      expect(
+        (await delivering.call(`/webhook-endpoints/${id}/replay`, { method: 'POST', body: '{"after":0}', headers: { 'Content-Type': 'application/json' } }))
+          .status,
+      ).toBe(202);
       await delivering.knex('invoices').where({ id: 9001 }).update({ branch_id: 4242 });
       await delivering.knex('invoices').where({ id: 9002 }).del();
-      const { body, contentType } = multipart([{ name: 'files', filename: 'cmr.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from(`webhooks ${Date.now()}`)]) }]);
+      const { body, contentType } = multipart([
+        { name: 'files', filename: 'cmr.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from(`webhooks ${Date.now()}`)]) },
+      ]);
       expect((await delivering.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': contentType } })).status).toBe(201);
       await everyType;
       for (const request of received) {
@@ -506,8 +601,11 @@ describe('real responses match the document', () => {
     for (const name of ['types', 'statuses', 'branch_ids', 'customer_vats']) expect(list.get(name), name).toMatchObject({ minItems: 1 });
     // On the wire an item is what lies between commas, trimmed: no comma, not spaces only.
     expect(list.get('customer_vats')).toMatchObject({ items: { minLength: 1, maxLength: 64, pattern: '^[^,]*[^,\\s][^,]*$' } });
-    const upload = (contract.operation('post', '/orders/{order_id}/files') as unknown as { requestBody: { content: Record<string, { schema: { properties: { files: { items: unknown } } } }> } })
-      .requestBody.content['multipart/form-data']!.schema.properties.files.items;
+    const upload = (
+      contract.operation('post', '/orders/{order_id}/files') as unknown as {
+        requestBody: { content: Record<string, { schema: { properties: { files: { items: unknown } } } }> };
+      }
+    ).requestBody.content['multipart/form-data']!.schema.properties.files.items;
     expect(upload).toMatchObject({ minLength: 1 });
     for (const query of ['customer_vats=PL1,,PL2', 'customer_vats=PL1,%20%20']) {
       const emptyItem = await api.call(`/invoices?${query}`);
@@ -522,9 +620,14 @@ describe('real responses match the document', () => {
 
   it('when a header holds a control byte, the query is over 8 KiB or the headers over 64 KiB, then every operation answers a 400, 414 or 431 that fits', async () => {
     const { host } = new URL(api.root);
-    const credentials = Object.entries(authHeaders('baltic')).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const credentials = Object.entries(authHeaders('baltic'))
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     for (const [url, method, path] of CALLS) {
-      const controlByte = await rawRequest(api.root, `${method.toUpperCase()} /v1${url} HTTP/1.1\r\nHost: ${host}\r\n${credentials}If-None-Match: sQ\x7f\r\nConnection: close\r\n\r\n`);
+      const controlByte = await rawRequest(
+        api.root,
+        `${method.toUpperCase()} /v1${url} HTTP/1.1\r\nHost: ${host}\r\n${credentials}If-None-Match: sQ\x7f\r\nConnection: close\r\n\r\n`,
+      );
       expect(controlByte.status, `${method} ${url}`).toBe(400);
       expect(await contract.expectDocumented(controlByte, method, path)).toMatchObject({ message: 'Bad Request' });
       const longQuery = await api.call(`${url}${url.includes('?') ? '&' : '?'}x=${'a'.repeat(9000)}`, { method: method.toUpperCase() });
@@ -556,7 +659,7 @@ describe('real responses match the document', () => {
     }
   });
 
-  it('when the rate limiter\'s store does not answer, then the request goes through uncounted, and its answer without rate-limit headers fits', async () => {
+  it("when the rate limiter's store does not answer, then the request goes through uncounted, and its answer without rate-limit headers fits", async () => {
     // Nothing listens on this port: every Redis command fails at once, and the limiter fails open.
     const uncounted = await startTestApi({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, { profile: 'embedded' });
     try {
@@ -569,7 +672,7 @@ describe('real responses match the document', () => {
     }
   });
 
-  it('when the rate limit is reported, then the document states this deployment\'s limit', async () => {
+  it("when the rate limit is reported, then the document states this deployment's limit", async () => {
     const response = await api.call('/orders/file-categories');
     await envelopeOf(response);
     const limit = response.headers.get('x-ratelimit-limit');

@@ -33,7 +33,11 @@ beforeAll(async () => {
   const demo = JSON.parse(await readFile(path.join(ROOT, 'fixtures/demo.json'), 'utf8')) as Parameters<typeof loadFixtures>[1];
   api = await startTestApi(
     { METRICS_PORT: metricsPort },
-    { profile: 'embedded', label: 'quick-start', beforeStart: (_dataDir, { knex }) => loadFixtures(knex, demo, { hasher: new Sha256ApiKeyHasher() }).then(() => undefined) },
+    {
+      profile: 'embedded',
+      label: 'quick-start',
+      beforeStart: (_dataDir, { knex }) => loadFixtures(knex, demo, { hasher: new Sha256ApiKeyHasher() }).then(() => undefined),
+    },
   );
   port = new URL(api.root).port;
   // Downloads land here; the README's relative paths (fixtures/samples/...) hold as from the repository root.
@@ -96,15 +100,20 @@ async function failing(commands: string[]): Promise<Pasted[]> {
 /** README.md and every Markdown page under docs/, as paths from the repository root. */
 async function docPages(): Promise<string[]> {
   const entries = await readdir(path.join(ROOT, 'docs'), { recursive: true, withFileTypes: true });
-  const pages = entries.filter((entry) => entry.isFile() && entry.name.endsWith('.md')).map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
+  const pages = entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.md'))
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
   return ['README.md', ...pages.sort()];
 }
 
 describe('the quick start', () => {
   it('when every command demo.sh prints is pasted, then each answers 2xx, uploads of the shipped samples included', async () => {
     const printed = await new Promise<string>((resolve, reject) =>
-      execFile('bash', [path.join(ROOT, 'scripts/lib/demo-examples.sh')], { env: { ...process.env, HOST: '127.0.0.1', PORT: port, METRICS_PORT: metricsPort } }, (error, stdout) =>
-        error ? reject(new Error(`demo-examples.sh failed: ${error.message}`, { cause: error })) : resolve(stdout),
+      execFile(
+        'bash',
+        [path.join(ROOT, 'scripts/lib/demo-examples.sh')],
+        { env: { ...process.env, HOST: '127.0.0.1', PORT: port, METRICS_PORT: metricsPort } },
+        (error, stdout) => (error ? reject(new Error(`demo-examples.sh failed: ${error.message}`, { cause: error })) : resolve(stdout)),
       ),
     );
     const commands = curlCommands(printed);
@@ -120,7 +129,7 @@ describe('the quick start', () => {
   });
 
   // About twenty commands, four of them PDF renders, pasted one after another: more than the default 30 s on a busy machine.
-  it('when every curl command of the README and of each docs page is pasted (its ports made this server\'s), then each answers 2xx', async () => {
+  it("when every curl command of the README and of each docs page is pasted (its ports made this server's), then each answers 2xx", async () => {
     const pages = await docPages();
     // Every guide of the two readers who paste commands is read, not only those that hold one today.
     for (const section of ['integrate', 'operate']) {
@@ -137,7 +146,15 @@ describe('the quick start', () => {
   }, 90_000);
 
   it('when a block is marked as needing another setup, then its marker gives a reason and its commands are left out', () => {
-    const text = ['```sh', 'curl -s http://127.0.0.1:3000/health/live', '```', '<!-- quick-start: skip (needs REDIS_SENTINELS) -->', '```sh', 'curl -s http://127.0.0.1:3000/admin/queues', '```'].join('\n');
+    const text = [
+      '```sh',
+      'curl -s http://127.0.0.1:3000/health/live',
+      '```',
+      '<!-- quick-start: skip (needs REDIS_SENTINELS) -->',
+      '```sh',
+      'curl -s http://127.0.0.1:3000/admin/queues',
+      '```',
+    ].join('\n');
     expect(curlCommands(text)).toEqual(['curl -s http://127.0.0.1:3000/health/live']);
     expect(() => curlCommands('<!-- quick-start: skip (no block follows) -->\ntext')).toThrow(/not followed by a fenced block/);
   });

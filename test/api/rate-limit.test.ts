@@ -44,7 +44,10 @@ describe('rate limiting (memory)', () => {
   it('when credentials are wrong, then requests count per IP and are throttled too', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
-      const response = await api.call('/orders/file-categories', { as: null, headers: { Authorization: `Bearer guess-${i}`, 'X-Client-Directory': 'baltic-haulage' } });
+      const response = await api.call('/orders/file-categories', {
+        as: null,
+        headers: { Authorization: `Bearer guess-${i}`, 'X-Client-Directory': 'baltic-haulage' },
+      });
       statuses.push(response.status);
       if (response.status === 401) expect(response.headers.get('x-ratelimit-remaining')).toBe(String(4 - i));
     }

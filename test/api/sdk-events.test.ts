@@ -145,7 +145,7 @@ async function feedHolds(client: LogiClient, count: number): Promise<Event[]> {
 }
 
 describe(`the SDK follows the change feed (${PROFILE})`, () => {
-  it('when following from the start, then it yields the fixture\'s invoice.created events, then a change made in SQL while it waits, in order, and ends on abort', async () => {
+  it("when following from the start, then it yields the fixture's invoice.created events, then a change made in SQL while it waits, in order, and ends on abort", async () => {
     const { client, requests } = clientFor('baltic');
     const invoices = (await client.invoices.list({ per_page: 500, sort_by: 'nr', sort_dir: 'asc' })).invoices;
     await feedHolds(client, invoices.length);
@@ -156,7 +156,8 @@ describe(`the SDK follows the change feed (${PROFILE})`, () => {
     const stream = client.events.follow({ limit: 4, signal: stop.signal });
     expect(stream.cursor).toBe(0);
     const { seen, done, ended } = consume(stream);
-    const longPollPast = (id: number) => () => requests.some((request) => request.pending && query(request, 'after') === String(id) && query(request, 'wait') === '30');
+    const longPollPast = (id: number) => () =>
+      requests.some((request) => request.pending && query(request, 'after') === String(id) && query(request, 'wait') === '30');
     await states.until(() => seen.length >= invoices.length && longPollPast(seen.at(-1)!.id)(), 'follow() long-polls past the fixture events');
 
     expect(seen.map((event) => event.type)).toEqual(invoices.map(() => 'invoice.created'));
@@ -205,7 +206,9 @@ describe(`the SDK follows the change feed (${PROFILE})`, () => {
   it('when a 503 comes and the client has retry, then it asks again and the loop goes on; without retry the loop throws the ApiError', async () => {
     const retries: RetryEvent[] = [];
     let refused = 0;
-    const { client } = clientFor('baltic', { retry: { attempts: 3, onRetry: (event) => retries.push(event) } }, () => (refused++ === 0 ? serviceUnavailable('0') : undefined));
+    const { client } = clientFor('baltic', { retry: { attempts: 3, onRetry: (event) => retries.push(event) } }, () =>
+      refused++ === 0 ? serviceUnavailable('0') : undefined,
+    );
     const stop = new AbortController();
     const { seen, done } = consume(client.events.follow({ types: ['invoice.created'], signal: stop.signal }));
     await states.until(() => seen.length >= 9, 'the events come after the retry');
@@ -222,7 +225,9 @@ describe(`the SDK follows the change feed (${PROFILE})`, () => {
 
   it('when aborted while the retry waits out a Retry-After, then the loop ends at once (the wait is cancelled, not left running)', async () => {
     const retries: RetryEvent[] = [];
-    const { client, requests } = clientFor('baltic', { retry: { attempts: 3, onRetry: (event) => (retries.push(event), states.changed()) } }, () => serviceUnavailable('20'));
+    const { client, requests } = clientFor('baltic', { retry: { attempts: 3, onRetry: (event) => (retries.push(event), states.changed()) } }, () =>
+      serviceUnavailable('20'),
+    );
     const stop = new AbortController();
     const { done, ended } = consume(client.events.follow({ signal: stop.signal }));
     await states.until(() => retries.length === 1, 'the retry is waiting');
@@ -269,7 +274,7 @@ async function firstFailure(stream: AsyncIterable<Event>): Promise<unknown> {
 }
 
 describe(`the SDK manages webhook endpoints (${PROFILE})`, () => {
-  it('when an endpoint is created, read, listed, patched, rotated and deleted, then each call returns the envelope\'s data', async () => {
+  it("when an endpoint is created, read, listed, patched, rotated and deleted, then each call returns the envelope's data", async () => {
     const created = await sdk.webhooks.create({ url: receiver.url, event_types: ['invoice.updated'], description: 'ERP mirror' });
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     const { secret, ...endpoint } = created;
@@ -299,7 +304,7 @@ describe(`the SDK manages webhook endpoints (${PROFILE})`, () => {
     });
   });
 
-  it('when another client\'s endpoint is asked for, then 404', async () => {
+  it("when another client's endpoint is asked for, then 404", async () => {
     const endpoint = await sdk.webhooks.create({ url: receiver.url });
     const alpine = clientFor('alpine').client;
     await expect(alpine.webhooks.get(endpoint.id)).rejects.toMatchObject({ status: 404 });
@@ -360,7 +365,9 @@ describe(`verifyWebhook (${PROFILE})`, () => {
     expect(refusal(() => verifyWebhook(tampered, request.headers, endpoint.secret))).toBe('No matching signature found');
     const otherSecret = `whsec_${randomBytes(24).toString('base64')}`;
     expect(refusal(() => verifyWebhook(request.body, request.headers, otherSecret))).toBe('No matching signature found');
-    expect(refusal(() => verifyWebhook(request.body, { ...request.headers, 'webhook-signature': undefined }, endpoint.secret))).toBe('Missing required headers');
+    expect(refusal(() => verifyWebhook(request.body, { ...request.headers, 'webhook-signature': undefined }, endpoint.secret))).toBe(
+      'Missing required headers',
+    );
 
     // Signed with the right secret, but ten minutes ago: a replayed request.
     const id = String(request.headers['webhook-id']);
@@ -374,7 +381,11 @@ describe(`verifyWebhook (${PROFILE})`, () => {
 
     // Signed with the right secret, but not an event.
     const now = new Date();
-    const notEvent = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(endpoint.secret).sign(id, now, '[1]') };
+    const notEvent = {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': new Webhook(endpoint.secret).sign(id, now, '[1]'),
+    };
     expect(refusal(() => verifyWebhook('[1]', notEvent, endpoint.secret))).toBe('The signed payload is not an event');
   });
 

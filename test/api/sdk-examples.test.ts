@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const EXAMPLES = ['packages/client/examples/quick-start.ts', 'packages/client/examples/readme-example.ts', 'packages/client/examples/events-example.ts'];
 
-describe('the SDK\'s example programs', () => {
+describe("the SDK's example programs", () => {
   it('when the SDK guide shows an example, then it is the example file it names, word for word', async () => {
     const guide = await readFile('docs/integrate/sdk.md', 'utf8');
     const blocks = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
@@ -24,7 +24,19 @@ describe('the SDK\'s example programs', () => {
 
   it('when compiled with tsc --strict as a client would (no project settings), then they have no type errors', async () => {
     const tsc = path.resolve('node_modules/typescript/bin/tsc');
-    const options = ['--strict', '--noEmit', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', '--types', 'node'];
+    const options = [
+      '--strict',
+      '--noEmit',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--skipLibCheck',
+      '--types',
+      'node',
+    ];
     const result = await run(process.execPath, [tsc, ...options, ...EXAMPLES]).catch((error: { stdout: string }) => error);
     expect(result.stdout).toBe('');
   });

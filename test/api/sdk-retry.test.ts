@@ -60,7 +60,13 @@ describe('the SDK retry on 503', () => {
       received.push(form.getAll('files').map((file) => `${(file as File).name}:${(file as File).size}`));
       return Response.json({ status: 503, message: 'Service Unavailable', data: null }, { status: 503, headers: { 'Retry-After': '0' } });
     };
-    const sdk = createClient({ baseUrl: 'http://sdk.test/v1', token: 'key', clientDirectory: 'dir', fetch: unavailable, retry: { attempts: 3, onRetry: (e) => events.push(e) } });
+    const sdk = createClient({
+      baseUrl: 'http://sdk.test/v1',
+      token: 'key',
+      clientDirectory: 'dir',
+      fetch: unavailable,
+      retry: { attempts: 3, onRetry: (e) => events.push(e) },
+    });
     const error = await rejectionOf(sdk.orders.uploadFiles(3001, [{ name: 'a.pdf', content: Buffer.from('%PDF-1.4 a') }], { idempotencyKey: 'k-1' }));
     expect(error).toMatchObject({ status: 503, message: 'Service Unavailable', retryAfterSeconds: 0 });
     expect(received).toEqual([['a.pdf:10'], ['a.pdf:10'], ['a.pdf:10']]);

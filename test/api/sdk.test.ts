@@ -161,12 +161,15 @@ describe('the SDK uploads files', () => {
     expect(none.data).toEqual({ message: 'No files were uploaded', order_id: 3001, uploaded: [], failed: [{ name: 'photo.png', error: REFUSED_MESSAGE }] });
     const category = await apiErrorOf(sdk.orders.uploadFiles(3001, [{ name: 'a.pdf', content: PDF_BYTES }], { categoryId: 999 }));
     expect(category).toMatchObject({ status: 422, errors: { category_id: ['The selected category_id is invalid.'] } });
-    expect(await apiErrorOf(sdk.orders.uploadFiles(999_999, [{ name: 'a.pdf', content: PDF_BYTES }]))).toMatchObject({ status: 404, message: 'Order not found' });
+    expect(await apiErrorOf(sdk.orders.uploadFiles(999_999, [{ name: 'a.pdf', content: PDF_BYTES }]))).toMatchObject({
+      status: 404,
+      message: 'Order not found',
+    });
   });
 });
 
 describe('the SDK downloads PDFs', () => {
-  it('when German with duplicate and Romanian are asked, then each comes as bytes with the server\'s file name, in its language', async () => {
+  it("when German with duplicate and Romanian are asked, then each comes as bytes with the server's file name, in its language", async () => {
     const german = await sdk.invoices.downloadPdf(9001, { lang: 'de', duplicate: true });
     expect(new URL(sdk.urls.at(-1)!).search).toBe('?lang=de&duplicate=true');
     expect(german).toMatchObject({ fileName: 'FV_11_2026_0007.pdf', contentType: 'application/pdf', etag: expect.stringMatching(/^"/) });
@@ -181,7 +184,7 @@ describe('the SDK downloads PDFs', () => {
     expect(romanianText).not.toContain('DUPLICAT');
   });
 
-  it('when the invoice is missing or another client\'s, then a 404 ApiError', async () => {
+  it("when the invoice is missing or another client's, then a 404 ApiError", async () => {
     for (const id of [424242, 9101]) {
       expect(await apiErrorOf(sdk.invoices.downloadPdf(id))).toMatchObject({ status: 404, message: 'Invoice not found', errors: {} });
     }
@@ -189,7 +192,7 @@ describe('the SDK downloads PDFs', () => {
 });
 
 describe('the SDK downloads e-invoices', () => {
-  it('when UBL (the default), CII and a Factur-X PDF are asked, then each comes as bytes with the server\'s file name and type', async () => {
+  it("when UBL (the default), CII and a Factur-X PDF are asked, then each comes as bytes with the server's file name and type", async () => {
     const ubl = await sdk.invoices.downloadEInvoice(9001);
     expect(ubl).toMatchObject({ fileName: 'FV_11_2026_0007.xml', contentType: expect.stringContaining('application/xml'), etag: expect.stringMatching(/^"/) });
     const ublText = Buffer.from(ubl.bytes).toString('utf8');

@@ -43,7 +43,10 @@ async function stored() {
 describe('POST /orders/{id}/files with bytes the order already has', () => {
   it('when a file with the same bytes is already attached to the order, then its item names the existing file and nothing is stored for it', async () => {
     const content = fresh('cmr');
-    const first = await upload(3001, [{ name: 'files', filename: 'cmr.pdf', content }, { name: 'category_id', content: '1' }]);
+    const first = await upload(3001, [
+      { name: 'files', filename: 'cmr.pdf', content },
+      { name: 'category_id', content: '1' },
+    ]);
     expect(first.status).toBe(201);
     const existing = first.body.data.uploaded[0].id as number;
     expect(first.body.data.uploaded[0]).toEqual({ id: existing, name: 'cmr.pdf', category_id: 1 });
@@ -61,7 +64,10 @@ describe('POST /orders/{id}/files with bytes the order already has', () => {
     expect(again.body.data.failed).toEqual([]);
 
     const after = await stored();
-    expect(after.rows.map((r) => [r.name, r.category_id])).toEqual([['cmr.pdf', 1], ['note.pdf', 2]]);
+    expect(after.rows.map((r) => [r.name, r.category_id])).toEqual([
+      ['cmr.pdf', 1],
+      ['note.pdf', 2],
+    ]);
     // One object per row, none staged, no temp file.
     expect(after.objects).toEqual(after.rows.map((r) => r.storage_key).sort());
     expect(after.temp).toEqual([]);

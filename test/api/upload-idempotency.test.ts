@@ -75,12 +75,22 @@ describe('POST /orders/{id}/files with Idempotency-Key', () => {
   ])('when the key comes back with %s, then 422 names Idempotency-Key and nothing more is stored', async (_name, orderId, filename, bytes, category) => {
     const key = randomUUID();
     const content = fresh('mismatch');
-    const first = await upload(3001, [{ name: 'files', filename: 'cmr.pdf', content }, { name: 'category_id', content: '1' }], key);
+    const first = await upload(
+      3001,
+      [
+        { name: 'files', filename: 'cmr.pdf', content },
+        { name: 'category_id', content: '1' },
+      ],
+      key,
+    );
     expect(first.status).toBe(201);
     const before = await stored();
     const other = await upload(
       orderId,
-      [{ name: 'files', filename, content: bytes === 'same' ? content : fresh('other') }, { name: 'category_id', content: category }],
+      [
+        { name: 'files', filename, content: bytes === 'same' ? content : fresh('other') },
+        { name: 'category_id', content: category },
+      ],
       key,
     );
     expect(other.status).toBe(422);
@@ -119,7 +129,14 @@ describe('POST /orders/{id}/files with Idempotency-Key', () => {
   it('when the first request still holds the key, then a retry is answered 409 with Retry-After and stores nothing; once it is let go the retry runs', async () => {
     const key = randomUUID();
     const content = fresh('held');
-    const received: ReceivedFile = { index: 0, name: 'cmr.pdf', size: content.length, contentType: 'application/pdf', sha256: createHash('sha256').update(content).digest('hex'), localPath: '' };
+    const received: ReceivedFile = {
+      index: 0,
+      name: 'cmr.pdf',
+      size: content.length,
+      contentType: 'application/pdf',
+      sha256: createHash('sha256').update(content).digest('hex'),
+      localPath: '',
+    };
     // Another API process running the same request holds the key.
     const scope = { directory: DIRS.baltic, key };
     const held = await store().claim(scope, requestFingerprint({ id: 3001, directory: scope.directory, nr: '', ownnr: '' }, null, [received]), 120_000);
@@ -127,7 +144,11 @@ describe('POST /orders/{id}/files with Idempotency-Key', () => {
     const retry = await upload(3001, [{ name: 'files', filename: 'cmr.pdf', content }], key);
     expect(retry.status).toBe(409);
     expect(retry.headers.get('retry-after')).toBe('1');
-    expect(await envelopeOf(retry)).toEqual({ status: 409, message: 'A request with this Idempotency-Key is still being processed; try again shortly.', data: null });
+    expect(await envelopeOf(retry)).toEqual({
+      status: 409,
+      message: 'A request with this Idempotency-Key is still being processed; try again shortly.',
+      data: null,
+    });
     expect(await stored()).toEqual({ rows: [], objects: [], temp: [] });
     await store().release(scope, (held as { token: string }).token);
     expect((await upload(3001, [{ name: 'files', filename: 'cmr.pdf', content }], key)).status).toBe(201);
@@ -140,7 +161,14 @@ describe('POST /orders/{id}/files with Idempotency-Key', () => {
       { name: 'files', filename: 'b.pdf', content: fresh('race-b') },
     ];
     const responses = await Promise.all(Array.from({ length: 5 }, () => upload(3001, parts, key)));
-    const answers = await Promise.all(responses.map(async (r) => ({ status: r.status, replayed: r.headers.get('idempotency-replayed'), retryAfter: r.headers.get('retry-after'), body: await envelopeOf(r) })));
+    const answers = await Promise.all(
+      responses.map(async (r) => ({
+        status: r.status,
+        replayed: r.headers.get('idempotency-replayed'),
+        retryAfter: r.headers.get('retry-after'),
+        body: await envelopeOf(r),
+      })),
+    );
     const ran = answers.filter((a) => a.status === 201 && a.replayed === null);
     expect(ran).toHaveLength(1);
     for (const other of answers.filter((a) => a !== ran[0])) {
@@ -169,7 +197,10 @@ describe('POST /orders/{id}/files with Idempotency-Key', () => {
       expect(Number(row.expires_at) - Date.now()).toBeGreaterThan(DAY_MS - 60_000);
       expect(Number(row.expires_at) - Date.now()).toBeLessThanOrEqual(DAY_MS);
       // What the passing of a day does; the housekeeping then sweeps the row.
-      await api.knex('idempotency_keys').where({ directory: scope.directory, idempotency_key: key }).update({ expires_at: Date.now() - 1 });
+      await api
+        .knex('idempotency_keys')
+        .where({ directory: scope.directory, idempotency_key: key })
+        .update({ expires_at: Date.now() - 1 });
       expect(await store().deleteExpired()).toBeGreaterThanOrEqual(1);
     }
     const later = await upload(3001, parts, key);
@@ -184,7 +215,12 @@ describe('POST /orders/{id}/files with Idempotency-Key', () => {
     const key = randomUUID();
     expect((await upload(3001, [{ name: 'files', filename: 'cmr.pdf', content: fresh('tenant-a') }], key)).status).toBe(201);
     const { body, contentType } = multipart([{ name: 'files', filename: 'cmr.pdf', content: fresh('tenant-b') }]);
-    const other = await api.call('/orders/4001/files', { method: 'POST', as: 'alpine', body, headers: { 'Content-Type': contentType, 'Idempotency-Key': key } });
+    const other = await api.call('/orders/4001/files', {
+      method: 'POST',
+      as: 'alpine',
+      body,
+      headers: { 'Content-Type': contentType, 'Idempotency-Key': key },
+    });
     expect(other.status).toBe(201);
     expect(other.headers.get('idempotency-replayed')).toBeNull();
     expect((await stored()).rows.map((r) => (r as unknown as { order_id: number }).order_id)).toEqual([3001, 4001]);

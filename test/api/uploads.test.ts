@@ -39,7 +39,6 @@ async function storedState() {
   return { rows, objects, temp };
 }
 
-
 /**
  * Sends `head`, then `fill` bytes for as long as the server reads them, chunked (no Content-Length):
  * a client that would never stop. Resolves with the answer and how many bytes went out before it.
@@ -48,7 +47,12 @@ function endlessUpload(head: Buffer, fill: Buffer): Promise<{ status: number; bo
   return new Promise((resolve, reject) => {
     const req = http.request(`${api.base}/orders/3001/files`, {
       method: 'POST',
-      headers: { ...authHeaders('baltic'), 'Content-Type': head.toString('latin1').match(/^--(\S+)/) ? `multipart/form-data; boundary=${head.toString('latin1').match(/^--(\S+)/)![1]}` : 'multipart/form-data; boundary=x' },
+      headers: {
+        ...authHeaders('baltic'),
+        'Content-Type': head.toString('latin1').match(/^--(\S+)/)
+          ? `multipart/form-data; boundary=${head.toString('latin1').match(/^--(\S+)/)![1]}`
+          : 'multipart/form-data; boundary=x',
+      },
     });
     let answered = false;
     let sentBytes = head.length;
@@ -119,7 +123,10 @@ describe('POST /orders/{id}/files', () => {
   });
 
   it.each(['', 'null', 'NULL', 'Null'])('when category_id is "%s", then there is no category', async (value) => {
-    const response = await upload(3001, [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: value }]);
+    const response = await upload(3001, [
+      { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+      { name: 'category_id', content: value },
+    ]);
     expect(response.status).toBe(201);
     expect((await envelopeOf(response)).data.uploaded[0].category_id).toBeNull();
   });
@@ -145,15 +152,85 @@ describe('POST /orders/{id}/files', () => {
 
   it.each([
     ['no file part', [{ name: 'category_id', content: '1' }], 'The files field is required.', 'files'],
-    ['an empty file', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'files', filename: 'empty.pdf', content: '' }], 'The files.1 field must not be an empty file.', 'files.1'],
-    ['more files than allowed', [0, 1, 2, 3].map((i) => ({ name: 'files', filename: `f${i}.pdf`, content: PDF_BYTES })), 'The files field must not have more than 3 items.', 'files'],
-    ['an unknown category', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '99' }], 'The selected category_id is invalid.', 'category_id'],
-    ['a category that is not a number', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '1x' }], 'The category_id field must be an integer.', 'category_id'],
-    ['category_id 0', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '0' }], 'The selected category_id is invalid.', 'category_id'],
-    ['a negative category_id', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '-3' }], 'The selected category_id is invalid.', 'category_id'],
-    ['category_id sent as a file part', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', filename: 'c.txt', content: '1' }], 'The category_id field must be an integer.', 'category_id'],
-    ['a files part that is not a file', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'files', content: 'just text' }], 'The files.1 field must be a file.', 'files.1'],
-    ['category_id sent twice', [{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }, { name: 'category_id', content: '1' }, { name: 'category_id', content: '2' }], 'The category_id field must be a single value.', 'category_id'],
+    [
+      'an empty file',
+      [
+        { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+        { name: 'files', filename: 'empty.pdf', content: '' },
+      ],
+      'The files.1 field must not be an empty file.',
+      'files.1',
+    ],
+    [
+      'more files than allowed',
+      [0, 1, 2, 3].map((i) => ({ name: 'files', filename: `f${i}.pdf`, content: PDF_BYTES })),
+      'The files field must not have more than 3 items.',
+      'files',
+    ],
+    [
+      'an unknown category',
+      [
+        { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+        { name: 'category_id', content: '99' },
+      ],
+      'The selected category_id is invalid.',
+      'category_id',
+    ],
+    [
+      'a category that is not a number',
+      [
+        { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+        { name: 'category_id', content: '1x' },
+      ],
+      'The category_id field must be an integer.',
+      'category_id',
+    ],
+    [
+      'category_id 0',
+      [
+        { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+        { name: 'category_id', content: '0' },
+      ],
+      'The selected category_id is invalid.',
+      'category_id',
+    ],
+    [
+      'a negative category_id',
+      [
+        { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+        { name: 'category_id', content: '-3' },
+      ],
+      'The selected category_id is invalid.',
+      'category_id',
+    ],
+    [
+      'category_id sent as a file part',
+      [
+        { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+        { name: 'category_id', filename: 'c.txt', content: '1' },
+      ],
+      'The category_id field must be an integer.',
+      'category_id',
+    ],
+    [
+      'a files part that is not a file',
+      [
+        { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+        { name: 'files', content: 'just text' },
+      ],
+      'The files.1 field must be a file.',
+      'files.1',
+    ],
+    [
+      'category_id sent twice',
+      [
+        { name: 'files', filename: 'a.pdf', content: PDF_BYTES },
+        { name: 'category_id', content: '1' },
+        { name: 'category_id', content: '2' },
+      ],
+      'The category_id field must be a single value.',
+      'category_id',
+    ],
   ] as Array<[string, Part[], string, string]>)('when %s, then 422 and nothing is stored', async (_name, parts, message, field) => {
     const response = await upload(3001, parts);
     expect(response.status).toBe(422);
@@ -165,14 +242,22 @@ describe('POST /orders/{id}/files', () => {
   });
 
   it('when the body is not multipart, then 422 files required', async () => {
-    const response = await api.call('/orders/3001/files', { method: 'POST', body: JSON.stringify({ files: [] }), headers: { 'Content-Type': 'application/json' } });
+    const response = await api.call('/orders/3001/files', {
+      method: 'POST',
+      body: JSON.stringify({ files: [] }),
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(response.status).toBe(422);
     expect((await envelopeOf(response)).message).toBe('The files field is required.');
   });
 
   it('when the multipart body is truncated or has a bad boundary, then 400 envelope and nothing is left', async () => {
     const { body, contentType } = multipart([{ name: 'files', filename: 'a.pdf', content: PDF_BYTES }]);
-    const truncated = await api.call('/orders/3001/files', { method: 'POST', body: body.subarray(0, body.length - 30), headers: { 'Content-Type': contentType } });
+    const truncated = await api.call('/orders/3001/files', {
+      method: 'POST',
+      body: body.subarray(0, body.length - 30),
+      headers: { 'Content-Type': contentType },
+    });
     expect(truncated.status).toBe(400);
     expect(await envelopeOf(truncated)).toMatchObject({ status: 400, data: null });
     const noBoundary = await api.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': 'multipart/form-data' } });
@@ -309,7 +394,9 @@ describe('POST /orders/{id}/files', () => {
   });
 
   it('when a chunked file part passes 10 MiB, then 422 comes at once without reading the rest, and no temp file is left', async () => {
-    const head = Buffer.from('--x\r\nContent-Disposition: form-data; name="files"; filename="ok.pdf"\r\n\r\n%PDF-1.4\r\n--x\r\nContent-Disposition: form-data; name="files"; filename="big.bin"\r\n\r\n');
+    const head = Buffer.from(
+      '--x\r\nContent-Disposition: form-data; name="files"; filename="ok.pdf"\r\n\r\n%PDF-1.4\r\n--x\r\nContent-Disposition: form-data; name="files"; filename="big.bin"\r\n\r\n',
+    );
     const started = Date.now();
     const answer = await endlessUpload(head, Buffer.alloc(MiB, 7));
     expect(answer.status).toBe(422);

@@ -81,7 +81,9 @@ describe(`webhook endpoints (${PROFILE})`, () => {
 
   it('when an endpoint is patched and deleted, then it changes and then is gone (404)', async () => {
     const created = await createEndpoint();
-    const patched = await envelopeOf(await json('PATCH', `/webhook-endpoints/${created.id}`, { description: 'new', event_types: ['order.file_attached'], enabled: false }));
+    const patched = await envelopeOf(
+      await json('PATCH', `/webhook-endpoints/${created.id}`, { description: 'new', event_types: ['order.file_attached'], enabled: false }),
+    );
     expect(patched.data).toMatchObject({ description: 'new', event_types: ['order.file_attached'], enabled: false });
     const removed = await envelopeOf(await api.call(`/webhook-endpoints/${created.id}`, { method: 'DELETE' }));
     expect(removed).toEqual({ status: 200, message: 'Webhook endpoint deleted', data: null });
@@ -134,7 +136,15 @@ describe(`webhook delivery (${PROFILE})`, () => {
     expect(feed.data.events[0]).toEqual(event);
     // The attempt is listed, succeeded.
     const attempts = await recordedAttempts(endpoint.id);
-    expect(attempts[0]).toMatchObject({ event_id: event.id, event_type: 'invoice.updated', attempt: 1, status: 'succeeded', response_status: 200, error: null, next_attempt_at: null });
+    expect(attempts[0]).toMatchObject({
+      event_id: event.id,
+      event_type: 'invoice.updated',
+      attempt: 1,
+      status: 'succeeded',
+      response_status: 200,
+      error: null,
+      next_attempt_at: null,
+    });
   });
 
   it('when the receiver fails, resets and times out for a while, then it gets the event once it recovers, and the attempts say what happened', async () => {

@@ -51,7 +51,10 @@ export function formatSizeLabel(n: number): string {
 
 function parseSizes(variable = 'BENCH_SIZES', fallback = '10k,100k,1m'): Size[] {
   const raw = env(variable) ?? fallback;
-  const sizes = raw.split(',').filter((part) => part.trim() !== '').map((part) => parseSize(part, variable));
+  const sizes = raw
+    .split(',')
+    .filter((part) => part.trim() !== '')
+    .map((part) => parseSize(part, variable));
   const unique = [...new Map(sizes.map((size) => [size.n, size])).values()].sort((a, b) => a.n - b.n);
   if (unique.length === 0) throw new Error(`${variable} names no size`);
   return unique;
@@ -59,7 +62,10 @@ function parseSizes(variable = 'BENCH_SIZES', fallback = '10k,100k,1m'): Size[] 
 
 function parseParts(): Part[] {
   const raw = env('BENCH_PARTS') ?? DEFAULT_PARTS.join(',');
-  const parts = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  const parts = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   for (const part of parts) {
     if (!(PARTS as readonly string[]).includes(part)) throw new Error(`BENCH_PARTS: unknown part "${part}" (known: ${PARTS.join(', ')})`);
   }

@@ -157,15 +157,24 @@ export async function benchDelivery(io: BenchDatabase, options: { rounds: number
     for (let k = 1; k <= ENDPOINTS; k++) {
       const secret = signer.newSecret();
       const created = await repository.create(
-        { directory: io.directory, url: receiver.url(`/hooks/${k}`), eventTypes: [], description: `bench receiver ${k}`, secret, created: Math.floor(Date.now() / 1000) },
+        {
+          directory: io.directory,
+          url: receiver.url(`/hooks/${k}`),
+          eventTypes: [],
+          description: `bench receiver ${k}`,
+          secret,
+          created: Math.floor(Date.now() / 1000),
+        },
         ENDPOINTS,
       );
       if (!created) throw new Error('could not create the webhook endpoints');
       endpoints.push({ id: created.id, path: `/hooks/${k}`, secret });
     }
-    const rows = (await knex('events').select('id', 'type', 'created', 'data').where({ directory: io.directory }).orderBy('id', 'desc').limit(EVENTS_PER_ROUND)) as Array<
-      Record<string, unknown>
-    >;
+    const rows = (await knex('events')
+      .select('id', 'type', 'created', 'data')
+      .where({ directory: io.directory })
+      .orderBy('id', 'desc')
+      .limit(EVENTS_PER_ROUND)) as Array<Record<string, unknown>>;
     // The body DeliverWebhookUseCase sends: the event as the feed shows it.
     const events: StoredEvent[] = rows.map((row) => ({
       id: Number(row.id),
@@ -193,7 +202,9 @@ export async function benchDelivery(io: BenchDatabase, options: { rounds: number
         [now, now, io.directory, EVENTS_PER_ROUND, io.directory],
       );
       if (round === 0) {
-        const statement = claimStatement(knex, now, DELIVERY_CONCURRENCY * 4).toSQL().toNative();
+        const statement = claimStatement(knex, now, DELIVERY_CONCURRENCY * 4)
+          .toSQL()
+          .toNative();
         claim = { sql: claimStatement(knex, now, DELIVERY_CONCURRENCY * 4).toString(), explain: await explain(knex, statement.sql, [...statement.bindings]) };
       }
       const counted = await counting.done;
@@ -209,16 +220,22 @@ export async function benchDelivery(io: BenchDatabase, options: { rounds: number
       const apiRate = perSecond(counted);
       const floorRate = perSecond(await floorRound(receiver, pairs, true));
       const floorNewRate = perSecond(await floorRound(receiver, pairs, false));
-      log(`events delivery round ${round + 1}: API ${apiRate.toFixed(0)}/s, floor ${floorRate.toFixed(0)}/s (new connection each: ${floorNewRate.toFixed(0)}/s)`);
+      log(
+        `events delivery round ${round + 1}: API ${apiRate.toFixed(0)}/s, floor ${floorRate.toFixed(0)}/s (new connection each: ${floorNewRate.toFixed(0)}/s)`,
+      );
       if (apiRate > bestApi) counters = Object.fromEntries(COUNTERS.map((name) => [name, (after[name] ?? 0) - (before[name] ?? 0)]));
       bestApi = Math.max(bestApi, apiRate);
       bestFloor = Math.max(bestFloor, floorRate);
       bestFloorNew = Math.max(bestFloorNew, floorNewRate);
     }
 
-    const invoiceIds = ((await knex('invoices').select('id').where({ directory: io.directory }).orderBy('id').limit(options.samples * 2)) as Array<{ id: unknown }>).map((row) =>
-      Number(row.id),
-    );
+    const invoiceIds = (
+      (await knex('invoices')
+        .select('id')
+        .where({ directory: io.directory })
+        .orderBy('id')
+        .limit(options.samples * 2)) as Array<{ id: unknown }>
+    ).map((row) => Number(row.id));
     // One endpoint for the latency: each event is delivered once.
     await knex('webhook_endpoints').whereNot({ id: endpoints[0]!.id }).update({ enabled: 0 });
     const commitToReceipt = await receiptLatency(knex, receiver, invoiceIds.slice(0, options.samples));

@@ -61,9 +61,10 @@ async function waitForRetentionScan(knex: Knex, database: string, startedAt: num
   const deadline = Date.now() + 300_000;
   let lastSeen = 0;
   for (;;) {
-    const [rows] = (await knex.raw("SELECT COUNT(*) AS n FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID() AND info LIKE '%from `events` where `created` <%'", [
-      database,
-    ])) as unknown as [Array<{ n: unknown }>];
+    const [rows] = (await knex.raw(
+      "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID() AND info LIKE '%from `events` where `created` <%'",
+      [database],
+    )) as unknown as [Array<{ n: unknown }>];
     if (Number(rows[0]?.n ?? 0) === 0) return lastSeen ? lastSeen - startedAt : 0;
     lastSeen = Date.now();
     if (Date.now() > deadline) throw new Error(`${database}: the retention statement still runs after 5 minutes`);
@@ -73,7 +74,9 @@ async function waitForRetentionScan(knex: Knex, database: string, startedAt: num
 
 export async function explain(knex: Knex, sql: string, bindings: unknown[]): Promise<ExplainRow[]> {
   const [rows] = (await knex.raw(`EXPLAIN ${sql}`, bindings as never)) as unknown as [ExplainRow[]];
-  return rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, value === null || typeof value === 'number' ? value : String(value)])));
+  return rows.map((row) =>
+    Object.fromEntries(Object.entries(row).map(([key, value]) => [key, value === null || typeof value === 'number' ? value : String(value)])),
+  );
 }
 
 /**
@@ -132,7 +135,11 @@ export async function benchEventFeed(
         await compareThroughput(
           { label: feed.label, databaseUrl: feed.databaseUrl, dataDir: feed.dataDir, directory: feed.directory },
           apis.get(feed)!,
-          { name: `GET /v1/events?after=<random>&limit=${FEED_LIMIT}`, path: feedPath(Math.floor(feed.n / 2)), pathFor: (k) => feedPath(afters[k % afters.length]!) },
+          {
+            name: `GET /v1/events?after=<random>&limit=${FEED_LIMIT}`,
+            path: feedPath(Math.floor(feed.n / 2)),
+            pathFor: (k) => feedPath(afters[k % afters.length]!),
+          },
           { requests: options.requests, connections: options.connections },
         ),
       );

@@ -62,7 +62,9 @@ export function eventChecks(e: EventsResults): EventCheck[] {
 }
 
 function explainTable(rows: ExplainRow[]): string {
-  const columns = ['select_type', 'table', 'type', 'possible_keys', 'key', 'key_len', 'ref', 'rows', 'Extra'].filter((column) => rows.some((row) => column in row));
+  const columns = ['select_type', 'table', 'type', 'possible_keys', 'key', 'key_len', 'ref', 'rows', 'Extra'].filter((column) =>
+    rows.some((row) => column in row),
+  );
   return table(
     columns,
     rows.map((row) => columns.map((column) => escapeCell(row[column] === null || row[column] === undefined ? '' : String(row[column])))),
@@ -84,10 +86,16 @@ export function eventsSection(e: EventsResults): string[] {
     '',
     `Run of ${when(e.at)} (\`pnpm bench:events\`; load average at its start ${e.loadAverage.join(', ')}). The targets of issue 18:`,
     '',
-    table(['Figure', 'Measured', ''], checks.map((c) => [escapeCell(c.target.replace(/^events: /, '')), escapeCell(c.measured), c.met === null ? 'reported' : verdict(c.met)])),
+    table(
+      ['Figure', 'Measured', ''],
+      checks.map((c) => [escapeCell(c.target.replace(/^events: /, '')), escapeCell(c.measured), c.met === null ? 'reported' : verdict(c.met)]),
+    ),
     '',
     ...(checks.some((c) => c.met === false)
-      ? ['Each missed target is explained, with the statement’s plan and what would reach it, under “Where a target is missed, and what would reach it” (Events) at the end of this file.', '']
+      ? [
+          'Each missed target is explained, with the statement’s plan and what would reach it, under “Where a target is missed, and what would reach it” (Events) at the end of this file.',
+          '',
+        ]
       : []),
     '### Feed pages against events',
     '',
@@ -138,7 +146,16 @@ export function eventsSection(e: EventsResults): string[] {
     '',
     table(
       ['Load', 'Without capture', 'With capture', 'With/without', `target ≤ ${EVENT_TARGETS.writeRatio}×`, 'All in the feed after'],
-      [[`${count(w.invoices)} invoices`, seconds(w.offSeconds), seconds(w.onSeconds), `${w.ratio.toFixed(2)}×`, verdict(w.ratio <= EVENT_TARGETS.writeRatio), seconds(w.publishSeconds)]],
+      [
+        [
+          `${count(w.invoices)} invoices`,
+          seconds(w.offSeconds),
+          seconds(w.onSeconds),
+          `${w.ratio.toFixed(2)}×`,
+          verdict(w.ratio <= EVENT_TARGETS.writeRatio),
+          seconds(w.publishSeconds),
+        ],
+      ],
       ['l', 'r', 'r', 'r', 'l', 'r'],
     ),
     '',
@@ -155,7 +172,11 @@ export function eventsSection(e: EventsResults): string[] {
     table(
       ['Sender', 'Deliveries/s', 'Against the floor'],
       [
-        ['API (claim, sign, POST, record)', d.apiPerSecond.toFixed(0), `${d.ratio.toFixed(2)} (target ≥ ${EVENT_TARGETS.deliveryFloor}: ${verdict(d.ratio >= EVENT_TARGETS.deliveryFloor)})`],
+        [
+          'API (claim, sign, POST, record)',
+          d.apiPerSecond.toFixed(0),
+          `${d.ratio.toFixed(2)} (target ≥ ${EVENT_TARGETS.deliveryFloor}: ${verdict(d.ratio >= EVENT_TARGETS.deliveryFloor)})`,
+        ],
         ['Floor: signed POSTs, keep-alive', d.floorPerSecond.toFixed(0), '1'],
         ['Signed POSTs, a new connection each', d.floorNewConnectionPerSecond.toFixed(0), (d.floorNewConnectionPerSecond / d.floorPerSecond).toFixed(2)],
       ],
@@ -188,7 +209,14 @@ export function eventsSection(e: EventsResults): string[] {
     '',
     table(
       ['Feed database', 'Events (big directory)', 'Data per event', 'events on disk', 'Load', 'Seeded'],
-      e.feedDatabases.map((db) => [db.label, count(db.n), `${count(db.avgDataBytes)} B`, bytes(db.bytes), seconds(db.loadSeconds), `${when(db.seededAt)}${db.reused ? ' (reused)' : ''}`]),
+      e.feedDatabases.map((db) => [
+        db.label,
+        count(db.n),
+        `${count(db.avgDataBytes)} B`,
+        bytes(db.bytes),
+        seconds(db.loadSeconds),
+        `${when(db.seededAt)}${db.reused ? ' (reused)' : ''}`,
+      ]),
       ['l', 'r', 'r', 'r', 'r', 'l'],
     ),
     '',

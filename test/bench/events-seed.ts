@@ -65,7 +65,12 @@ export async function prepareEventFeed(config: BenchConfig, n: number): Promise<
         if (ran.length > 0) log(`${label}: migrations ${ran.join(', ')} ran on the reused database`);
         return {
           ...base,
-          info: { reused: true, seededAt: new Date(Number(marker.seeded_at) * 1000).toISOString(), loadSeconds: Number(marker.load_seconds), ...(await sizes(knex)) },
+          info: {
+            reused: true,
+            seededAt: new Date(Number(marker.seeded_at) * 1000).toISOString(),
+            loadSeconds: Number(marker.load_seconds),
+            ...(await sizes(knex)),
+          },
         };
       }
     } finally {
@@ -127,7 +132,9 @@ async function sizes(knex: Knex): Promise<{ bytes: number; avgDataBytes: number 
     "SELECT SUM(data_length + index_length) AS bytes FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'events'",
   )) as unknown as [Array<{ bytes: unknown }>];
   // A sample: AVG over a million rows would read them all.
-  const [sample] = (await knex.raw('SELECT AVG(LENGTH(data)) AS avg FROM (SELECT data FROM events ORDER BY id LIMIT 2000) e')) as unknown as [Array<{ avg: unknown }>];
+  const [sample] = (await knex.raw('SELECT AVG(LENGTH(data)) AS avg FROM (SELECT data FROM events ORDER BY id LIMIT 2000) e')) as unknown as [
+    Array<{ avg: unknown }>,
+  ];
   return { bytes: Number(rows[0]?.bytes ?? 0), avgDataBytes: Math.round(Number(sample[0]?.avg ?? 0)) };
 }
 
@@ -195,7 +202,8 @@ export function eventInsertStatement(spec: { directory: string; offset: number; 
     `WHEN e.bucket < 93 THEN CONCAT('{"object":', ${item}, ',"previous_attributes":{"status":"issued","paid":0,"left_to_pay":', ${money(gross)}, '}}') ` +
     `WHEN e.bucket < 97 THEN CONCAT('{"object":{"id":', e.id, ',"nr":"', ${nr}, '"}}') ` +
     `ELSE CONCAT('{"object":{"id":', e.id, ',"name":"CMR-', e.seq, '.pdf","category_id":1,"order_id":', e.id, '}}') END`;
-  const type = "CASE WHEN e.bucket < 55 THEN 'invoice.created' WHEN e.bucket < 93 THEN 'invoice.updated' WHEN e.bucket < 97 THEN 'invoice.deleted' ELSE 'order.file_attached' END";
+  const type =
+    "CASE WHEN e.bucket < 55 THEN 'invoice.created' WHEN e.bucket < 93 THEN 'invoice.updated' WHEN e.bucket < 97 THEN 'invoice.deleted' ELSE 'order.file_attached' END";
   // A multiplicative hash of seq gives each event its choices (materialized once: derived_merge is off in the seed session).
   const hashed = `SELECT seq, (seq * 2654435761 + ${spec.offset}) % 4294967296 AS h FROM seq_${spec.from}_to_${spec.to}`;
   const chosen =

@@ -60,7 +60,9 @@ export async function benchWriteCost(config: BenchConfig, invoices: number): Pro
     const droppedTriggers = triggers.map((row) => row.Trigger).filter((name) => name.includes('_events_'));
     for (const name of droppedTriggers) await off.raw(`DROP TRIGGER \`${name}\``);
 
-    log(`events write cost: loading ${invoices.toLocaleString('en-US')} invoices into ${names.off} and ${names.on}, ${CHUNK.toLocaleString('en-US')} at a time, alternating`);
+    log(
+      `events write cost: loading ${invoices.toLocaleString('en-US')} invoices into ${names.off} and ${names.on}, ${CHUNK.toLocaleString('en-US')} at a time, alternating`,
+    );
     const progress = new Progress('events write cost: loading', 2 * invoices, 'invoices');
     const seconds = { on: 0, off: 0 };
     let done = 0;
@@ -82,13 +84,16 @@ export async function benchWriteCost(config: BenchConfig, invoices: number): Pro
     );
     progress.finish();
     const [onInvoices, offInvoices] = [await count(on, 'invoices'), await count(off, 'invoices')];
-    if (onInvoices !== invoices || offInvoices !== invoices) throw new Error(`the write-cost loads made ${onInvoices} and ${offInvoices} invoices, not ${invoices}`);
+    if (onInvoices !== invoices || offInvoices !== invoices)
+      throw new Error(`the write-cost loads made ${onInvoices} and ${offInvoices} invoices, not ${invoices}`);
     const pending = await count(on, 'event_pending');
     if ((await count(off, 'event_pending')) !== 0) throw new Error(`${names.off} captured changes: its triggers were not all dropped`);
-    log(`events write cost: ${seconds.off.toFixed(1)} s without capture, ${seconds.on.toFixed(1)} s with (${(seconds.on / seconds.off).toFixed(2)}x); ${pending} changes captured`);
+    log(
+      `events write cost: ${seconds.off.toFixed(1)} s without capture, ${seconds.on.toFixed(1)} s with (${(seconds.on / seconds.off).toFixed(2)}x); ${pending} changes captured`,
+    );
 
     const capture = new KnexEventCapture(on);
-    const publish = new PublishEventsUseCase({ capture }) // as the API and the worker publish (its default batch and budget);
+    const publish = new PublishEventsUseCase({ capture }); // as the API and the worker publish (its default batch and budget);
     const loadedAt = Date.now();
     const publishing = new Progress('events write cost: publishing', pending, 'changes');
     let published = 0;

@@ -31,7 +31,12 @@ export async function benchEvents(config: BenchConfig): Promise<EventsResults> {
   const write = await benchWriteCost(config, config.eventsWriteInvoices);
 
   log(`events feed: ${feeds.map((feed) => feed.label).join(', ')}`);
-  const feed = await benchEventFeed(feeds, { rounds: config.eventsFeedRounds, warmup: 20, requests: config.eventsFeedRequests, connections: config.connections });
+  const feed = await benchEventFeed(feeds, {
+    rounds: config.eventsFeedRounds,
+    warmup: 20,
+    requests: config.eventsFeedRequests,
+    connections: config.connections,
+  });
 
   // The PDF and upload parts' shape of data: 2,000 invoices (and their created events) in the big directory.
   const io = await prepareMariadb(config, parseSize('2k'), 'logi_bench_events_io');

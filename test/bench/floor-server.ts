@@ -26,8 +26,26 @@ import { foldText, textSortKey } from '@logi/adapters';
 const require = createRequire(path.resolve(import.meta.dirname, '../../packages/adapters/package.json'));
 
 const INVOICE_COLUMNS = [
-  'id', 'directory', 'nr', 'type', 'status', 'branch_id', 'issue_date', 'service_date', 'payment_term', 'payment_date', 'customer_name', 'customer_vat',
-  'customer_country', 'currency', 'amount_net', 'amount_tax', 'amount_gross', 'paid', 'left_to_pay', 'added_time',
+  'id',
+  'directory',
+  'nr',
+  'type',
+  'status',
+  'branch_id',
+  'issue_date',
+  'service_date',
+  'payment_term',
+  'payment_date',
+  'customer_name',
+  'customer_vat',
+  'customer_country',
+  'currency',
+  'amount_net',
+  'amount_tax',
+  'amount_gross',
+  'paid',
+  'left_to_pay',
+  'added_time',
 ];
 const PER_PAGE = 250;
 
@@ -103,7 +121,11 @@ async function invoicePage(page: number): Promise<unknown> {
   const totalRow = keptCounts ? (await db.query('SELECT SUM(n) AS total FROM invoice_counts WHERE directory = ?', [directory]))[0] : { total: countedOnce };
   const total = number(totalRow?.total ?? 0);
   const ids = (
-    await db.query('SELECT i.id FROM invoices i WHERE i.directory = ? ORDER BY i.issue_date DESC, i.id DESC LIMIT ? OFFSET ?', [directory, PER_PAGE, (page - 1) * PER_PAGE])
+    await db.query('SELECT i.id FROM invoices i WHERE i.directory = ? ORDER BY i.issue_date DESC, i.id DESC LIMIT ? OFFSET ?', [
+      directory,
+      PER_PAGE,
+      (page - 1) * PER_PAGE,
+    ])
   ).map((row) => number(row.id));
   const inList = ids.length ? ids.join(', ') : 'NULL';
   const [rows, orderRows] = await Promise.all([
@@ -112,7 +134,10 @@ async function invoicePage(page: number): Promise<unknown> {
         `LEFT JOIN invoices ci ON ci.id = i.correct_of_id AND ci.directory = i.directory WHERE i.id IN (${inList})`,
       [],
     ),
-    db.query(`SELECT invoice_id, position, type, nr, cmr, tasks, files, contacts FROM invoice_orders WHERE invoice_id IN (${inList}) ORDER BY invoice_id, position`, []),
+    db.query(
+      `SELECT invoice_id, position, type, nr, cmr, tasks, files, contacts FROM invoice_orders WHERE invoice_id IN (${inList}) ORDER BY invoice_id, position`,
+      [],
+    ),
   ]);
   const orders = new Map<number, unknown[]>();
   for (const row of orderRows) {

@@ -42,7 +42,9 @@ export function request(agent: http.Agent, port: number, req: HttpRequest, disca
       );
       res.on('error', reject);
     });
-    call.setTimeout(req.timeoutMs ?? 180_000, () => call.destroy(new Error(`no answer to ${req.method ?? 'GET'} ${req.path} within ${(req.timeoutMs ?? 180_000) / 1000} s`)));
+    call.setTimeout(req.timeoutMs ?? 180_000, () =>
+      call.destroy(new Error(`no answer to ${req.method ?? 'GET'} ${req.path} within ${(req.timeoutMs ?? 180_000) / 1000} s`)),
+    );
     call.on('error', reject);
     call.end(req.body);
   });

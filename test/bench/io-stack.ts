@@ -19,7 +19,10 @@ export const BUCKET = 'logi-bench';
  * loop with the load generator and slow both.
  */
 export async function startS3(): Promise<{ stop: () => Promise<void>; client: Client; env: Record<string, string> }> {
-  const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/bench/s3-process.ts')], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/bench/s3-process.ts')], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const tail = new OutputTail();
   child.stderr!.on('data', (chunk: Buffer) => tail.push(chunk));
   const endPoint = await new Promise<string>((resolve, reject) => {

@@ -36,7 +36,9 @@ let renderRound = 0;
 async function forceRenders(s3: Client, knex: Knex, directory: string): Promise<void> {
   await clearPdfCache(s3);
   renderRound += 1;
-  await knex('clients').where({ directory }).update({ company_bank_name: `Bench Bank round ${renderRound}` });
+  await knex('clients')
+    .where({ directory })
+    .update({ company_bank_name: `Bench Bank round ${renderRound}` });
 }
 
 async function clearPdfCache(s3: Client): Promise<void> {

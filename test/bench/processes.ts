@@ -38,7 +38,10 @@ export async function cleanupAll(): Promise<void> {
   cleanups.clear();
   await Promise.all(
     pending.map((work) =>
-      Promise.race([work().catch((error: unknown) => console.error(`cleanup failed: ${String(error)}`)), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]),
+      Promise.race([
+        work().catch((error: unknown) => console.error(`cleanup failed: ${String(error)}`)),
+        new Promise((resolve) => setTimeout(resolve, 10_000).unref()),
+      ]),
     ),
   );
   killAllNow();

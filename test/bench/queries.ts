@@ -47,7 +47,18 @@ export const FRAGMENTS = {
   byNrMissCommon: 'ORD/2025/00000000',
 };
 
-const SORT_FIELDS = ['issue_date', 'service_date', 'payment_term', 'payment_date', 'nr', 'amount_gross', 'amount_net', 'amount_tax', 'customer_name', 'added_time'];
+const SORT_FIELDS = [
+  'issue_date',
+  'service_date',
+  'payment_term',
+  'payment_date',
+  'nr',
+  'amount_gross',
+  'amount_net',
+  'amount_tax',
+  'customer_name',
+  'added_time',
+];
 
 function list(params: Record<string, string>): string {
   return `/v1/invoices?${new URLSearchParams({ per_page: '250', ...params }).toString()}`;
@@ -58,25 +69,59 @@ export const QUERIES: QueryDef[] = [
   { id: 'per-page-500', label: 'per_page=500', group: 'page', path: () => list({ per_page: '500' }), expect: 'nonempty-page' },
   { id: 'last-page', label: 'last page', group: 'page', path: (c) => list({ page: String(c.totalPages) }), expect: 'nonempty-page' },
   { id: 'period-90', label: 'period=last_90_days', group: 'filter', path: () => list({ period: 'last_90_days' }), expect: 'hit' },
-  { id: 'period-custom', label: 'period=custom (one month)', group: 'filter', path: (c) => list({ period: 'custom', date_from: c.monthFrom, date_to: c.monthTo }), expect: 'hit' },
+  {
+    id: 'period-custom',
+    label: 'period=custom (one month)',
+    group: 'filter',
+    path: (c) => list({ period: 'custom', date_from: c.monthFrom, date_to: c.monthTo }),
+    expect: 'hit',
+  },
   { id: 'types-c', label: 'types=c', group: 'filter', path: () => list({ types: 'c' }), expect: 'hit' },
   { id: 'statuses-overdue', label: 'statuses=overdue', group: 'filter', path: () => list({ statuses: 'overdue' }), expect: 'hit' },
   { id: 'branch-3', label: 'branch_ids=3', group: 'filter', path: () => list({ branch_ids: '3' }), expect: 'hit' },
   { id: 'vat', label: 'customer_vats=<one VAT>', group: 'filter', path: (c) => list({ customer_vats: c.vat }), expect: 'hit' },
   { id: 'country-de', label: 'customer_country=de', group: 'filter', path: () => list({ customer_country: 'de' }), expect: 'hit' },
-  { id: 'customer-name', label: `customer_name=${FRAGMENTS.customerName}`, group: 'filter', path: () => list({ customer_name: FRAGMENTS.customerName }), expect: 'hit' },
-  ...SORT_FIELDS.map(
-    (field): QueryDef => ({ id: `sort-${field}`, label: `sort_by=${field} asc`, group: 'sort', path: () => list({ sort_by: field, sort_dir: 'asc' }), expect: 'nonempty-page' }),
-  ),
-  { id: 'search-invoice-nr', label: `search=${FRAGMENTS.invoiceNr} (invoice nr)`, group: 'search', path: () => list({ search: FRAGMENTS.invoiceNr }), expect: 'hit' },
+  {
+    id: 'customer-name',
+    label: `customer_name=${FRAGMENTS.customerName}`,
+    group: 'filter',
+    path: () => list({ customer_name: FRAGMENTS.customerName }),
+    expect: 'hit',
+  },
+  ...SORT_FIELDS.map((field): QueryDef => ({
+    id: `sort-${field}`,
+    label: `sort_by=${field} asc`,
+    group: 'sort',
+    path: () => list({ sort_by: field, sort_dir: 'asc' }),
+    expect: 'nonempty-page',
+  })),
+  {
+    id: 'search-invoice-nr',
+    label: `search=${FRAGMENTS.invoiceNr} (invoice nr)`,
+    group: 'search',
+    path: () => list({ search: FRAGMENTS.invoiceNr }),
+    expect: 'hit',
+  },
   { id: 'search-order-nr', label: `search=${FRAGMENTS.orderNr} (order nr)`, group: 'search', path: () => list({ search: FRAGMENTS.orderNr }), expect: 'hit' },
   { id: 'search-item', label: `search=${FRAGMENTS.itemText} (item text)`, group: 'search', path: () => list({ search: FRAGMENTS.itemText }), expect: 'hit' },
   { id: 'search-miss', label: `search=${FRAGMENTS.miss} (miss)`, group: 'search', path: () => list({ search: FRAGMENTS.miss }), expect: 'miss' },
-  { id: 'search-miss-common', label: `search=${FRAGMENTS.missCommon} (miss, common trigrams)`, group: 'search', path: () => list({ search: FRAGMENTS.missCommon }), expect: 'miss' },
+  {
+    id: 'search-miss-common',
+    label: `search=${FRAGMENTS.missCommon} (miss, common trigrams)`,
+    group: 'search',
+    path: () => list({ search: FRAGMENTS.missCommon }),
+    expect: 'miss',
+  },
   { id: 'by-nr-fragment', label: `by-nr ${FRAGMENTS.byNrFragment} (fragment)`, group: 'by-nr', path: () => byNr(FRAGMENTS.byNrFragment), expect: 'order-hit' },
   { id: 'by-nr-exact', label: 'by-nr exact nr', group: 'by-nr', path: (c) => byNr(c.exactOrderNr), expect: 'order-exact' },
   { id: 'by-nr-miss', label: `by-nr ${FRAGMENTS.byNrMiss} (miss)`, group: 'by-nr', path: () => byNr(FRAGMENTS.byNrMiss), expect: 'order-miss' },
-  { id: 'by-nr-miss-common', label: `by-nr ${FRAGMENTS.byNrMissCommon} (miss, common trigrams)`, group: 'by-nr', path: () => byNr(FRAGMENTS.byNrMissCommon), expect: 'order-miss' },
+  {
+    id: 'by-nr-miss-common',
+    label: `by-nr ${FRAGMENTS.byNrMissCommon} (miss, common trigrams)`,
+    group: 'by-nr',
+    path: () => byNr(FRAGMENTS.byNrMissCommon),
+    expect: 'order-miss',
+  },
   {
     id: 'combined-types-statuses-nr',
     label: 'types=s,c&statuses=issued,paid&sort_by=nr',
@@ -84,7 +129,13 @@ export const QUERIES: QueryDef[] = [
     path: () => list({ types: 's,c', statuses: 'issued,paid', sort_by: 'nr' }),
     expect: 'hit',
   },
-  { id: 'amount-gross-page-20', label: 'sort_by=amount_gross&page=20', group: 'combined', path: () => list({ sort_by: 'amount_gross', page: '20' }), expect: 'nonempty-page' },
+  {
+    id: 'amount-gross-page-20',
+    label: 'sort_by=amount_gross&page=20',
+    group: 'combined',
+    path: () => list({ sort_by: 'amount_gross', page: '20' }),
+    expect: 'nonempty-page',
+  },
 ];
 
 function byNr(nr: string): string {

@@ -90,7 +90,12 @@ export async function loadResults(root: string): Promise<BenchResults> {
 
 const run = promisify(execFile);
 
-export async function machineInfo(mariadbVersion: string | null, bufferPoolBytes: number | null, sqliteVersion: string | null, chromiumPath: string): Promise<Machine> {
+export async function machineInfo(
+  mariadbVersion: string | null,
+  bufferPoolBytes: number | null,
+  sqliteVersion: string | null,
+  chromiumPath: string,
+): Promise<Machine> {
   let chromium: string | null;
   try {
     chromium = (await run(chromiumPath, ['--version'], { timeout: 15_000 })).stdout.trim();
@@ -158,19 +163,25 @@ function summary(results: BenchResults): Summary {
     const worst = results.throughput.rows.reduce((a, b) => (b.ratio < a.ratio ? b : a));
     const ok = worst.ratio >= TARGETS.listFloor;
     if (!ok) missed += results.throughput.rows.filter((r) => r.ratio < TARGETS.listFloor).length;
-    lines.push(`| list and by-nr throughput ≥ ${TARGETS.listFloor} of the floor | lowest ${worst.ratio.toFixed(2)} (${worst.database}, ${worst.endpoint}) | ${verdict(ok)} |`);
+    lines.push(
+      `| list and by-nr throughput ≥ ${TARGETS.listFloor} of the floor | lowest ${worst.ratio.toFixed(2)} (${worst.database}, ${worst.endpoint}) | ${verdict(ok)} |`,
+    );
   }
   if (results.pdf?.rows.length) {
     const worst = results.pdf.rows.reduce((a, b) => (b.ratio < a.ratio ? b : a));
     const ok = worst.ratio >= TARGETS.pdf;
     if (!ok) missed += results.pdf.rows.filter((r) => r.ratio < TARGETS.pdf).length;
-    lines.push(`| PDF through API and queue ≥ ${TARGETS.pdf} of the bare warm renderer | lowest ${worst.ratio.toFixed(2)} (${worst.stack}, concurrency ${worst.concurrency}) | ${verdict(ok)} |`);
+    lines.push(
+      `| PDF through API and queue ≥ ${TARGETS.pdf} of the bare warm renderer | lowest ${worst.ratio.toFixed(2)} (${worst.stack}, concurrency ${worst.concurrency}) | ${verdict(ok)} |`,
+    );
     const cached = results.pdf.rows.filter((r) => r.cachedRatio !== undefined);
     if (cached.length) {
       const least = cached.reduce((a, b) => (b.cachedRatio! < a.cachedRatio! ? b : a));
       const cachedOk = least.cachedRatio! >= TARGETS.pdfCached;
       if (!cachedOk) missed += cached.filter((r) => r.cachedRatio! < TARGETS.pdfCached).length;
-      lines.push(`| cached PDF download ≥ ${TARGETS.pdfCached}× the PDFs/s of a render | lowest ${least.cachedRatio!.toFixed(1)}× (${least.stack}, concurrency ${least.concurrency}) | ${verdict(cachedOk)} |`);
+      lines.push(
+        `| cached PDF download ≥ ${TARGETS.pdfCached}× the PDFs/s of a render | lowest ${least.cachedRatio!.toFixed(1)}× (${least.stack}, concurrency ${least.concurrency}) | ${verdict(cachedOk)} |`,
+      );
     }
   }
   if (results.upload?.rows.length) {
@@ -212,7 +223,14 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   out.push('');
   out.push('## Targets');
   out.push('');
-  out.push(sum.lines.length ? table(['Target (issue 8; events: issue 18; tracing, start-up: issue 19)', 'Measured', ''], sum.lines.map((line) => line.slice(2, -2).split(' | '))) : 'No part has run yet.');
+  out.push(
+    sum.lines.length
+      ? table(
+          ['Target (issue 8; events: issue 18; tracing, start-up: issue 19)', 'Measured', ''],
+          sum.lines.map((line) => line.slice(2, -2).split(' | ')),
+        )
+      : 'No part has run yet.',
+  );
   out.push('');
 
   if (results.queries) out.push(...queriesSection(results));
@@ -248,7 +266,13 @@ function queriesSection(results: BenchResults): string[] {
       `(cold caches: the count of a new filter, pages not yet in the buffer pool).`,
   );
   out.push('');
-  const header = ['Query', ...mariadb.map((d) => d.label), ...(small && large ? [`${large.split(' ')[1]}/${small.split(' ')[1]}`, `target ≤ ${TARGETS.queryRatio}×`] : []), ...(large ? [`first (${large.split(' ')[1]})`, `rows matched (${large.split(' ')[1]})`] : []), ...sqlite.map((d) => d.label)];
+  const header = [
+    'Query',
+    ...mariadb.map((d) => d.label),
+    ...(small && large ? [`${large.split(' ')[1]}/${small.split(' ')[1]}`, `target ≤ ${TARGETS.queryRatio}×`] : []),
+    ...(large ? [`first (${large.split(' ')[1]})`, `rows matched (${large.split(' ')[1]})`] : []),
+    ...sqlite.map((d) => d.label),
+  ];
   const rows: string[][] = [];
   for (const def of QUERIES) {
     const perDb = q.results[def.id];
@@ -273,7 +297,13 @@ function queriesSection(results: BenchResults): string[] {
     }
     rows.push(cells);
   }
-  out.push(table(header, rows, header.map((_, i) => (i === 0 ? 'l' : 'r'))));
+  out.push(
+    table(
+      header,
+      rows,
+      header.map((_, i) => (i === 0 ? 'l' : 'r')),
+    ),
+  );
   out.push('');
   out.push(
     '`[n]` after a cell: the query used up its time budget (`BENCH_QUERY_BUDGET_SECONDS`) and stopped after n timed requests. ' +
@@ -354,7 +384,15 @@ function pdfCacheSection(p: NonNullable<BenchResults['pdf']>): string[] {
       'answered without the queue or Chromium: from the API process’s memory (the version it printed at this data version, and the PDF’s bytes, `PDF_MEMORY_CACHE_MB`), ' +
       'else from the cache in storage; the better of two rounds.',
     '',
-    table(['Stack', 'Concurrency', 'Requests', 'Cached download', 'Render (API)', 'Cached/render', `target ≥ ${TARGETS.pdfCached}×`], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l']),
+    table(['Stack', 'Concurrency', 'Requests', 'Cached download', 'Render (API)', 'Cached/render', `target ≥ ${TARGETS.pdfCached}×`], rows, [
+      'l',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'l',
+    ]),
     '',
   ];
 }
@@ -380,7 +418,12 @@ function uploadSection(u: NonNullable<BenchResults['upload']>): string[] {
 }
 
 function inprocessSection(i: NonNullable<BenchResults['inprocess']>): string[] {
-  const row = (r: BenchResult, baseline: string, candidate: string) => [escapeCell(r.name.trim()), `${baseline}: ${ms(r.baselineMedianMs)}`, `${candidate}: ${ms(r.candidateMedianMs)}`, `${r.ratio.toFixed(1)}×`];
+  const row = (r: BenchResult, baseline: string, candidate: string) => [
+    escapeCell(r.name.trim()),
+    `${baseline}: ${ms(r.baselineMedianMs)}`,
+    `${candidate}: ${ms(r.candidateMedianMs)}`,
+    `${r.ratio.toFixed(1)}×`,
+  ];
   return [
     '## In-process comparisons',
     '',
@@ -416,7 +459,16 @@ function seedSection(results: BenchResults): string[] {
       'types s/c/p (70/10/20 %); statuses paid, semipaid, overdue, issued; 5 branches; 5,000 customers in PL, DE, CZ, SK; one order row and one item per invoice. ' +
       'A database whose `bench_seed` marker matches is reused (`BENCH_RESEED=1` seeds again); load times are those of its seeding.',
     '',
-    table(['Database', 'Invoices (big directory)', 'Small directory', 'On disk', 'Load', 'search:reindex', 'Seeded', 'Migrations'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'l']),
+    table(['Database', 'Invoices (big directory)', 'Small directory', 'On disk', 'Load', 'search:reindex', 'Seeded', 'Migrations'], rows, [
+      'l',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'l',
+      'l',
+    ]),
     '',
   ];
 }
@@ -496,7 +548,9 @@ export function renderChart(results: BenchResults): string | null {
   const W = columns * panelW + 70;
   const H = 70 + Math.ceil(groups.length / columns) * panelH;
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, Arial, sans-serif" font-size="11">`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, Arial, sans-serif" font-size="11">`,
+  );
   parts.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
   parts.push(`<text x="20" y="26" font-size="16" font-weight="bold">p50 latency against invoices in the client directory (MariaDB, log–log)</text>`);
   parts.push(
@@ -516,7 +570,8 @@ export function renderChart(results: BenchResults): string | null {
         if (v > yMax) break;
         const yy = y(v).toFixed(1);
         parts.push(`<line x1="${left}" x2="${left + plotW}" y1="${yy}" y2="${yy}" stroke="${m === 1 ? '#ccc' : '#eee'}"/>`);
-        if (m !== 5 || yMax / yMin <= 1000) parts.push(`<text x="${left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end" fill="#333">${xmlEscape(gridLabel(v))}</text>`);
+        if (m !== 5 || yMax / yMin <= 1000)
+          parts.push(`<text x="${left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end" fill="#333">${xmlEscape(gridLabel(v))}</text>`);
       }
     }
     for (const size of sizes) {
@@ -530,7 +585,9 @@ export function renderChart(results: BenchResults): string | null {
       const slope = Math.log10(3) / 2;
       const rise = slope * (Math.log10(xMax) - Math.log10(xMin));
       const start = yMin * 2;
-      parts.push(`<line x1="${x(xMin).toFixed(1)}" y1="${y(start).toFixed(1)}" x2="${x(xMax).toFixed(1)}" y2="${y(start * 10 ** rise).toFixed(1)}" stroke="#777" stroke-dasharray="1 3"/>`);
+      parts.push(
+        `<line x1="${x(xMin).toFixed(1)}" y1="${y(start).toFixed(1)}" x2="${x(xMax).toFixed(1)}" y2="${y(start * 10 ** rise).toFixed(1)}" stroke="#777" stroke-dasharray="1 3"/>`,
+      );
     }
     const members = series.filter((s) => s.group === group).sort((a, b) => (b.points[b.points.length - 1]?.ms ?? 0) - (a.points[a.points.length - 1]?.ms ?? 0));
     members.forEach((s, i) => {
@@ -538,7 +595,8 @@ export function renderChart(results: BenchResults): string | null {
       const dash = DASHES[Math.floor(i / PALETTE.length) % DASHES.length]!;
       const pts = s.points.map((p) => `${x(p.n).toFixed(1)},${y(p.ms).toFixed(1)}`).join(' ');
       parts.push(`<g><title>${xmlEscape(`${s.label}: ${s.points.map((p) => `${count(p.n)} → ${ms(p.ms)}`).join(', ')}`)}</title>`);
-      if (s.points.length > 1) parts.push(`<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="1.8"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`);
+      if (s.points.length > 1)
+        parts.push(`<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="1.8"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`);
       for (const p of s.points) parts.push(`<circle cx="${x(p.n).toFixed(1)}" cy="${y(p.ms).toFixed(1)}" r="2.5" fill="${color}"/>`);
       parts.push('</g>');
       const lx = left + plotW + 14;
@@ -547,7 +605,9 @@ export function renderChart(results: BenchResults): string | null {
       const last = s.points[s.points.length - 1]?.ms;
       const ratio = s.points.length > 1 && first && last ? ` ${(last / first).toFixed(1)}×` : '';
       parts.push(`<line x1="${lx}" x2="${lx + 18}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`);
-      parts.push(`<text x="${lx + 23}" y="${ly + 4}" fill="#222">${xmlEscape(`${s.label.length > 31 ? `${s.label.slice(0, 30)}…` : s.label} ${ms(last)}${ratio}`)}</text>`);
+      parts.push(
+        `<text x="${lx + 23}" y="${ly + 4}" fill="#222">${xmlEscape(`${s.label.length > 31 ? `${s.label.slice(0, 30)}…` : s.label} ${ms(last)}${ratio}`)}</text>`,
+      );
     });
   });
   parts.push('</svg>');

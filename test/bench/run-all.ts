@@ -76,7 +76,10 @@ const REPRODUCE = [
     'The API children get `LOG_LEVEL=warn`, `METRICS_PORT=0`, `RATE_LIMIT_MAX=1000000000` and no `REDIS_URL` (jobs in-process) unless the stack says otherwise.',
 ].join('\n');
 
-async function databaseVersions(config: BenchConfig, sqlite: BenchDatabase | null): Promise<{ mariadb: string | null; pool: number | null; sqlite: string | null }> {
+async function databaseVersions(
+  config: BenchConfig,
+  sqlite: BenchDatabase | null,
+): Promise<{ mariadb: string | null; pool: number | null; sqlite: string | null }> {
   let mariadb: string | null = null;
   let pool: number | null = null;
   let sqliteVersion: string | null = null;
@@ -163,7 +166,9 @@ async function main(): Promise<number> {
         const api = apis.get(db)!;
         targets.push({ label: db.label, api, ctx: await queryContext(knexes.get(db)!, api, db.directory) });
       }
-      const only = process.env.BENCH_QUERIES?.split(',').map((q) => q.trim()).filter(Boolean);
+      const only = process.env.BENCH_QUERIES?.split(',')
+        .map((q) => q.trim())
+        .filter(Boolean);
       const measured = await runQueries(targets, { rounds: config.rounds, warmup: config.warmup, budgetSeconds: config.queryBudgetSeconds, only });
       results.queries = {
         at: new Date().toISOString(),
@@ -182,10 +187,13 @@ async function main(): Promise<number> {
       const rows = [];
       for (const db of databases) {
         const api = apis.get(db)!;
-        const exactNr = ((await knexes.get(db)!('orders').select('nr').where({ directory: db.directory }).orderBy('id').offset(4320).first()) as { nr: string }).nr;
+        const exactNr = ((await knexes.get(db)!('orders').select('nr').where({ directory: db.directory }).orderBy('id').offset(4320).first()) as { nr: string })
+          .nr;
         const options = { requests: config.throughputRequests, connections: config.connections };
         rows.push(await compareThroughput(db, api, { name: 'GET /v1/invoices?per_page=250', path: '/v1/invoices?per_page=250' }, options));
-        rows.push(await compareThroughput(db, api, { name: 'GET /v1/orders/by-nr (exact nr)', path: `/v1/orders/by-nr?nr=${encodeURIComponent(exactNr)}` }, options));
+        rows.push(
+          await compareThroughput(db, api, { name: 'GET /v1/orders/by-nr (exact nr)', path: `/v1/orders/by-nr?nr=${encodeURIComponent(exactNr)}` }, options),
+        );
       }
       results.throughput = { at: new Date().toISOString(), rows };
       completed += 1;
@@ -201,15 +209,22 @@ async function main(): Promise<number> {
       s3 = await startS3();
       stacks = await startIoStacks(config, io, s3.env);
       if (want('pdf')) {
-        const invoiceIds = ((await ioKnex('invoices').select('id').where({ directory: io.directory, type: 's' }).orderBy('id').limit(64)) as Array<{ id: number }>).map((r) =>
-          Number(r.id),
-        );
-        const rows = await benchPdf(ioKnex, io.directory, stacks, { concurrency: config.pdfConcurrency, chromiumPath: config.chromiumPath, invoiceIds, s3: s3.client });
+        const invoiceIds = (
+          (await ioKnex('invoices').select('id').where({ directory: io.directory, type: 's' }).orderBy('id').limit(64)) as Array<{ id: number }>
+        ).map((r) => Number(r.id));
+        const rows = await benchPdf(ioKnex, io.directory, stacks, {
+          concurrency: config.pdfConcurrency,
+          chromiumPath: config.chromiumPath,
+          invoiceIds,
+          s3: s3.client,
+        });
         results.pdf = { at: new Date().toISOString(), rows, invoices: invoiceIds.length };
         completed += 1;
       }
       if (want('upload')) {
-        const orderIds = ((await ioKnex('orders').select('id').where({ directory: io.directory }).orderBy('id').limit(200)) as Array<{ id: number }>).map((r) => Number(r.id));
+        const orderIds = ((await ioKnex('orders').select('id').where({ directory: io.directory }).orderBy('id').limit(200)) as Array<{ id: number }>).map((r) =>
+          Number(r.id),
+        );
         const rows = await benchUpload(stacks, s3.client, { rounds: config.uploadRounds, orderIds });
         results.upload = { at: new Date().toISOString(), rows };
         completed += 1;

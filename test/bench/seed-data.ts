@@ -26,14 +26,58 @@ export const CUSTOMERS = 5_000;
 const TOP_CUSTOMERS = 50;
 
 const PREFIXES = ['Cargo', 'Trans', 'Spedycja', 'Logistik', 'Fracht', 'Przewozy', 'Speditions', 'Transport', 'Eurocargo', 'Auto-Trans'];
-const SURNAMES = ['Nowak', 'Kowalski', 'Wiśniewski', 'Wójcik', 'Kowalczyk', 'Kamiński', 'Lewandowski', 'Zieliński', 'Szymański', 'Woźniak', 'Dąbrowski', 'Kozłowski', 'Jankowski', 'Mazur', 'Kwiatkowski', 'Krawczyk', 'Piotrowski'];
+const SURNAMES = [
+  'Nowak',
+  'Kowalski',
+  'Wiśniewski',
+  'Wójcik',
+  'Kowalczyk',
+  'Kamiński',
+  'Lewandowski',
+  'Zieliński',
+  'Szymański',
+  'Woźniak',
+  'Dąbrowski',
+  'Kozłowski',
+  'Jankowski',
+  'Mazur',
+  'Kwiatkowski',
+  'Krawczyk',
+  'Piotrowski',
+];
 const FIRST_NAMES = ['Anna', 'Jan', 'Piotr', 'Katarzyna', 'Małgorzata', 'Jürgen', 'Petra', 'Tomáš', 'Zuzana', 'Łukasz', 'Grzegorz', 'Ayşe'];
 type Country = 'pl' | 'de' | 'cz' | 'sk';
 const HOME_CITIES: Array<[string, Country]> = [
-  ['Gdańsk', 'pl'], ['Łódź', 'pl'], ['Kraków', 'pl'], ['Wrocław', 'pl'], ['Poznań', 'pl'], ['Szczecin', 'pl'], ['Białystok', 'pl'], ['Toruń', 'pl'],
-  ['Rzeszów', 'pl'], ['Katowice', 'pl'], ['Lublin', 'pl'], ['Bydgoszcz', 'pl'], ['Zielona Góra', 'pl'], ['Bielsko-Biała', 'pl'], ['Częstochowa', 'pl'], ['Gorzów Wielkopolski', 'pl'],
-  ['Berlin', 'de'], ['Hamburg', 'de'], ['München', 'de'], ['Köln', 'de'], ['Düsseldorf', 'de'], ['Leipzig', 'de'], ['Nürnberg', 'de'], ['Dresden', 'de'],
-  ['Praha', 'cz'], ['Brno', 'cz'], ['Plzeň', 'cz'], ['Ostrava', 'cz'], ['Bratislava', 'sk'], ['Košice', 'sk'],
+  ['Gdańsk', 'pl'],
+  ['Łódź', 'pl'],
+  ['Kraków', 'pl'],
+  ['Wrocław', 'pl'],
+  ['Poznań', 'pl'],
+  ['Szczecin', 'pl'],
+  ['Białystok', 'pl'],
+  ['Toruń', 'pl'],
+  ['Rzeszów', 'pl'],
+  ['Katowice', 'pl'],
+  ['Lublin', 'pl'],
+  ['Bydgoszcz', 'pl'],
+  ['Zielona Góra', 'pl'],
+  ['Bielsko-Biała', 'pl'],
+  ['Częstochowa', 'pl'],
+  ['Gorzów Wielkopolski', 'pl'],
+  ['Berlin', 'de'],
+  ['Hamburg', 'de'],
+  ['München', 'de'],
+  ['Köln', 'de'],
+  ['Düsseldorf', 'de'],
+  ['Leipzig', 'de'],
+  ['Nürnberg', 'de'],
+  ['Dresden', 'de'],
+  ['Praha', 'cz'],
+  ['Brno', 'cz'],
+  ['Plzeň', 'cz'],
+  ['Ostrava', 'cz'],
+  ['Bratislava', 'sk'],
+  ['Košice', 'sk'],
 ];
 const LEGAL: Record<Country, string[]> = { pl: ['Sp. z o.o.', 'S.A.', 'sp.j.'], de: ['GmbH', 'GmbH & Co. KG', 'AG'], cz: ['s.r.o.', 'a.s.'], sk: ['s.r.o.'] };
 const STREETS: Record<Country, string> = { pl: 'ul. Przemysłowa', de: 'Industriestraße', cz: 'Průmyslová', sk: 'Priemyselná' };
@@ -140,7 +184,8 @@ export const MYSQL_SEED: SeedDialect = {
 export const SQLITE_SEED: SeedDialect = {
   name: 'sqlite',
   cat: (...parts) => `(${parts.map((p) => `CAST(${p} AS TEXT)`).join(' || ')})`,
-  lpad: (e, width) => `(CASE WHEN length(CAST(${e} AS TEXT)) >= ${width} THEN CAST(${e} AS TEXT) ELSE substr('${'0'.repeat(width)}' || CAST(${e} AS TEXT), -${width}) END)`,
+  lpad: (e, width) =>
+    `(CASE WHEN length(CAST(${e} AS TEXT)) >= ${width} THEN CAST(${e} AS TEXT) ELSE substr('${'0'.repeat(width)}' || CAST(${e} AS TEXT), -${width}) END)`,
   idiv: (a, b) => `((${a}) / (${b}))`,
   least: (a, b) => `min(${a}, ${b})`,
   month: (t) => `CAST(strftime('%m', ${t}, 'unixepoch') AS INTEGER)`,

@@ -31,9 +31,9 @@ export async function analyze(knex: Knex): Promise<void> {
     await knex.raw('ANALYZE');
     return;
   }
-  const [rows] = (await knex.raw('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = ?', ['BASE TABLE'])) as unknown as [
-    Array<{ name: string }>,
-  ];
+  const [rows] = (await knex.raw('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = ?', [
+    'BASE TABLE',
+  ])) as unknown as [Array<{ name: string }>];
   const names = rows.map((row) => `\`${row.name}\``);
   if (names.length) await knex.raw(`ANALYZE TABLE ${names.join(', ')}`);
 }

@@ -338,8 +338,8 @@ async function sizeOnDisk(knex: Knex, base: Omit<BenchDatabase, 'info'>): Promis
     }
     return bytes;
   }
-  const [rows] = (await knex.raw('SELECT SUM(data_length + index_length) AS bytes FROM information_schema.tables WHERE table_schema = DATABASE()')) as unknown as [
-    Array<{ bytes: unknown }>,
-  ];
+  const [rows] = (await knex.raw(
+    'SELECT SUM(data_length + index_length) AS bytes FROM information_schema.tables WHERE table_schema = DATABASE()',
+  )) as unknown as [Array<{ bytes: unknown }>];
   return Number(rows[0]?.bytes ?? 0);
 }

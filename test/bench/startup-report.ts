@@ -58,15 +58,19 @@ export function startupSection(results: StartupResults): string[] {
       `\`pnpm build\` ran first. ${results.rounds} rounds after one untimed start of each; the ways alternate within a round, in a rotating order; medians. ` +
       '"Empty cache" is a new container: tsx keeps what it transpiled under the temp dir, which a new container does not have.',
     '',
-    table(
-      ['Process', 'How it starts', 'Ready (median)', 'Range', 'vs the image before', 'vs tsx warm', 'RSS (median)'],
-      lines,
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r'],
-    ),
+    table(['Process', 'How it starts', 'Ready (median)', 'Range', 'vs the image before', 'vs tsx warm', 'RSS (median)'], lines, [
+      'l',
+      'l',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+    ]),
     '',
     ...(check ? [`Target: ${check.target}: ${check.measured}: ${verdict(check.met)}.`, ''] : []),
     'Against tsx with its cache warm (a restart of the same container, or `pnpm dev`) the built code takes about 0.6 of the time: what is left is ' +
-      'Node loading well over a thousand modules (knex alone loads some 250 of lodash\'s files; inversify, BullMQ, zod, mysql2 and ioredis follow) and ' +
+      "Node loading well over a thousand modules (knex alone loads some 250 of lodash's files; inversify, BullMQ, zod, mysql2 and ioredis follow) and " +
       'the connections and checks before ready. The queue dashboard, file-type and Handlebars load only when used, for that reason.',
     '',
   ];

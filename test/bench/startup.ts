@@ -111,7 +111,8 @@ async function startOnce(variant: StartupVariant, which: StartupProcess, env: Re
   const tsxCache = variant.cold ? await mkdtemp(path.join(os.tmpdir(), 'logi-bench-tsx-')) : null;
   const dataDir = path.join(WORK_DIR, `startup-${which}`);
   await mkdir(dataDir, { recursive: true });
-  const listener: Record<string, string> = which === 'api' ? { PORT: String(port), METRICS_PORT: '0' } : { METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1' };
+  const listener: Record<string, string> =
+    which === 'api' ? { PORT: String(port), METRICS_PORT: '0' } : { METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1' };
   const [command, ...args] = variant.command(which);
   const output = new OutputTail();
   const started = performance.now();
@@ -129,7 +130,10 @@ async function startOnce(variant: StartupVariant, which: StartupProcess, env: Re
     const url = `http://127.0.0.1:${port}/health/ready`;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`${which} (${variant.id}) exited with ${child.exitCode} before it was ready:\n${output.toString()}`);
-      const status = await fetch(url, { signal: AbortSignal.timeout(5_000) }).then((response) => response.status, () => 0);
+      const status = await fetch(url, { signal: AbortSignal.timeout(5_000) }).then(
+        (response) => response.status,
+        () => 0,
+      );
       if (status === 200) break;
       if (performance.now() - started > 120_000) throw new Error(`${which} (${variant.id}) not ready within 120 s:\n${output.toString()}`);
       await new Promise((resolve) => setTimeout(resolve, 20));

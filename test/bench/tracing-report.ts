@@ -39,7 +39,19 @@ export function tracingSection(t: TracingResults): string[] {
       'and is the throughput ratio of an API that is short of CPU.',
     '',
     table(
-      ['Endpoint', 'Spans a request', 'Off, req/s', 'On, req/s', 'On / off', 'CPU a request, off', 'on', 'Off / on', 'p50 off', 'p50 on', 'Requests × connections'],
+      [
+        'Endpoint',
+        'Spans a request',
+        'Off, req/s',
+        'On, req/s',
+        'On / off',
+        'CPU a request, off',
+        'on',
+        'Off / on',
+        'p50 off',
+        'p50 on',
+        'Requests × connections',
+      ],
       t.rows.map((r) => [
         escapeCell(r.endpoint) + (r.judged ? '' : ' (reported)'),
         String(r.spansPerRequest),

@@ -114,7 +114,8 @@ export async function benchTracing(config: BenchConfig): Promise<TracingResults>
       const answer = await on.call({ path: endpoint.path });
       if (answer.status !== 200) throw new Error(`${endpoint.path}: status ${answer.status}`);
       const spansPerRequest = (await receiver.settled()) - before;
-      if (spansPerRequest < 3) throw new Error(`${endpoint.path}: ${spansPerRequest} span(s) received for one traced request; is the exporter reaching the receiver?`);
+      if (spansPerRequest < 3)
+        throw new Error(`${endpoint.path}: ${spansPerRequest} span(s) received for one traced request; is the exporter reaching the receiver?`);
       spansExpected += spansPerRequest;
       tracedRequests += 1;
 

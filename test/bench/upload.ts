@@ -25,11 +25,7 @@ export interface UploadRow {
  * one after the other), alternated round by round. Fresh random bytes every
  * round (no duplicate detection kicks in), each round on another order.
  */
-export async function benchUpload(
-  stacks: IoStack[],
-  s3: Client,
-  options: { rounds: number; orderIds: number[] },
-): Promise<UploadRow[]> {
+export async function benchUpload(stacks: IoStack[], s3: Client, options: { rounds: number; orderIds: number[] }): Promise<UploadRow[]> {
   const cases = [
     { name: '1 × 10 MiB', files: 1, size: 10 * MiB },
     { name: '10 × 1 MiB', files: 10, size: MiB },

@@ -18,14 +18,29 @@ function setup() {
   const store = new StoreOrderFileUseCase({ files, storage, now: () => NOW });
   const queue = new FakeQueue(() => ({ 'store-order-file': (p) => store.execute(p) }));
   let ids = 0;
-  const useCase = new AttachFilesUseCase({ orders, categories, files, storage, queue, maxFiles: 5, jobTimeoutMs: 1000, newId: () => `id-${++ids}`, now: () => NOW });
+  const useCase = new AttachFilesUseCase({
+    orders,
+    categories,
+    files,
+    storage,
+    queue,
+    maxFiles: 5,
+    jobTimeoutMs: 1000,
+    newId: () => `id-${++ids}`,
+    now: () => NOW,
+  });
   const send = (body: ReceivedUpload, orderId = 3001) => useCase.execute({ directory: 'baltic', orderId, requestId: 'r', receive: async () => body });
   return { send, storage, files, queue };
 }
 
 const SAME = 'd'.repeat(64);
 const file = (index: number, sha256: string, name = `scan-${index}.pdf`): ReceivedFile => ({
-  index, name, size: 100, contentType: 'application/pdf', sha256, localPath: `/tmp/part-${index}`,
+  index,
+  name,
+  size: 100,
+  contentType: 'application/pdf',
+  sha256,
+  localPath: `/tmp/part-${index}`,
 });
 const upload = (files: ReceivedFile[], categoryId?: string): ReceivedUpload => ({ files, categoryId, errors: {} });
 

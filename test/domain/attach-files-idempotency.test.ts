@@ -39,17 +39,36 @@ function setup() {
   }));
   let ids = 0;
   const useCase = new AttachFilesUseCase({
-    orders, categories, files, storage, queue, idempotency, maxFiles: 3, jobTimeoutMs: 1000, newId: () => `id-${++ids}`, now: () => NOW,
+    orders,
+    categories,
+    files,
+    storage,
+    queue,
+    idempotency,
+    maxFiles: 3,
+    jobTimeoutMs: 1000,
+    newId: () => `id-${++ids}`,
+    now: () => NOW,
   });
   return { useCase, storage, files, queue, idempotency, held, advance: (ms: number) => (clock += ms) };
 }
 
 const file = (index: number, overrides: Partial<ReceivedFile> = {}): ReceivedFile => ({
-  index, name: `scan-${index}.pdf`, size: 100, contentType: 'application/pdf', sha256: String(index).padStart(64, 'c'), localPath: `/tmp/part-${index}`, ...overrides,
+  index,
+  name: `scan-${index}.pdf`,
+  size: 100,
+  contentType: 'application/pdf',
+  sha256: String(index).padStart(64, 'c'),
+  localPath: `/tmp/part-${index}`,
+  ...overrides,
 });
 const upload = (files: ReceivedFile[], categoryId?: string): ReceivedUpload => ({ files, categoryId, errors: {} });
 const input = (key: string | undefined, body: ReceivedUpload, orderId = 3001, directory = 'baltic') => ({
-  directory, orderId, requestId: 'r', idempotencyKey: key, receive: async () => body,
+  directory,
+  orderId,
+  requestId: 'r',
+  idempotencyKey: key,
+  receive: async () => body,
 });
 
 describe('attach files with an Idempotency-Key', () => {

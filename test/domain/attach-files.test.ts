@@ -23,7 +23,17 @@ function setup() {
   const store = new StoreOrderFileUseCase({ files, storage, now: () => 1_800_000_000_000 });
   const queue = new FakeQueue(() => ({ 'store-order-file': (p) => store.execute(p) }));
   let ids = 0;
-  const useCase = new AttachFilesUseCase({ orders, categories, files, storage, queue, maxFiles: 3, jobTimeoutMs: 1000, newId: () => `id-${++ids}`, now: () => 1_800_000_000_000 });
+  const useCase = new AttachFilesUseCase({
+    orders,
+    categories,
+    files,
+    storage,
+    queue,
+    maxFiles: 3,
+    jobTimeoutMs: 1000,
+    newId: () => `id-${++ids}`,
+    now: () => 1_800_000_000_000,
+  });
   return { useCase, storage, files, queue };
 }
 
@@ -89,7 +99,12 @@ describe('attach files to an order', () => {
 
   it('when a file is exactly 10 MiB, then it is accepted', async () => {
     const { useCase } = setup();
-    const result = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0, { size: MAX_FILE_BYTES })]) });
+    const result = await useCase.execute({
+      directory: 'baltic',
+      orderId: 3001,
+      requestId: 'r',
+      receive: async () => upload([file(0, { size: MAX_FILE_BYTES })]),
+    });
     expect(result.uploaded).toHaveLength(1);
   });
 
@@ -102,7 +117,9 @@ describe('attach files to an order', () => {
   it('when storage is down, then every file fails with a readable error and the answer is 422 with the payload', async () => {
     const { useCase, storage, files } = setup();
     storage.failing = true;
-    const error = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0), file(1)]) }).catch((e: unknown) => e);
+    const error = await useCase
+      .execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0), file(1)]) })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NoFilesUploadedError);
     expect((error as NoFilesUploadedError).details).toEqual({
       message: 'No files were uploaded',
@@ -119,16 +136,18 @@ describe('attach files to an order', () => {
   it('when the queue does not answer, then the request is 503 and no staged object is left', async () => {
     const { useCase, storage, queue } = setup();
     queue.unavailable = new ServiceUnavailableError('queue down');
-    await expect(
-      useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)]) }),
-    ).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)]) })).rejects.toBeInstanceOf(
+      ServiceUnavailableError,
+    );
     expect(storage.objects.size).toBe(0);
   });
 
   it('when the store job fails unexpectedly, then the file is listed as failed without internals', async () => {
     const { useCase, queue } = setup();
     queue.unavailable = new Error('SQLITE_CONSTRAINT: secret details');
-    const error = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)]) }).catch((e: unknown) => e);
+    const error = await useCase
+      .execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)]) })
+      .catch((e: unknown) => e);
     expect((error as NoFilesUploadedError).details.failed).toEqual([{ name: 'scan-0.pdf', error: 'The file could not be stored.' }]);
   });
 });
@@ -140,8 +159,17 @@ describe('store order file job', () => {
     storage.objects.set('staging/a', Buffer.from('x'));
     const job = new StoreOrderFileUseCase({ files, storage });
     const payload = {
-      directory: 'baltic', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf',
-      sha256: 'x', stagingKey: 'staging/a', storageKey: 'orders/baltic/1/a', requestId: 'r', deadline: Date.now() + 60_000,
+      directory: 'baltic',
+      orderId: 1,
+      categoryId: null,
+      name: 'a.pdf',
+      size: 1,
+      contentType: 'application/pdf',
+      sha256: 'x',
+      stagingKey: 'staging/a',
+      storageKey: 'orders/baltic/1/a',
+      requestId: 'r',
+      deadline: Date.now() + 60_000,
     };
     const first = await job.execute(payload);
     const second = await job.execute(payload);
@@ -159,7 +187,19 @@ describe('store order file job', () => {
     };
     const job = new StoreOrderFileUseCase({ files, storage });
     await expect(
-      job.execute({ directory: 'd', orderId: 1, categoryId: null, name: 'a', size: 1, contentType: 't', sha256: 'x', stagingKey: 'staging/a', storageKey: 'final/a', requestId: 'r', deadline: Date.now() + 60_000 }),
+      job.execute({
+        directory: 'd',
+        orderId: 1,
+        categoryId: null,
+        name: 'a',
+        size: 1,
+        contentType: 't',
+        sha256: 'x',
+        stagingKey: 'staging/a',
+        storageKey: 'final/a',
+        requestId: 'r',
+        deadline: Date.now() + 60_000,
+      }),
     ).rejects.toThrow('db down');
     expect(storage.objects.has('final/a')).toBe(false);
   });
@@ -167,8 +207,17 @@ describe('store order file job', () => {
 
 describe('store order file job past its deadline', () => {
   const payload = (deadline: number) => ({
-    directory: 'd', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf',
-    sha256: 'x', stagingKey: 'staging/a', storageKey: 'orders/d/1/a', requestId: 'r', deadline,
+    directory: 'd',
+    orderId: 1,
+    categoryId: null,
+    name: 'a.pdf',
+    size: 1,
+    contentType: 'application/pdf',
+    sha256: 'x',
+    stagingKey: 'staging/a',
+    storageKey: 'orders/d/1/a',
+    requestId: 'r',
+    deadline,
   });
 
   it('when the caller has stopped waiting before the job starts, then nothing is stored', async () => {

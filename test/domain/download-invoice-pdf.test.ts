@@ -192,7 +192,9 @@ describe('download invoice pdf', () => {
 
   it('when the invoice is missing, then 404 wins over an invalid query', async () => {
     const { useCase } = setup();
-    await expect(useCase.execute({ directory: 'baltic', invoiceId: 1, query: new URLSearchParams('lang=xx'), requestId: 'r' })).rejects.toBeInstanceOf(InvoiceNotFoundError);
+    await expect(useCase.execute({ directory: 'baltic', invoiceId: 1, query: new URLSearchParams('lang=xx'), requestId: 'r' })).rejects.toBeInstanceOf(
+      InvoiceNotFoundError,
+    );
     await expect(useCase.execute({ directory: 'alpine', invoiceId: 9001, query: [], requestId: 'r' })).rejects.toBeInstanceOf(InvoiceNotFoundError);
   });
 

@@ -38,10 +38,23 @@ describe('buildEInvoice', () => {
   it('when a sales invoice is built, then it is an invoice (380) from the client to the customer, paid to the client account', () => {
     const e = eInvoiceOf(sampleInvoice());
     expect(e.typeCode).toBe('380');
-    expect(e.seller).toMatchObject({ name: 'Baltic Haulage Sp. z o.o.', vatId: 'PL5860000000', country: 'PL', street: 'ul. Portowa 4', postalCode: '80-001', city: 'Gdańsk' });
+    expect(e.seller).toMatchObject({
+      name: 'Baltic Haulage Sp. z o.o.',
+      vatId: 'PL5860000000',
+      country: 'PL',
+      street: 'ul. Portowa 4',
+      postalCode: '80-001',
+      city: 'Gdańsk',
+    });
     expect(e.buyer).toMatchObject({ name: 'Rheinfracht GmbH', country: 'DE', postalCode: '47119', city: 'Duisburg' });
     expect(e.payment).toEqual({ iban: 'PL61109010140000071219812874', accountName: 'Baltic Haulage Sp. z o.o.', bankName: 'Santander' });
-    expect(e).toMatchObject({ issueDate: '2025-11-19', dueDate: '2025-12-03', deliveryDate: '2025-11-18', buyerReference: 'BH/2026/0412', despatchReference: 'CMR 778120' });
+    expect(e).toMatchObject({
+      issueDate: '2025-11-19',
+      dueDate: '2025-12-03',
+      deliveryDate: '2025-11-18',
+      buyerReference: 'BH/2026/0412',
+      despatchReference: 'CMR 778120',
+    });
     expect(e.precedingInvoice).toBeNull();
   });
 
@@ -62,7 +75,16 @@ describe('buildEInvoice', () => {
   });
 
   it('when an invoice has several rates, then the VAT breakdown has one row per category and rate, with reasons for untaxed ones in the PDF language', () => {
-    const item = (taxRate: string, net: number, tax: number) => ({ name: `i${taxRate}`, quantity: 2, unit: 'h', unitPriceNet: net / 2, taxRate, amountNet: net, amountTax: tax, amountGross: net + tax });
+    const item = (taxRate: string, net: number, tax: number) => ({
+      name: `i${taxRate}`,
+      quantity: 2,
+      unit: 'h',
+      unitPriceNet: net / 2,
+      taxRate,
+      amountNet: net,
+      amountTax: tax,
+      amountGross: net + tax,
+    });
     const invoice = sampleInvoice({ items: [item('23', 100, 23), item('zw', 50, 0), item('np', 10, 0), item('23', 0.1, 0.02), item('0', 5, 0)], paid: 10 });
     const e = eInvoiceOf(invoice, 'de');
     expect(e.vatBreakdown).toEqual([
@@ -93,10 +115,20 @@ describe('e-invoice defaults', () => {
   });
 
   it('when addresses are printed in the ways of the demo countries, then street, post code and city are found', () => {
-    expect(splitAddress(['12 Dock Road', 'Tilbury RM18 7EH', 'United Kingdom'])).toEqual({ street: '12 Dock Road', additionalStreet: null, city: 'Tilbury', postalCode: 'RM18 7EH' });
+    expect(splitAddress(['12 Dock Road', 'Tilbury RM18 7EH', 'United Kingdom'])).toEqual({
+      street: '12 Dock Road',
+      additionalStreet: null,
+      city: 'Tilbury',
+      postalCode: 'RM18 7EH',
+    });
     expect(splitAddress(['Na Příkopě 8', '110 00 Praha 1', 'Česká republika'])).toMatchObject({ city: 'Praha 1', postalCode: '110 00' });
     expect(splitAddress(['Waalhaven Z.z. 21', '3089 JH Rotterdam'])).toMatchObject({ city: 'Rotterdam', postalCode: '3089 JH' });
-    expect(splitAddress(['Main St 1', 'Building B', 'Berlin'])).toEqual({ street: 'Main St 1', additionalStreet: 'Building B', city: 'Berlin', postalCode: null });
+    expect(splitAddress(['Main St 1', 'Building B', 'Berlin'])).toEqual({
+      street: 'Main St 1',
+      additionalStreet: 'Building B',
+      city: 'Berlin',
+      postalCode: null,
+    });
     expect(splitAddress(['Main St 1', 'Berlin'])).toMatchObject({ additionalStreet: null, city: 'Berlin' });
     expect(splitAddress([])).toEqual({ street: null, additionalStreet: null, city: null, postalCode: null });
   });
@@ -141,7 +173,15 @@ describe('DownloadEInvoiceUseCase', () => {
 
   it('when the format or language is unknown or sent twice, then a validation error naming the field', async () => {
     const { run } = setup();
-    for (const query of [[['format', 'pdf']], [['format', 'UBL']], [['lang', 'xx']], [['format', 'ubl'], ['format', 'cii']]] as Array<Array<[string, string]>>) {
+    for (const query of [
+      [['format', 'pdf']],
+      [['format', 'UBL']],
+      [['lang', 'xx']],
+      [
+        ['format', 'ubl'],
+        ['format', 'cii'],
+      ],
+    ] as Array<Array<[string, string]>>) {
       const error = await run(9001, query).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ValidationError);
       expect(Object.keys((error as ValidationError).errors)).toEqual([query[0]![0]]);

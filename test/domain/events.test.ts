@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { decideInvoiceEvents, eventsOf, EventsExpiredError, ListEventsUseCase, previousAttributes, ValidationError, type ChangeEvent, type EventFeedPort } from '@logi/domain';
+import {
+  decideInvoiceEvents,
+  eventsOf,
+  EventsExpiredError,
+  ListEventsUseCase,
+  previousAttributes,
+  ValidationError,
+  type ChangeEvent,
+  type EventFeedPort,
+} from '@logi/domain';
 
 const item = (overrides: Record<string, unknown> = {}) => ({
   id: 7,
@@ -18,7 +27,10 @@ describe('decideInvoiceEvents', () => {
 
   it('when fields changed, then invoice.updated names exactly those, with their values before; orders count as one field', () => {
     const before = { directory: 'd', item: item() };
-    const now = { directory: 'd', item: item({ status: 'paid', paid: 10, orders: [{ type: 'FTL', nr: 'O-1', cmr: 'C', tasks: [], files: [], contacts: [] }] }) };
+    const now = {
+      directory: 'd',
+      item: item({ status: 'paid', paid: 10, orders: [{ type: 'FTL', nr: 'O-1', cmr: 'C', tasks: [], files: [], contacts: [] }] }),
+    };
     expect(decideInvoiceEvents(before, now)).toEqual([
       { directory: 'd', type: 'invoice.updated', data: { object: now.item, previous_attributes: { status: 'issued', paid: 0, orders: item().orders } } },
     ]);
@@ -31,7 +43,9 @@ describe('decideInvoiceEvents', () => {
   });
 
   it('when the invoice is gone, then invoice.deleted with id and nr only; when it never was, nothing', () => {
-    expect(decideInvoiceEvents({ directory: 'd', item: item() }, null)).toEqual([{ directory: 'd', type: 'invoice.deleted', data: { object: { id: 7, nr: 'FV/1' } } }]);
+    expect(decideInvoiceEvents({ directory: 'd', item: item() }, null)).toEqual([
+      { directory: 'd', type: 'invoice.deleted', data: { object: { id: 7, nr: 'FV/1' } } },
+    ]);
     expect(decideInvoiceEvents(null, null)).toEqual([]);
   });
 
@@ -64,7 +78,9 @@ class FakeFeed implements EventFeedPort {
   private waiters: Array<{ directory: string; after: number; wake: () => void }> = [];
 
   async page(directory: string, after: number, limit: number, types: readonly string[]) {
-    return this.events.filter((event) => event.directory === directory && event.id > after && (types.length === 0 || types.includes(event.type))).slice(0, limit);
+    return this.events
+      .filter((event) => event.directory === directory && event.id > after && (types.length === 0 || types.includes(event.type)))
+      .slice(0, limit);
   }
   async latestId(directory: string) {
     return this.events.filter((event) => event.directory === directory).reduce((max, event) => Math.max(max, event.id), 0);
@@ -102,7 +118,13 @@ describe('ListEventsUseCase', () => {
     const feed = new FakeFeed();
     for (let index = 0; index < 5; index += 1) feed.publish('d', 'invoice.created');
     const events = new ListEventsUseCase({ feed, clock });
-    const page = await events.execute({ directory: 'd', query: [['limit', '2'], ['after', '1']] });
+    const page = await events.execute({
+      directory: 'd',
+      query: [
+        ['limit', '2'],
+        ['after', '1'],
+      ],
+    });
     expect([page.events.map((event) => event.id), page.hasMore, page.nextAfter]).toEqual([[2, 3], true, 3]);
     const none = await events.execute({ directory: 'd', query: [['after', '5']] });
     expect([none.events, none.hasMore, none.nextAfter]).toEqual([[], false, 5]);
@@ -119,7 +141,13 @@ describe('ListEventsUseCase', () => {
   it('when waiting with a types filter, then an event of another type does not end the wait and the next wait starts past it', async () => {
     const feed = new FakeFeed();
     const events = new ListEventsUseCase({ feed, clock });
-    const answer = events.execute({ directory: 'd', query: [['types', 'invoice.deleted'], ['wait', '5']] });
+    const answer = events.execute({
+      directory: 'd',
+      query: [
+        ['types', 'invoice.deleted'],
+        ['wait', '5'],
+      ],
+    });
     await expect.poll(() => feed.waits.length).toBe(1);
     const other = feed.publish('d', 'invoice.created');
     await expect.poll(() => feed.waits.length).toBe(2);
@@ -143,7 +171,9 @@ describe('ListEventsUseCase', () => {
     [[['wait', '31']], 'wait'],
     [[['types', 'invoice.paid']], 'types'],
   ])('when the query is %j, then a validation error names %s', async (query, field) => {
-    const error = await new ListEventsUseCase({ feed: new FakeFeed(), clock }).execute({ directory: 'd', query: query as Array<[string, string]> }).catch((e: unknown) => e);
+    const error = await new ListEventsUseCase({ feed: new FakeFeed(), clock })
+      .execute({ directory: 'd', query: query as Array<[string, string]> })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect(Object.keys((error as ValidationError).errors)).toEqual([field]);
   });

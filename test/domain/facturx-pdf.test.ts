@@ -36,7 +36,17 @@ function setup() {
   const storage = new FakeStorage();
   const hasher = new FakeHasher();
   const writer = new FakeWriter();
-  const render = new RenderInvoicePdfUseCase({ invoices, clients, renderer: new FakeRenderer(), storage, hasher, templateVersion: 't1', timeZone: 'UTC', eInvoiceWriter: writer, now: () => 5_000 });
+  const render = new RenderInvoicePdfUseCase({
+    invoices,
+    clients,
+    renderer: new FakeRenderer(),
+    storage,
+    hasher,
+    templateVersion: 't1',
+    timeZone: 'UTC',
+    eInvoiceWriter: writer,
+    now: () => 5_000,
+  });
   const queue = new FakeQueue(() => ({ 'render-invoice-pdf': (payload) => render.execute(payload) }));
   let ids = 0;
   const useCase = new DownloadInvoicePdfUseCase({
@@ -61,14 +71,22 @@ describe('Factur-X downloads', () => {
   it('when format=facturx, then the render job embeds the e-invoice of the same invoice, under its own version and cache object', async () => {
     const { download, writer, storage } = setup();
     const plain = await download([]);
-    const facturX = await download([['format', 'facturx'], ['lang', 'de']]);
+    const facturX = await download([
+      ['format', 'facturx'],
+      ['lang', 'de'],
+    ]);
     expect(plain.kind === 'pdf' && plain.pdf.toString()).toBe('%PDF FV/11/2026/0007');
     expect(facturX.kind === 'pdf' && facturX.pdf.toString()).toBe('%PDF FV/11/2026/0007 +factur-x 380');
     expect(writer.embedded).toHaveLength(1);
     expect(writer.embedded[0]).toMatchObject({ number: 'FV/11/2026/0007', lang: 'de' });
     expect(facturX.version).not.toBe(plain.version);
-    expect([...storage.objects.keys()].filter((key) => key.startsWith('pdf-cache/')).sort()).toEqual([`pdf-cache/${facturX.version}.pdf`, `pdf-cache/${plain.version}.pdf`].sort());
-    const cached = await download([['format', 'facturx'], ['lang', 'de']]);
+    expect([...storage.objects.keys()].filter((key) => key.startsWith('pdf-cache/')).sort()).toEqual(
+      [`pdf-cache/${facturX.version}.pdf`, `pdf-cache/${plain.version}.pdf`].sort(),
+    );
+    const cached = await download([
+      ['format', 'facturx'],
+      ['lang', 'de'],
+    ]);
     expect(cached).toMatchObject({ kind: 'pdf', source: 'cache', version: facturX.version });
     expect(writer.embedded).toHaveLength(1);
   });

@@ -44,41 +44,155 @@ const romanianBuyer: Partial<InvoiceDetail> = {
 const build = (lang: DocumentLanguage, overrides: Partial<InvoiceDetail> = {}, duplicate = false, zone = 'UTC') =>
   buildInvoiceDocument(invoice(overrides), seller, lang, duplicate, zone);
 
-const expected: Record<DocumentLanguage, {
-  title: string; correcting: string; purchase: string; seller: string; buyer: string;
-  issueDate: string; gross: string; cell: string; rate: string; np: string; zw: string; duplicate: string; country: string; status: string;
-  sellerCountry: string; romania: string; pieces: string; hours: string;
-  /** The label of a VAT id of Poland, Romania, Germany, Turkey (10 digits, no prefix) and the UK. */
-  vatIds: { PL: string; RO: string; DE: string; TR: string; GB: string };
-}> = {
+const expected: Record<
+  DocumentLanguage,
+  {
+    title: string;
+    correcting: string;
+    purchase: string;
+    seller: string;
+    buyer: string;
+    issueDate: string;
+    gross: string;
+    cell: string;
+    rate: string;
+    np: string;
+    zw: string;
+    duplicate: string;
+    country: string;
+    status: string;
+    sellerCountry: string;
+    romania: string;
+    pieces: string;
+    hours: string;
+    /** The label of a VAT id of Poland, Romania, Germany, Turkey (10 digits, no prefix) and the UK. */
+    vatIds: { PL: string; RO: string; DE: string; TR: string; GB: string };
+  }
+> = {
   cs: {
-    title: 'Faktura – daňový doklad', correcting: 'Opravný daňový doklad', purchase: 'Přijatá faktura', seller: 'Dodavatel', buyer: 'Odběratel', issueDate: '19. 11. 2025', gross: '12 345,67 €', cell: '1 500,00', rate: '23 %', np: 'nepodléhá DPH', zw: 'osvobozeno', duplicate: 'DUPLIKÁT', country: 'Německo', status: 'Částečně uhrazena',
-    sellerCountry: 'Polsko', romania: 'Rumunsko', pieces: 'ks', hours: 'hod.',
+    title: 'Faktura – daňový doklad',
+    correcting: 'Opravný daňový doklad',
+    purchase: 'Přijatá faktura',
+    seller: 'Dodavatel',
+    buyer: 'Odběratel',
+    issueDate: '19. 11. 2025',
+    gross: '12 345,67 €',
+    cell: '1 500,00',
+    rate: '23 %',
+    np: 'nepodléhá DPH',
+    zw: 'osvobozeno',
+    duplicate: 'DUPLIKÁT',
+    country: 'Německo',
+    status: 'Částečně uhrazena',
+    sellerCountry: 'Polsko',
+    romania: 'Rumunsko',
+    pieces: 'ks',
+    hours: 'hod.',
     vatIds: { PL: 'DIČ', RO: 'DIČ', DE: 'DIČ', TR: 'DIČ', GB: 'DIČ' },
   },
   de: {
-    title: 'Rechnung', correcting: 'Rechnungskorrektur', purchase: 'Eingangsrechnung', seller: 'Rechnungssteller', buyer: 'Rechnungsempfänger', issueDate: '19.11.2025', gross: '12.345,67 €', cell: '1.500,00', rate: '23 %', np: 'nicht steuerbar', zw: 'steuerfrei', duplicate: 'DUPLIKAT', country: 'Deutschland', status: 'Teilweise bezahlt',
-    sellerCountry: 'Polen', romania: 'Rumänien', pieces: 'Stk.', hours: 'Std.',
+    title: 'Rechnung',
+    correcting: 'Rechnungskorrektur',
+    purchase: 'Eingangsrechnung',
+    seller: 'Rechnungssteller',
+    buyer: 'Rechnungsempfänger',
+    issueDate: '19.11.2025',
+    gross: '12.345,67 €',
+    cell: '1.500,00',
+    rate: '23 %',
+    np: 'nicht steuerbar',
+    zw: 'steuerfrei',
+    duplicate: 'DUPLIKAT',
+    country: 'Deutschland',
+    status: 'Teilweise bezahlt',
+    sellerCountry: 'Polen',
+    romania: 'Rumänien',
+    pieces: 'Stk.',
+    hours: 'Std.',
     vatIds: { PL: 'USt-IdNr.', RO: 'USt-IdNr.', DE: 'USt-IdNr.', TR: 'USt-IdNr.', GB: 'USt-IdNr.' },
   },
   en: {
-    title: 'Invoice', correcting: 'Correcting invoice', purchase: 'Purchase invoice', seller: 'Seller', buyer: 'Buyer', issueDate: '19/11/2025', gross: '€12,345.67', cell: '1,500.00', rate: '23%', np: 'not subject', zw: 'exempt', duplicate: 'DUPLICATE', country: 'Germany', status: 'Partially paid',
-    sellerCountry: 'Poland', romania: 'Romania', pieces: 'pcs', hours: 'h',
+    title: 'Invoice',
+    correcting: 'Correcting invoice',
+    purchase: 'Purchase invoice',
+    seller: 'Seller',
+    buyer: 'Buyer',
+    issueDate: '19/11/2025',
+    gross: '€12,345.67',
+    cell: '1,500.00',
+    rate: '23%',
+    np: 'not subject',
+    zw: 'exempt',
+    duplicate: 'DUPLICATE',
+    country: 'Germany',
+    status: 'Partially paid',
+    sellerCountry: 'Poland',
+    romania: 'Romania',
+    pieces: 'pcs',
+    hours: 'h',
     vatIds: { PL: 'VAT ID', RO: 'VAT ID', DE: 'VAT ID', TR: 'VAT ID', GB: 'VAT ID' },
   },
   pl: {
-    title: 'Faktura VAT', correcting: 'Faktura korygująca', purchase: 'Faktura zakupu', seller: 'Sprzedawca', buyer: 'Nabywca', issueDate: '19.11.2025', gross: '12 345,67 €', cell: '1 500,00', rate: '23%', np: 'np.', zw: 'zw.', duplicate: 'DUPLIKAT', country: 'Niemcy', status: 'Częściowo zapłacona',
-    sellerCountry: 'Polska', romania: 'Rumunia', pieces: 'szt.', hours: 'godz.',
+    title: 'Faktura VAT',
+    correcting: 'Faktura korygująca',
+    purchase: 'Faktura zakupu',
+    seller: 'Sprzedawca',
+    buyer: 'Nabywca',
+    issueDate: '19.11.2025',
+    gross: '12 345,67 €',
+    cell: '1 500,00',
+    rate: '23%',
+    np: 'np.',
+    zw: 'zw.',
+    duplicate: 'DUPLIKAT',
+    country: 'Niemcy',
+    status: 'Częściowo zapłacona',
+    sellerCountry: 'Polska',
+    romania: 'Rumunia',
+    pieces: 'szt.',
+    hours: 'godz.',
     vatIds: { PL: 'NIP', RO: 'NIP UE', DE: 'NIP UE', TR: 'Nr VAT', GB: 'Nr VAT' },
   },
   ro: {
-    title: 'Factură', correcting: 'Factură de corecție', purchase: 'Factură de achiziție', seller: 'Furnizor', buyer: 'Cumpărător', issueDate: '19.11.2025', gross: '12.345,67 EUR', cell: '1.500,00', rate: '23 %', np: 'neimpozabil', zw: 'scutit', duplicate: 'DUPLICAT', country: 'Germania', status: 'Plătită parțial',
-    sellerCountry: 'Polonia', romania: 'România', pieces: 'buc.', hours: 'ore',
+    title: 'Factură',
+    correcting: 'Factură de corecție',
+    purchase: 'Factură de achiziție',
+    seller: 'Furnizor',
+    buyer: 'Cumpărător',
+    issueDate: '19.11.2025',
+    gross: '12.345,67 EUR',
+    cell: '1.500,00',
+    rate: '23 %',
+    np: 'neimpozabil',
+    zw: 'scutit',
+    duplicate: 'DUPLICAT',
+    country: 'Germania',
+    status: 'Plătită parțial',
+    sellerCountry: 'Polonia',
+    romania: 'România',
+    pieces: 'buc.',
+    hours: 'ore',
     vatIds: { PL: 'Cod TVA', RO: 'CIF', DE: 'Cod TVA', TR: 'Cod fiscal', GB: 'Cod fiscal' },
   },
   tr: {
-    title: 'Fatura', correcting: 'Düzeltme faturası', purchase: 'Alış faturası', seller: 'Satıcı', buyer: 'Alıcı', issueDate: '19.11.2025', gross: '€12.345,67', cell: '1.500,00', rate: '%23', np: 'KDV kapsamı dışı', zw: 'KDV istisnası', duplicate: 'İKİNCİ NÜSHA', country: 'Almanya', status: 'Kısmen ödendi',
-    sellerCountry: 'Polonya', romania: 'Romanya', pieces: 'adet', hours: 'saat',
+    title: 'Fatura',
+    correcting: 'Düzeltme faturası',
+    purchase: 'Alış faturası',
+    seller: 'Satıcı',
+    buyer: 'Alıcı',
+    issueDate: '19.11.2025',
+    gross: '€12.345,67',
+    cell: '1.500,00',
+    rate: '%23',
+    np: 'KDV kapsamı dışı',
+    zw: 'KDV istisnası',
+    duplicate: 'İKİNCİ NÜSHA',
+    country: 'Almanya',
+    status: 'Kısmen ödendi',
+    sellerCountry: 'Polonya',
+    romania: 'Romanya',
+    pieces: 'adet',
+    hours: 'saat',
     vatIds: { PL: 'Vergi No', RO: 'Vergi No', DE: 'Vergi No', TR: 'VKN', GB: 'Vergi No' },
   },
 };
@@ -134,10 +248,27 @@ describe('buildInvoiceDocument', () => {
 
     it('then pieces and hours are written as that language writes them, whichever language the data wrote them in', () => {
       const units = (...given: string[]) =>
-        build(lang, { items: given.map((unit) => ({ name: 'Freight', quantity: 1, unit, unitPriceNet: 1, taxRate: '23', amountNet: 1, amountTax: 0.23, amountGross: 1.23 })) }).items.map(
-          (item) => item.unit,
-        );
-      expect(units('pcs', 'h', 'szt.', 'Std.', 'ks', 'adet', 'ore')).toEqual([want.pieces, want.hours, want.pieces, want.hours, want.pieces, want.pieces, want.hours]);
+        build(lang, {
+          items: given.map((unit) => ({
+            name: 'Freight',
+            quantity: 1,
+            unit,
+            unitPriceNet: 1,
+            taxRate: '23',
+            amountNet: 1,
+            amountTax: 0.23,
+            amountGross: 1.23,
+          })),
+        }).items.map((item) => item.unit);
+      expect(units('pcs', 'h', 'szt.', 'Std.', 'ks', 'adet', 'ore')).toEqual([
+        want.pieces,
+        want.hours,
+        want.pieces,
+        want.hours,
+        want.pieces,
+        want.pieces,
+        want.hours,
+      ]);
     });
 
     it('then a VAT id is labelled as that language labels an id of its country', () => {
@@ -220,7 +351,11 @@ describe('buildInvoiceDocument', () => {
   });
 
   it('when the country code is missing, then the country comes from the last address line, else from the VAT id, as for e-invoices', () => {
-    expect(build('pl', { ...romanianBuyer, customerCountry: '' }).buyer).toMatchObject({ addressLines: ['Str. Lungă 44', '500035 Brașov'], country: 'Rumunia', vatLabel: 'NIP UE' });
+    expect(build('pl', { ...romanianBuyer, customerCountry: '' }).buyer).toMatchObject({
+      addressLines: ['Str. Lungă 44', '500035 Brașov'],
+      country: 'Rumunia',
+      vatLabel: 'NIP UE',
+    });
     expect(build('pl', { ...romanianBuyer, customerCountry: '', customerVat: '18547290' }).buyer).toMatchObject({ country: 'Rumunia', vatLabel: 'NIP UE' });
     expect(build('pl', { customerCountry: '' }).buyer).toMatchObject({ addressLines: ['Hafenstrasse 9', '47119 Duisburg'], country: 'Niemcy' });
     expect(build('de', { customerCountry: 'el', customerVat: 'EL094259216' }).buyer.country).toBe('Griechenland');
@@ -228,11 +363,26 @@ describe('buildInvoiceDocument', () => {
   });
 
   it('when the last address line names the country in another language, in capitals, without accents or by its code, then it is not printed again', () => {
-    const lines = (customerCountry: string, last: string) => build('pl', { customerCountry, customerAddress: `Street 1\n12345 Town\n${last}` }).buyer.addressLines;
+    const lines = (customerCountry: string, last: string) =>
+      build('pl', { customerCountry, customerAddress: `Street 1\n12345 Town\n${last}` }).buyer.addressLines;
     for (const [country, last] of [
-      ['pl', 'POLSKA'], ['pl', 'Poland'], ['ro', 'Romania'], ['ro', 'Rumunia'], ['tr', 'Türkiye'], ['tr', 'Turkiye'], ['tr', 'Turkey'],
-      ['cz', 'Česká republika'], ['cz', 'Czech Republic'], ['cz', 'Česko'], ['de', 'Deutschland'], ['de', 'DE'], ['gb', 'United Kingdom'], ['gb', 'UK'],
-      ['nl', 'Nederland'], ['gr', 'Ελλάδα'], ['de', 'Germany.'],
+      ['pl', 'POLSKA'],
+      ['pl', 'Poland'],
+      ['ro', 'Romania'],
+      ['ro', 'Rumunia'],
+      ['tr', 'Türkiye'],
+      ['tr', 'Turkiye'],
+      ['tr', 'Turkey'],
+      ['cz', 'Česká republika'],
+      ['cz', 'Czech Republic'],
+      ['cz', 'Česko'],
+      ['de', 'Deutschland'],
+      ['de', 'DE'],
+      ['gb', 'United Kingdom'],
+      ['gb', 'UK'],
+      ['nl', 'Nederland'],
+      ['gr', 'Ελλάδα'],
+      ['de', 'Germany.'],
     ]) {
       expect(lines(country!, last!), `${country}: ${last}`).toEqual(['Street 1', '12345 Town']);
     }
@@ -242,7 +392,10 @@ describe('buildInvoiceDocument', () => {
     const buyer = (customerCountry: string, customerAddress: string) => build('pl', { customerCountry, customerAddress }).buyer;
     expect(buyer('de', 'Hafenstrasse 9\n47119 Duisburg')).toMatchObject({ addressLines: ['Hafenstrasse 9', '47119 Duisburg'], country: 'Niemcy' });
     // A line naming another country is the data's word against the code: both are printed, nothing is dropped.
-    expect(buyer('de', 'Hafenstrasse 9\n47119 Duisburg\nPolska')).toMatchObject({ addressLines: ['Hafenstrasse 9', '47119 Duisburg', 'Polska'], country: 'Niemcy' });
+    expect(buyer('de', 'Hafenstrasse 9\n47119 Duisburg\nPolska')).toMatchObject({
+      addressLines: ['Hafenstrasse 9', '47119 Duisburg', 'Polska'],
+      country: 'Niemcy',
+    });
     // A country's name elsewhere than on the last line is part of the address.
     expect(buyer('pl', 'Polska 12\n00-001 Warszawa').addressLines).toEqual(['Polska 12', '00-001 Warszawa']);
     expect(buyer('lu', 'Luxembourg').addressLines).toEqual([]);
@@ -275,7 +428,9 @@ describe('buildInvoiceDocument', () => {
         const doc = (lang: DocumentLanguage) =>
           build(lang, { items: [{ name: 'x', quantity: 1, unit: word, unitPriceNet: 1, taxRate: '23', amountNet: 1, amountTax: 0.23, amountGross: 1.23 }] });
         for (const to of DOCUMENT_LANGUAGES) {
-          expect(doc(to).items[0]!.unit, `${from} ${word} (${code}) in ${to}`).toBe(INVOICE_TRANSLATIONS[to].units[code as keyof typeof INVOICE_TRANSLATIONS.en.units]);
+          expect(doc(to).items[0]!.unit, `${from} ${word} (${code}) in ${to}`).toBe(
+            INVOICE_TRANSLATIONS[to].units[code as keyof typeof INVOICE_TRANSLATIONS.en.units],
+          );
         }
       }
     }
@@ -283,7 +438,9 @@ describe('buildInvoiceDocument', () => {
 
   it('when a unit is given by its e-invoice code, then the code says what it is; a unit nobody knows prints as given', () => {
     const unit = (lang: DocumentLanguage, given: string, unitCode?: string) =>
-      build(lang, { items: [{ name: 'x', quantity: 2, unit: given, unitCode, unitPriceNet: 1, taxRate: '23', amountNet: 2, amountTax: 0.46, amountGross: 2.46 }] }).items[0]!.unit;
+      build(lang, {
+        items: [{ name: 'x', quantity: 2, unit: given, unitCode, unitPriceNet: 1, taxRate: '23', amountNet: 2, amountTax: 0.46, amountGross: 2.46 }],
+      }).items[0]!.unit;
     expect(unit('pl', 'Stunden', 'HUR')).toBe('godz.');
     expect(unit('pl', 'pcs', 'C62')).toBe('szt.');
     expect(unit('cs', 'day')).toBe('den');

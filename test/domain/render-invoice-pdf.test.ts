@@ -87,7 +87,15 @@ describe('RenderInvoicePdfUseCase', () => {
       return render(document);
     };
     const invoices = new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic' })]);
-    const useCase = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage, timeZone: 'UTC', now: () => clock, ...TEMPLATE });
+    const useCase = new RenderInvoicePdfUseCase({
+      invoices,
+      clients: new FakeClients([baltic]),
+      renderer,
+      storage,
+      timeZone: 'UTC',
+      now: () => clock,
+      ...TEMPLATE,
+    });
     expect(await useCase.execute(job({ deadline: 2_000 }))).toMatchObject({ bytes: 0 });
     expect(renderer.documents).toHaveLength(1);
     expect(storage.objects.size).toBe(0);
@@ -118,7 +126,14 @@ describe('RenderInvoicePdfUseCase', () => {
     const renderer = new FakeRenderer();
     // 2025-11-30 23:30 UTC is 1 December in Warsaw.
     const invoices = new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic', issueDate: 1764545400 })]);
-    const warsaw = new RenderInvoicePdfUseCase({ invoices, clients: new FakeClients([baltic]), renderer, storage: new FakeStorage(), timeZone: 'Europe/Warsaw', ...TEMPLATE });
+    const warsaw = new RenderInvoicePdfUseCase({
+      invoices,
+      clients: new FakeClients([baltic]),
+      renderer,
+      storage: new FakeStorage(),
+      timeZone: 'Europe/Warsaw',
+      ...TEMPLATE,
+    });
     await warsaw.execute(job({ lang: 'de' }));
     expect(renderer.documents.at(-1)?.dates.issueDate).toBe('01.12.2025');
   });
@@ -156,7 +171,12 @@ describe('RenderInvoicePdfUseCase', () => {
   it('when the language or the duplicate flag differ, then so does the version', async () => {
     const { useCase } = setup();
     const versions = new Set<string | undefined>();
-    for (const [lang, duplicate] of [['pl', true], ['pl', false], ['de', true]] as const) versions.add((await useCase.execute(job({ lang, duplicate }))).version);
+    for (const [lang, duplicate] of [
+      ['pl', true],
+      ['pl', false],
+      ['de', true],
+    ] as const)
+      versions.add((await useCase.execute(job({ lang, duplicate }))).version);
     expect(versions.size).toBe(3);
   });
 

@@ -13,8 +13,17 @@ import { FakeCategories, FakeOrderFiles, FakeOrders, FakeQueue, FakeStorage } fr
 /** Rows and objects come in pairs, on every path of the store job and of the upload that waits for it. */
 
 const job = (deadline: number): JobPayloads['store-order-file'] => ({
-  directory: 'd', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf',
-  sha256: 'x', stagingKey: 'staging/a', storageKey: 'orders/d/1/a', requestId: 'r', deadline,
+  directory: 'd',
+  orderId: 1,
+  categoryId: null,
+  name: 'a.pdf',
+  size: 1,
+  contentType: 'application/pdf',
+  sha256: 'x',
+  stagingKey: 'staging/a',
+  storageKey: 'orders/d/1/a',
+  requestId: 'r',
+  deadline,
 });
 
 function storeSetup(clock: () => number) {
@@ -89,7 +98,10 @@ describe('store order file job: a row never points at a missing object', () => {
     const copy = storage.copy.bind(storage);
     storage.copy = async (from, to) => {
       await copy(from, to);
-      await files.insertOnce({ directory: 'd', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf', sha256: 'x', storageKey: to, createdAt: 1 }, 5_000);
+      await files.insertOnce(
+        { directory: 'd', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf', sha256: 'x', storageKey: to, createdAt: 1 },
+        5_000,
+      );
       clock = 6_000;
     };
     expect(await store.execute(job(5_000))).toEqual({ fileId: files.rows[0]!.id });
@@ -99,7 +111,12 @@ describe('store order file job: a row never points at a missing object', () => {
 
 describe('an upload whose jobs end differently', () => {
   const received = (index: number): ReceivedFile => ({
-    index, name: `scan-${index}.pdf`, size: 100, contentType: 'application/pdf', sha256: String(index).padStart(64, 'a'), localPath: `/tmp/part-${index}`,
+    index,
+    name: `scan-${index}.pdf`,
+    size: 100,
+    contentType: 'application/pdf',
+    sha256: String(index).padStart(64, 'a'),
+    localPath: `/tmp/part-${index}`,
   });
 
   function uploadSetup(unavailableNames: string[], options: { lost?: 'stored' | 'not stored'; jobTimeoutMs?: number } = {}) {
@@ -128,7 +145,13 @@ describe('an upload whose jobs end differently', () => {
       jobTimeoutMs: options.jobTimeoutMs ?? 30_000,
       newId: () => `id-${++ids}`,
     });
-    const run = () => useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => ({ files: [received(0), received(1), received(2)], categoryId: undefined, errors: {} }) });
+    const run = () =>
+      useCase.execute({
+        directory: 'baltic',
+        orderId: 3001,
+        requestId: 'r',
+        receive: async () => ({ files: [received(0), received(1), received(2)], categoryId: undefined, errors: {} }),
+      });
     return { run, files, storage };
   }
 
@@ -148,7 +171,7 @@ describe('an upload whose jobs end differently', () => {
     expect(files.rows).toEqual([]);
   });
 
-  it('when the queue loses a job that then stores its file, then the upload waits for the job\'s deadline and reports the file as uploaded', async () => {
+  it("when the queue loses a job that then stores its file, then the upload waits for the job's deadline and reports the file as uploaded", async () => {
     const { run, files } = uploadSetup(['scan-1.pdf'], { lost: 'stored', jobTimeoutMs: 300 });
     const payload = await run();
     expect(payload.uploaded.map((f) => f.name)).toEqual(['scan-0.pdf', 'scan-1.pdf', 'scan-2.pdf']);

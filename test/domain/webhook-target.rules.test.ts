@@ -6,7 +6,19 @@
  * trailing dots and mixed case) and public ones. Seeds are fixed.
  */
 import fc from 'fast-check';
-import { dotted, forbiddenHost, publicHost, urlWith, v4From, FORBIDDEN_V4, PUBLIC_V4, PUBLIC_V6, FORBIDDEN_V6, ipv6Spelling, embeddingSpellings } from '../support/hostile-webhook-urls.js';
+import {
+  dotted,
+  forbiddenHost,
+  publicHost,
+  urlWith,
+  v4From,
+  FORBIDDEN_V4,
+  PUBLIC_V4,
+  PUBLIC_V6,
+  FORBIDDEN_V6,
+  ipv6Spelling,
+  embeddingSpellings,
+} from '../support/hostile-webhook-urls.js';
 import { describe, expect, it } from 'vitest';
 import { checkWebhookUrl, isForbiddenAddress, WebhookUrlMessages } from '@logi/domain';
 
@@ -136,12 +148,16 @@ describe('checkWebhookUrl: hosts that need no DNS', () => {
     expect(messageOf(raw, LENIENT)).toBeNull();
   });
 
-  it.each(['https://localhost.example.com/in', 'https://mylocalhost/in', 'https://127.0.0.1.example.com/in', 'https://[2001:4860::1]/in', 'https://[::ffff:8.8.8.8]/in', 'https://[64:ff9b::808:808]/in'])(
-    'when the url is %s, then no rule without DNS refuses it',
-    (raw) => {
-      expect(messageOf(raw, STRICT)).toBeNull();
-    },
-  );
+  it.each([
+    'https://localhost.example.com/in',
+    'https://mylocalhost/in',
+    'https://127.0.0.1.example.com/in',
+    'https://[2001:4860::1]/in',
+    'https://[::ffff:8.8.8.8]/in',
+    'https://[64:ff9b::808:808]/in',
+  ])('when the url is %s, then no rule without DNS refuses it', (raw) => {
+    expect(messageOf(raw, STRICT)).toBeNull();
+  });
 
   it('when the host is a name, then the check says so and gives it without trailing dots, for DNS to judge', () => {
     expect(checkWebhookUrl('https://Hooks.Example.com../in', STRICT)).toMatchObject({ ok: true, host: 'hooks.example.com', ipLiteral: false });
@@ -150,27 +166,101 @@ describe('checkWebhookUrl: hosts that need no DNS', () => {
 
 describe('isForbiddenAddress', () => {
   it.each([
-    '127.0.0.1', '127.255.255.254', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '169.254.0.1',
-    '100.64.0.1', '100.100.100.200', '100.127.255.255', '0.0.0.0', '0.1.2.3', '255.255.255.255', '224.0.0.251', '239.255.255.250',
-    '240.0.0.1', '192.0.0.1', '192.0.2.1', '198.18.0.1', '198.19.255.255', '198.51.100.1', '203.0.113.1',
-    '::1', '::', '[::1]', 'fe80::1', 'fe80::1%eth0', 'febf::1', 'fc00::1', 'fd00:ec2::254', 'ff02::1', 'ff05::2', 'fec0::1',
-    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '::ffff:0:7f00:1', '64:ff9b::a00:1',
-    '64:ff9b:1::808:808', '2002:a00:1::', '2002:7f00:1::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2',
-    '::127.0.0.1', '::8.8.8.8', '::8.8.8.8%eth0', '::ffff:010.0.0.1', '2001:db8::1', '3fff::1', '100::1', '1::1', '4000::1',
-    '', 'localhost', 'example.com', '2130706433', '0177.0.0.1', '0x7f.0.0.1', '127.1', '010.0.0.1', ' 8.8.8.8', '8.8.8.8 ', '1.2.3.4.5', '::1::', 'garbage',
+    '127.0.0.1',
+    '127.255.255.254',
+    '10.0.0.1',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.0.1',
+    '169.254.169.254',
+    '169.254.0.1',
+    '100.64.0.1',
+    '100.100.100.200',
+    '100.127.255.255',
+    '0.0.0.0',
+    '0.1.2.3',
+    '255.255.255.255',
+    '224.0.0.251',
+    '239.255.255.250',
+    '240.0.0.1',
+    '192.0.0.1',
+    '192.0.2.1',
+    '198.18.0.1',
+    '198.19.255.255',
+    '198.51.100.1',
+    '203.0.113.1',
+    '::1',
+    '::',
+    '[::1]',
+    'fe80::1',
+    'fe80::1%eth0',
+    'febf::1',
+    'fc00::1',
+    'fd00:ec2::254',
+    'ff02::1',
+    'ff05::2',
+    'fec0::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:169.254.169.254',
+    '::ffff:0:7f00:1',
+    '64:ff9b::a00:1',
+    '64:ff9b:1::808:808',
+    '2002:a00:1::',
+    '2002:7f00:1::1',
+    '2001::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '::127.0.0.1',
+    '::8.8.8.8',
+    '::8.8.8.8%eth0',
+    '::ffff:010.0.0.1',
+    '2001:db8::1',
+    '3fff::1',
+    '100::1',
+    '1::1',
+    '4000::1',
+    '',
+    'localhost',
+    'example.com',
+    '2130706433',
+    '0177.0.0.1',
+    '0x7f.0.0.1',
+    '127.1',
+    '010.0.0.1',
+    ' 8.8.8.8',
+    '8.8.8.8 ',
+    '1.2.3.4.5',
+    '::1::',
+    'garbage',
   ])('when the address is %j, then it is forbidden', (address) => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.15.255.255', '172.32.0.1', '100.63.255.255', '100.128.0.1', '169.253.0.1', '192.169.0.1', '223.255.255.254',
-    '2001:4860:4860::8888', '2606:4700:4700::1111', '2a00:1450:4001::200e', '[2001:4860::1]', '::ffff:8.8.8.8', '::ffff:808:808', '::ffff:8.8.8.8%eth0', '64:ff9b::808:808', '2002:808:808::1'])(
-    'when the address is %s, then it is public',
-    (address) => {
-      expect(isForbiddenAddress(address)).toBe(false);
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '172.15.255.255',
+    '172.32.0.1',
+    '100.63.255.255',
+    '100.128.0.1',
+    '169.253.0.1',
+    '192.169.0.1',
+    '223.255.255.254',
+    '2001:4860:4860::8888',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001::200e',
+    '[2001:4860::1]',
+    '::ffff:8.8.8.8',
+    '::ffff:808:808',
+    '::ffff:8.8.8.8%eth0',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])('when the address is %s, then it is public', (address) => {
+    expect(isForbiddenAddress(address)).toBe(false);
+  });
 });
-
 
 describe('checkWebhookUrl and isForbiddenAddress with generated spellings', () => {
   it('when a non-public address or localhost is spelt in any way, then the url is refused, and allowed when private targets are', () => {
@@ -185,10 +275,13 @@ describe('checkWebhookUrl and isForbiddenAddress with generated spellings', () =
 
   it('when the same url uses http, then it is refused without private targets and allowed with them', () => {
     fc.assert(
-      fc.property(urlWith(forbiddenHost).map((raw) => raw.replace(/^https/i, 'http')), (raw) => {
-        expect(checkWebhookUrl(raw, STRICT).ok, raw).toBe(false);
-        expect(messageOf(raw, LENIENT), raw).toBeNull();
-      }),
+      fc.property(
+        urlWith(forbiddenHost).map((raw) => raw.replace(/^https/i, 'http')),
+        (raw) => {
+          expect(checkWebhookUrl(raw, STRICT).ok, raw).toBe(false);
+          expect(messageOf(raw, LENIENT), raw).toBeNull();
+        },
+      ),
       { seed: 1818, numRuns: 150 },
     );
   });
@@ -208,21 +301,38 @@ describe('checkWebhookUrl and isForbiddenAddress with generated spellings', () =
   });
 
   it('when a resolver or a socket reports a non-public address in its usual form, then it is forbidden; a public one is not', () => {
-    const forbidden = fc.oneof(v4From(FORBIDDEN_V4).map(dotted), FORBIDDEN_V6.chain((g) => ipv6Spelling(g)), v4From(FORBIDDEN_V4).chain((n) => embeddingSpellings(n, true)));
-    const allowed = fc.oneof(v4From(PUBLIC_V4).map(dotted), PUBLIC_V6.chain((g) => ipv6Spelling(g)), v4From(PUBLIC_V4).chain((n) => embeddingSpellings(n, false)));
-    fc.assert(fc.property(forbidden, (address) => {
-      expect(isForbiddenAddress(address), address).toBe(true);
-    }), { seed: 127, ...RUNS });
-    fc.assert(fc.property(allowed, (address) => {
-      expect(isForbiddenAddress(address), address).toBe(false);
-    }), { seed: 8, ...RUNS });
+    const forbidden = fc.oneof(
+      v4From(FORBIDDEN_V4).map(dotted),
+      FORBIDDEN_V6.chain((g) => ipv6Spelling(g)),
+      v4From(FORBIDDEN_V4).chain((n) => embeddingSpellings(n, true)),
+    );
+    const allowed = fc.oneof(
+      v4From(PUBLIC_V4).map(dotted),
+      PUBLIC_V6.chain((g) => ipv6Spelling(g)),
+      v4From(PUBLIC_V4).chain((n) => embeddingSpellings(n, false)),
+    );
+    fc.assert(
+      fc.property(forbidden, (address) => {
+        expect(isForbiddenAddress(address), address).toBe(true);
+      }),
+      { seed: 127, ...RUNS },
+    );
+    fc.assert(
+      fc.property(allowed, (address) => {
+        expect(isForbiddenAddress(address), address).toBe(false);
+      }),
+      { seed: 8, ...RUNS },
+    );
   });
 
   it('when the text is not an address at all, then it is forbidden', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 40 }).filter((s) => !/^[\d.]+$/.test(s) && !s.includes(':')), (text) => {
-        expect(isForbiddenAddress(text), text).toBe(true);
-      }),
+      fc.property(
+        fc.string({ maxLength: 40 }).filter((s) => !/^[\d.]+$/.test(s) && !s.includes(':')),
+        (text) => {
+          expect(isForbiddenAddress(text), text).toBe(true);
+        },
+      ),
       { seed: 404, numRuns: 300 },
     );
   });

@@ -68,18 +68,41 @@ describe('DeliverWebhookUseCase', () => {
         body,
         timeoutMs: 10_000,
         allowPrivateTargets: false,
-        headers: { 'content-type': 'application/json', 'webhook-id': '42', 'webhook-timestamp': '1000', 'webhook-signature': `42|1000|${body.length}|whsec_new+whsec_old` },
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': '42',
+          'webhook-timestamp': '1000',
+          'webhook-signature': `42|1000|${body.length}|whsec_new+whsec_old`,
+        },
       },
     ]);
     expect(recorded).toEqual([
-      { deliveryId: 11, endpointId: 2, now: 1000, succeeded: true, responseStatus: 204, error: null, retryAt: null, failingSince: null, disableReason: null, endpointWasFailing: false },
+      {
+        deliveryId: 11,
+        endpointId: 2,
+        now: 1000,
+        succeeded: true,
+        responseStatus: 204,
+        error: null,
+        retryAt: null,
+        failingSince: null,
+        disableReason: null,
+        endpointWasFailing: false,
+      },
     ]);
   });
 
   it('when the endpoint answers 500, then a failure with its status, the retry due after the first delay, and the streak starting now', async () => {
     const { deliver, recorded } = deliverWith({ kind: 'answered', status: 500 });
     await deliver.execute(claimed());
-    expect(recorded[0]).toMatchObject({ succeeded: false, responseStatus: 500, error: 'The endpoint answered 500.', retryAt: 1005, failingSince: 1000, disableReason: null });
+    expect(recorded[0]).toMatchObject({
+      succeeded: false,
+      responseStatus: 500,
+      error: 'The endpoint answered 500.',
+      retryAt: 1005,
+      failingSince: 1000,
+      disableReason: null,
+    });
   });
 
   it('when the last attempt of the schedule fails, then no retry; when the streak reached the disable period, the endpoint is disabled and nothing is retried', async () => {
@@ -88,7 +111,11 @@ describe('DeliverWebhookUseCase', () => {
     expect(last.recorded[0]).toMatchObject({ retryAt: null, error: 'timed out after 10000 ms', responseStatus: null, disableReason: null });
     const long = deliverWith({ kind: 'failed', error: 'connection refused', refused: false }, 10_000);
     await long.deliver.execute(claimed({ failingSince: 10_000 - 3600 }));
-    expect(long.recorded[0]).toMatchObject({ retryAt: null, failingSince: 10_000 - 3600, disableReason: 'Disabled after 1 hours in which every delivery failed.' });
+    expect(long.recorded[0]).toMatchObject({
+      retryAt: null,
+      failingSince: 10_000 - 3600,
+      disableReason: 'Disabled after 1 hours in which every delivery failed.',
+    });
   });
 
   it('when the event is no longer kept, then nothing is sent and the attempt fails for good', async () => {

@@ -46,7 +46,13 @@ function documentFor(lang: DocumentLanguage, overrides: Partial<InvoiceDetail> =
 
 /** Per language: a customer and a label whose diacritics must survive into the PDF text. */
 const cases: Record<DocumentLanguage, { customer: string; label: string; title: string; gross: string; mark: string }> = {
-  cs: { customer: 'Přeprava Žďár Říčany s.r.o.', label: 'Datum uskutečnění zdanitelného plnění', title: 'Faktura – daňový doklad', gross: '14 345,67 €', mark: 'DUPLIKÁT' },
+  cs: {
+    customer: 'Přeprava Žďár Říčany s.r.o.',
+    label: 'Datum uskutečnění zdanitelného plnění',
+    title: 'Faktura – daňový doklad',
+    gross: '14 345,67 €',
+    mark: 'DUPLIKÁT',
+  },
   de: { customer: 'Müller Spedition Großenhain GmbH', label: 'Beträge in EUR', title: 'Rechnung', gross: '14.345,67 €', mark: 'DUPLIKAT' },
   en: { customer: 'Thames Freight Ltd', label: 'Date of supply', title: 'Invoice', gross: '€14,345.67', mark: 'DUPLICATE' },
   pl: { customer: 'Źródło Łódź Spedycja Sp. z o.o.', label: 'Data sprzedaży', title: 'Faktura VAT', gross: '14 345,67 €', mark: 'DUPLIKAT' },
@@ -111,10 +117,42 @@ describe('ChromiumPdfRenderer', () => {
   });
 
   describe.each([
-    { lang: 'pl', buyerCountry: 'Polska', sellerCountry: 'Polska', buyerVat: 'NIP: 5252345678', sellerVat: 'NIP: PL5860000000', pieces: 'szt.', hours: 'godz.' },
-    { lang: 'pl', buyerCountry: 'Rumunia', sellerCountry: 'Polska', buyerVat: 'NIP UE: RO18547290', sellerVat: 'NIP: PL5860000000', pieces: 'szt.', hours: 'godz.' },
-    { lang: 'ro', buyerCountry: 'România', sellerCountry: 'Polonia', buyerVat: 'CIF: RO18547290', sellerVat: 'Cod TVA: PL5860000000', pieces: 'buc.', hours: 'ore' },
-    { lang: 'tr', buyerCountry: 'Türkiye', sellerCountry: 'Polonya', buyerVat: 'VKN: 9876543210', sellerVat: 'Vergi No: PL5860000000', pieces: 'adet', hours: 'saat' },
+    {
+      lang: 'pl',
+      buyerCountry: 'Polska',
+      sellerCountry: 'Polska',
+      buyerVat: 'NIP: 5252345678',
+      sellerVat: 'NIP: PL5860000000',
+      pieces: 'szt.',
+      hours: 'godz.',
+    },
+    {
+      lang: 'pl',
+      buyerCountry: 'Rumunia',
+      sellerCountry: 'Polska',
+      buyerVat: 'NIP UE: RO18547290',
+      sellerVat: 'NIP: PL5860000000',
+      pieces: 'szt.',
+      hours: 'godz.',
+    },
+    {
+      lang: 'ro',
+      buyerCountry: 'România',
+      sellerCountry: 'Polonia',
+      buyerVat: 'CIF: RO18547290',
+      sellerVat: 'Cod TVA: PL5860000000',
+      pieces: 'buc.',
+      hours: 'ore',
+    },
+    {
+      lang: 'tr',
+      buyerCountry: 'Türkiye',
+      sellerCountry: 'Polonya',
+      buyerVat: 'VKN: 9876543210',
+      sellerVat: 'Vergi No: PL5860000000',
+      pieces: 'adet',
+      hours: 'saat',
+    },
   ] as const)('when a $lang invoice is printed for a buyer in $buyerCountry whose address ends in its country', (want) => {
     const buyers = {
       Polska: { customerVat: '5252345678', customerCountry: 'pl', customerAddress: 'ul. Źródlana 5\n80-180 Gdańsk\nPolska' },
@@ -233,7 +271,14 @@ describe('ChromiumPdfRenderer', () => {
       await warmUp(limited);
       // Thousands of rows take several seconds to lay out, far over the limit.
       const items = Array.from({ length: 10_000 }, (_, i) => ({
-        name: `Pallet ${i}`, quantity: 1, unit: 'pcs', unitPriceNet: 1, taxRate: '23', amountNet: 1, amountTax: 0.23, amountGross: 1.23,
+        name: `Pallet ${i}`,
+        quantity: 1,
+        unit: 'pcs',
+        unitPriceNet: 1,
+        taxRate: '23',
+        amountNet: 1,
+        amountTax: 0.23,
+        amountGross: 1.23,
       }));
       const started = Date.now();
       const error = await limited.render(documentFor('en', { items })).catch((e: unknown) => e);
@@ -254,7 +299,14 @@ describe('ChromiumPdfRenderer', () => {
     try {
       await warmUp(single);
       const items = Array.from({ length: 10_000 }, (_, i) => ({
-        name: `Pallet ${i}`, quantity: 1, unit: 'pcs', unitPriceNet: 1, taxRate: '23', amountNet: 1, amountTax: 0.23, amountGross: 1.23,
+        name: `Pallet ${i}`,
+        quantity: 1,
+        unit: 'pcs',
+        unitPriceNet: 1,
+        taxRate: '23',
+        amountNet: 1,
+        amountTax: 0.23,
+        amountGross: 1.23,
       }));
       const started = Date.now();
       const slow = single.render(documentFor('en', { items })).catch((e: unknown) => e);

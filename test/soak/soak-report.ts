@@ -19,7 +19,18 @@ export interface ProfileReport {
   noAnswer: number;
   skipped: number;
   latencyMs: Record<string, { p50: number; p99: number; n: number }>;
-  processes: Record<string, { samples: Sample[]; rssSlopeMiBPerMin: number; rssLeastSquaresMiBPerMin: number; heapSlopeMiBPerMin: number | null; heapTotalSlopeMiBPerMin: number | null; externalSlopeMiBPerMin: number | null; fdGrowth: number }>;
+  processes: Record<
+    string,
+    {
+      samples: Sample[];
+      rssSlopeMiBPerMin: number;
+      rssLeastSquaresMiBPerMin: number;
+      heapSlopeMiBPerMin: number | null;
+      heapTotalSlopeMiBPerMin: number | null;
+      externalSlopeMiBPerMin: number | null;
+      fdGrowth: number;
+    }
+  >;
   failures: string[];
 }
 
@@ -80,9 +91,12 @@ export function rssChart(reports: ProfileReport[]): string {
     );
   });
   const yTicks = Array.from({ length: 5 }, (_, i) => (maxY * i) / 4).map(
-    (v) => `<text x="${pad.left - 8}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(0)}</text><line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" stroke="#eee"/>`,
+    (v) =>
+      `<text x="${pad.left - 8}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(0)}</text><line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" stroke="#eee"/>`,
   );
-  const xTicks = Array.from({ length: 6 }, (_, i) => (maxX * i) / 5).map((v) => `<text x="${x(v)}" y="${height - pad.bottom + 16}" text-anchor="middle" font-size="11">${v.toFixed(1)}</text>`);
+  const xTicks = Array.from({ length: 6 }, (_, i) => (maxX * i) / 5).map(
+    (v) => `<text x="${x(v)}" y="${height - pad.bottom + 16}" text-anchor="middle" font-size="11">${v.toFixed(1)}</text>`,
+  );
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">`,
     `<rect width="100%" height="100%" fill="white"/>`,

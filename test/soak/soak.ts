@@ -50,7 +50,16 @@ function headers(): Record<string, string> {
 /** One request of the mix; returns its kind, so latencies are kept apart. */
 type Call = { kind: string; run: (root: string, signal: AbortSignal) => Promise<Response> };
 
-const LIST_QUERIES = ['', '?per_page=50&page=2', '?statuses=overdue,paid', '?search=2026', '?customer_name=cargo', '?sort_by=amount_gross&sort_dir=asc', '?period=last_90_days', '?types=s,c&sort_by=nr'];
+const LIST_QUERIES = [
+  '',
+  '?per_page=50&page=2',
+  '?statuses=overdue,paid',
+  '?search=2026',
+  '?customer_name=cargo',
+  '?sort_by=amount_gross&sort_dir=asc',
+  '?period=last_90_days',
+  '?types=s,c&sort_by=nr',
+];
 const PDF_BYTES = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
 
 function pick<T>(list: readonly T[], i: number): T {
@@ -102,7 +111,11 @@ async function memoryMiB(metricsUrl: string | null): Promise<Pick<Sample, 'heapU
       const line = lines.find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
       return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) / 2 ** 20 : null;
     };
-    return { heapUsedMiB: gauge('nodejs_heap_size_used_bytes'), heapTotalMiB: gauge('nodejs_heap_size_total_bytes'), externalMiB: gauge('nodejs_external_memory_bytes') };
+    return {
+      heapUsedMiB: gauge('nodejs_heap_size_used_bytes'),
+      heapTotalMiB: gauge('nodejs_heap_size_total_bytes'),
+      externalMiB: gauge('nodejs_external_memory_bytes'),
+    };
   } catch {
     return none;
   }
@@ -111,7 +124,16 @@ async function memoryMiB(metricsUrl: string | null): Promise<Pick<Sample, 'heapU
 async function startApi(env: Record<string, string>): Promise<{ child: ChildProcess; root: string; metricsUrl: string | null }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/api/src/main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()), PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_MAX: '1000000000', ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(await freePort()),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      RATE_LIMIT_MAX: '1000000000',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stderr: string[] = [];
@@ -268,7 +290,8 @@ async function soakProfile(profile: 'embedded' | 'production'): Promise<ProfileR
       externalSlopeMiBPerMin: series((s) => s.externalMiB),
       fdGrowth,
     };
-    if (rssSlope > RSS_SLOPE_LIMIT_MIB_PER_MIN) failures.push(`${name}: RSS grows ${rssSlope.toFixed(2)} MiB/min after warm-up (limit ${RSS_SLOPE_LIMIT_MIB_PER_MIN})`);
+    if (rssSlope > RSS_SLOPE_LIMIT_MIB_PER_MIN)
+      failures.push(`${name}: RSS grows ${rssSlope.toFixed(2)} MiB/min after warm-up (limit ${RSS_SLOPE_LIMIT_MIB_PER_MIN})`);
     if (fdGrowth > FD_GROWTH_LIMIT) failures.push(`${name}: open descriptors grew by ${fdGrowth} after warm-up`);
   }
   for (const [status, count] of Object.entries(byStatus)) {

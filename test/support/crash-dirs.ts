@@ -47,7 +47,5 @@ export async function removeCrashDirsOf(pid: number): Promise<void> {
 
 /** Live (not zombie) processes that name one of `dirs`: crash handlers on their command line, browsers in their environment. */
 function processesUsing(dirs: Set<string>): ProcessInfo[] {
-  return allProcesses().filter(
-    (p) => p.state !== 'Z' && (dirs.has(crashDatabaseOf(p) ?? '') || dirs.has(environOf(p.pid).BREAKPAD_DUMP_LOCATION ?? '')),
-  );
+  return allProcesses().filter((p) => p.state !== 'Z' && (dirs.has(crashDatabaseOf(p) ?? '') || dirs.has(environOf(p.pid).BREAKPAD_DUMP_LOCATION ?? '')));
 }

@@ -16,5 +16,8 @@ exitGracefully({
 // Keeps the process alive, as a listener would.
 setInterval(() => undefined, 60_000);
 if (process.env.TRIGGER === 'rejection') void Promise.reject(new Error('nobody caught me'));
-if (process.env.TRIGGER === 'exception') setTimeout(() => { throw new Error('thrown in a timer'); }, 0);
+if (process.env.TRIGGER === 'exception')
+  setTimeout(() => {
+    throw new Error('thrown in a timer');
+  }, 0);
 process.stdout.write('{"msg":"ready"}\n');

@@ -12,11 +12,25 @@ const ip4 = (a: number, b: number, c: number, d: number): number => ((a << 24) |
 
 /** Every IPv4 range that is not public, the metadata and CGNAT ranges among them. */
 export const FORBIDDEN_V4: readonly Cidr4[] = [
-  [ip4(127, 0, 0, 0), 8], [ip4(10, 0, 0, 0), 8], [ip4(172, 16, 0, 0), 12], [ip4(192, 168, 0, 0), 16], [ip4(169, 254, 0, 0), 16],
-  [ip4(100, 64, 0, 0), 10], [ip4(0, 0, 0, 0), 8], [ip4(224, 0, 0, 0), 4], [ip4(240, 0, 0, 0), 4], [ip4(192, 0, 0, 0), 24],
-  [ip4(192, 0, 2, 0), 24], [ip4(198, 18, 0, 0), 15], [ip4(198, 51, 100, 0), 24], [ip4(203, 0, 113, 0), 24],
+  [ip4(127, 0, 0, 0), 8],
+  [ip4(10, 0, 0, 0), 8],
+  [ip4(172, 16, 0, 0), 12],
+  [ip4(192, 168, 0, 0), 16],
+  [ip4(169, 254, 0, 0), 16],
+  [ip4(100, 64, 0, 0), 10],
+  [ip4(0, 0, 0, 0), 8],
+  [ip4(224, 0, 0, 0), 4],
+  [ip4(240, 0, 0, 0), 4],
+  [ip4(192, 0, 0, 0), 24],
+  [ip4(192, 0, 2, 0), 24],
+  [ip4(198, 18, 0, 0), 15],
+  [ip4(198, 51, 100, 0), 24],
+  [ip4(203, 0, 113, 0), 24],
 ];
-export const PUBLIC_V4: readonly Cidr4[] = [[ip4(8, 8, 0, 0), 16], [ip4(1, 1, 1, 0), 24]];
+export const PUBLIC_V4: readonly Cidr4[] = [
+  [ip4(8, 8, 0, 0), 16],
+  [ip4(1, 1, 1, 0), 24],
+];
 
 function inCidr([base, bits]: Cidr4): fc.Arbitrary<number> {
   const hostBits = 32 - bits;
@@ -25,7 +39,10 @@ function inCidr([base, bits]: Cidr4): fc.Arbitrary<number> {
 export const v4From = (ranges: readonly Cidr4[]) => fc.constantFrom(...ranges).chain(inCidr);
 
 export const dotted = (n: number): string => [n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff].join('.');
-export const randomCase = (text: string) => fc.array(fc.boolean(), { minLength: text.length, maxLength: text.length }).map((ups) => [...text].map((ch, i) => (ups[i] ? ch.toUpperCase() : ch.toLowerCase())).join(''));
+export const randomCase = (text: string) =>
+  fc
+    .array(fc.boolean(), { minLength: text.length, maxLength: text.length })
+    .map((ups) => [...text].map((ch, i) => (ups[i] ? ch.toUpperCase() : ch.toLowerCase())).join(''));
 
 /** One number in a radix the WHATWG IPv4 parser (and inet_aton) reads: decimal, octal with a leading 0, or hex with 0x. */
 function numberSpelling(value: number): fc.Arbitrary<string> {
@@ -61,27 +78,29 @@ export function ipv6Spelling(groups: readonly number[], allowDottedTail = true):
     for (let start = i; start < j; start++) for (let end = start + 1; end <= j; end++) runs.push([start, end]);
     i = j;
   }
-  return fc.record({
-    pad: fc.boolean(),
-    upper: fc.boolean(),
-    dottedTail: allowDottedTail ? fc.boolean() : fc.constant(false),
-    run: runs.length > 0 ? fc.option(fc.constantFrom(...runs), { nil: null }) : fc.constant(null),
-  }).map(({ pad, upper, dottedTail, run }) => {
-    const text = (g: number) => {
-      const hex = pad ? g.toString(16).padStart(4, '0') : g.toString(16);
-      return upper ? hex.toUpperCase() : hex;
-    };
-    const head = dottedTail ? groups.slice(0, 6) : groups;
-    const tail = dottedTail ? [dotted(((groups[6]! << 16) | groups[7]!) >>> 0)] : [];
-    const written = head.map(text);
-    if (run && run[1] <= head.length) {
-      const [start, end] = run;
-      const before = written.slice(0, start).join(':');
-      const after = [...written.slice(end), ...tail].join(':');
-      return `${before}::${after}`;
-    }
-    return [...written, ...tail].join(':');
-  });
+  return fc
+    .record({
+      pad: fc.boolean(),
+      upper: fc.boolean(),
+      dottedTail: allowDottedTail ? fc.boolean() : fc.constant(false),
+      run: runs.length > 0 ? fc.option(fc.constantFrom(...runs), { nil: null }) : fc.constant(null),
+    })
+    .map(({ pad, upper, dottedTail, run }) => {
+      const text = (g: number) => {
+        const hex = pad ? g.toString(16).padStart(4, '0') : g.toString(16);
+        return upper ? hex.toUpperCase() : hex;
+      };
+      const head = dottedTail ? groups.slice(0, 6) : groups;
+      const tail = dottedTail ? [dotted(((groups[6]! << 16) | groups[7]!) >>> 0)] : [];
+      const written = head.map(text);
+      if (run && run[1] <= head.length) {
+        const [start, end] = run;
+        const before = written.slice(0, start).join(':');
+        const after = [...written.slice(end), ...tail].join(':');
+        return `${before}::${after}`;
+      }
+      return [...written, ...tail].join(':');
+    });
 }
 
 /** IPv6 forms that carry an IPv4 address: mapped, translated, NAT64 well-known prefix, 6to4; and the deprecated compatible form for non-public ones. */
@@ -108,7 +127,10 @@ function v6In(prefix: readonly number[], prefixBits: number): fc.Arbitrary<numbe
 }
 
 // Groups past the prefix are often zero, so runs of zeros (and so compression) are common.
-const sparseV6 = (prefix: readonly number[], bits: number) => v6In(prefix, bits).chain((groups) => fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }).map((zero) => groups.map((g, i) => (16 * i >= bits && zero[i] ? 0 : g))));
+const sparseV6 = (prefix: readonly number[], bits: number) =>
+  v6In(prefix, bits).chain((groups) =>
+    fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }).map((zero) => groups.map((g, i) => (16 * i >= bits && zero[i] ? 0 : g))),
+  );
 export const FORBIDDEN_V6 = fc.oneof(
   fc.constant([0, 0, 0, 0, 0, 0, 0, 1]),
   fc.constant([0, 0, 0, 0, 0, 0, 0, 0]),
@@ -130,16 +152,27 @@ export const localhostName = fc
 export const forbiddenHost = fc.oneof(
   { weight: 4, arbitrary: v4From(FORBIDDEN_V4).chain(ipv4Spelling) },
   { weight: 1, arbitrary: v4From(FORBIDDEN_V4).map((n) => `${dotted(n)}..`) },
-  { weight: 3, arbitrary: v4From(FORBIDDEN_V4).chain((n) => embeddingSpellings(n, true)).map((a) => `[${a}]`) },
+  {
+    weight: 3,
+    arbitrary: v4From(FORBIDDEN_V4)
+      .chain((n) => embeddingSpellings(n, true))
+      .map((a) => `[${a}]`),
+  },
   { weight: 3, arbitrary: FORBIDDEN_V6.chain((g) => ipv6Spelling(g)).map((a) => `[${a}]`) },
   { weight: 2, arbitrary: localhostName },
 );
 export const publicHost = fc.oneof(
   v4From(PUBLIC_V4).chain(ipv4Spelling),
-  v4From(PUBLIC_V4).chain((n) => embeddingSpellings(n, false)).map((a) => `[${a}]`),
+  v4From(PUBLIC_V4)
+    .chain((n) => embeddingSpellings(n, false))
+    .map((a) => `[${a}]`),
   PUBLIC_V6.chain((g) => ipv6Spelling(g)).map((a) => `[${a}]`),
 );
 
-const port = fc.option(fc.integer({ min: 1, max: 65535 }).map((p) => `:${p}`), { nil: '' });
+const port = fc.option(
+  fc.integer({ min: 1, max: 65535 }).map((p) => `:${p}`),
+  { nil: '' },
+);
 const pathAndQuery = fc.constantFrom('', '/', '/hooks', '/a/b/c?x=1', '/latest/meta-data/iam?x=y#frag', '/%2e%2e/in');
-export const urlWith = (host: fc.Arbitrary<string>) => fc.tuple(randomCase('https'), host, port, pathAndQuery).map(([scheme, h, p, rest]) => `${scheme}://${h}${p}${rest}`);
+export const urlWith = (host: fc.Arbitrary<string>) =>
+  fc.tuple(randomCase('https'), host, port, pathAndQuery).map(([scheme, h, p, rest]) => `${scheme}://${h}${p}${rest}`);

@@ -41,7 +41,9 @@ export function generatedInvoices(count: number, directory: string) {
         correct_of: null,
         added_time: issue + 3600,
         orders: [{ type: 'FTL', nr: `ORD/${i}`, cmr: `CMR ${i}`, tasks: [], files: [], contacts: [] }],
-        items: [{ name: `Freight leg ${i}`, quantity: 1, unit: 'pcs', unit_price_net: gross, tax_rate: '23', amount_net: gross, amount_tax: 0, amount_gross: gross }],
+        items: [
+          { name: `Freight leg ${i}`, quantity: 1, unit: 'pcs', unit_price_net: gross, tax_rate: '23', amount_net: gross, amount_tax: 0, amount_gross: gross },
+        ],
       };
     }),
   };

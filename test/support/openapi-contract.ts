@@ -50,7 +50,10 @@ export class OpenApiContract {
     while (response.$ref) {
       const target = response.$ref;
       if (!target.startsWith('#/')) throw new Error(`${method} ${path} ${key}: only local references are followed, not ${target}`);
-      pointer = target.slice(2).split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+      pointer = target
+        .slice(2)
+        .split('/')
+        .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
       response = pointer.reduce<any>((node, part) => node?.[part], this.doc) as DocumentedResponse;
       if (!response) throw new Error(`${method} ${path} ${key}: ${target} is not in the document`);
     }
@@ -105,7 +108,9 @@ export class OpenApiContract {
       const check = this.ajv.compile(parameter.schema);
       expect(check(value), `webhook ${name}: header ${parameter.name}=${String(value)} fits ${JSON.stringify(parameter.schema)}`).toBe(true);
     }
-    const mediaType = String(request.headers['content-type'] ?? '').split(';')[0]!.trim();
+    const mediaType = String(request.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
     expect(Object.keys(entry!.requestBody.content), `webhook ${name}: content type ${mediaType} is documented`).toContain(mediaType);
     const body: unknown = JSON.parse(request.body);
     const validate = this.validatorFor(['webhooks', name, request.method.toLowerCase(), 'requestBody', 'content', mediaType, 'schema']);
@@ -114,9 +119,7 @@ export class OpenApiContract {
   }
 
   private validatorFor(parts: string[]): ValidateFunction {
-    const pointer = parts
-      .map((part) => encodeURIComponent(part.replace(/~/g, '~0').replace(/\//g, '~1')))
-      .join('/');
+    const pointer = parts.map((part) => encodeURIComponent(part.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
     const ref = `${DOC_ID}#/${pointer}`;
     let validate = this.compiled.get(ref);
     if (!validate) {

@@ -97,8 +97,17 @@ const ajv = new Ajv2020({ strict: false, validateFormats: false });
 /** One code point, mostly ASCII, with the characters that break naive code: controls, line breaks, astral, combining. */
 const TEXT_UNIT = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) },
-  { weight: 2, arbitrary: fc.constantFrom('ł', 'Ó', 'ß', 'İ', '\u00a0', '\u0301', '\n', '\t', '\u0000', '\u007f', '\u2028', '\ufeff', '😀', '𝔘', '%', '_', '\\', ',') },
-  { weight: 1, arbitrary: fc.integer({ min: 0xa0, max: 0x10ffff }).filter((c) => c < 0xd800 || c > 0xdfff).map((c) => String.fromCodePoint(c)) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('ł', 'Ó', 'ß', 'İ', '\u00a0', '\u0301', '\n', '\t', '\u0000', '\u007f', '\u2028', '\ufeff', '😀', '𝔘', '%', '_', '\\', ','),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 0xa0, max: 0x10ffff })
+      .filter((c) => c < 0xd800 || c > 0xdfff)
+      .map((c) => String.fromCodePoint(c)),
+  },
 );
 /** Visible ASCII: what a header value can hold without its meaning changing on the way. */
 const VISIBLE_UNIT = fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c));
@@ -159,7 +168,8 @@ function wireValues(schema: Schema, where: Location | 'item', label: string): { 
   switch (schema.type) {
     case 'integer': {
       // The server bounds every integer it reads (2^53-1 at most): a schema without both bounds does not say where.
-      if (typeof schema.minimum !== 'number' || typeof schema.maximum !== 'number') throw unsupported(`${label} (an integer needs minimum and maximum)`, schema);
+      if (typeof schema.minimum !== 'number' || typeof schema.maximum !== 'number')
+        throw unsupported(`${label} (an integer needs minimum and maximum)`, schema);
       const [min, max] = [BigInt(schema.minimum), BigInt(schema.maximum)];
       return {
         valid: fc.oneof(fc.constantFrom(min, max), fc.bigInt({ min, max: min + 1000n < max ? min + 1000n : max }), fc.bigInt({ min, max })).map(String),
@@ -206,7 +216,9 @@ function stringValues(
     return { valid: fc.constantFrom(...members), invalid: refused(['zz', '', ...members.map((m) => m.toUpperCase()), ...members.map((m) => `${m}x`)]) };
   }
   if (schema.format === 'date') {
-    const day = fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+    const day = fc
+      .date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true })
+      .map((d) => d.toISOString().slice(0, 10));
     return { valid: day, invalid: refused(['2026-02-29', '2026-13-01', '2026-04-31', '2026-1-1', '20260101', '2026-01-01T00:00:00Z', ' 2026-01-01']) };
   }
   if (schema.format !== undefined && schema.format !== 'binary') throw unsupported(label, schema);
@@ -255,11 +267,23 @@ function multipartSlots(schema: Schema, hints: Hints, label: string): Slot[] {
       const files = (min: number, max: number) => fc.array(file, { minLength: min, maxLength: max });
       const invalid: Array<fc.Arbitrary<Value>> = [];
       if (minItems > 0) invalid.push(fc.constant(null), fc.constant([]));
-      if (minBytes > 0) invalid.push(fc.tuple(files(0, 2), fc.nat()).map(([list, at]) => [...list.slice(0, at % (list.length + 1)), Buffer.alloc(0), ...list.slice(at % (list.length + 1))]));
+      if (minBytes > 0)
+        invalid.push(
+          fc
+            .tuple(files(0, 2), fc.nat())
+            .map(([list, at]) => [...list.slice(0, at % (list.length + 1)), Buffer.alloc(0), ...list.slice(at % (list.length + 1))]),
+        );
       if (Number.isFinite(field.maxItems)) invalid.push(files(field.maxItems + 1, field.maxItems + 1));
       // Files over maxLength bytes (10 MiB) are left to the upload tests: hundreds of them would be gigabytes.
       if (!Number.isFinite(maxBytes)) throw unsupported(where, field);
-      return { name, in: 'body' as const, schema: field, required: required.has(name), valid: files(Math.max(minItems, 1), Math.min(maxItems, 3)), invalid: invalid.length > 0 ? fc.oneof(...invalid) : null };
+      return {
+        name,
+        in: 'body' as const,
+        schema: field,
+        required: required.has(name),
+        valid: files(Math.max(minItems, 1), Math.min(maxItems, 3)),
+        invalid: invalid.length > 0 ? fc.oneof(...invalid) : null,
+      };
     }
     const values = wireValues(field, 'body', where);
     const existing = hints.existing[name];
@@ -267,7 +291,14 @@ function multipartSlots(schema: Schema, hints: Hints, label: string): Slot[] {
     const valid = existing ? fc.constantFrom(...existing) : values.valid;
     const notExisting = existing ? values.valid.filter((v) => !existing.includes(v)) : null;
     const invalidChoices = [values.invalid, notExisting].filter((a): a is fc.Arbitrary<string> => a !== null);
-    return { name, in: 'body' as const, schema: field, required: required.has(name), valid, invalid: invalidChoices.length > 0 ? fc.oneof(...invalidChoices) : null };
+    return {
+      name,
+      in: 'body' as const,
+      schema: field,
+      required: required.has(name),
+      valid,
+      invalid: invalidChoices.length > 0 ? fc.oneof(...invalidChoices) : null,
+    };
   });
 }
 
@@ -308,7 +339,8 @@ function jsonValues(schema: Schema, label: string): { valid: fc.Arbitrary<unknow
     case 'integer': {
       onlyKeywords(schema, ['minimum', 'maximum'], label);
       // The server bounds every integer it reads (2^53-1 at most): a schema without both bounds does not say where.
-      if (!Number.isSafeInteger(schema.minimum) || !Number.isSafeInteger(schema.maximum)) throw unsupported(`${label} (an integer needs safe minimum and maximum)`, schema);
+      if (!Number.isSafeInteger(schema.minimum) || !Number.isSafeInteger(schema.maximum))
+        throw unsupported(`${label} (an integer needs safe minimum and maximum)`, schema);
       const [min, max] = [schema.minimum as number, schema.maximum as number];
       const near = (from: number) => fc.bigInt({ min: BigInt(from), max: BigInt(Math.min(max, from + 1000)) }).map(Number);
       return {
@@ -323,11 +355,17 @@ function jsonValues(schema: Schema, label: string): { valid: fc.Arbitrary<unknow
       onlyKeywords(schema, ['enum', 'pattern', 'minLength', 'maxLength'], label);
       if (Array.isArray(schema.enum)) {
         const members = schema.enum as string[];
-        return { valid: fc.constantFrom(...members), invalid: refused([...OTHER_JSON, 'zz', ...members.map((m) => m.toUpperCase()), ...members.map((m) => `${m}x`), ...members.map((m) => ` ${m}`)]) };
+        return {
+          valid: fc.constantFrom(...members),
+          invalid: refused([...OTHER_JSON, 'zz', ...members.map((m) => m.toUpperCase()), ...members.map((m) => `${m}x`), ...members.map((m) => ` ${m}`)]),
+        };
       }
       const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : null;
       const [min, max] = [schema.minLength ?? 0, schema.maxLength as number | undefined];
-      const valid = pattern && max === undefined ? fc.stringMatching(pattern).filter((v) => [...v].length >= min) : text(min, max ?? 40).filter((v) => !pattern || pattern.test(v));
+      const valid =
+        pattern && max === undefined
+          ? fc.stringMatching(pattern).filter((v) => [...v].length >= min)
+          : text(min, max ?? 40).filter((v) => !pattern || pattern.test(v));
       // Lengths are code points (JSON Schema's, and zod's): astral characters near the limit count once.
       const tooLong = max === undefined ? [] : [fc.string({ unit: TEXT_UNIT, minLength: max + 1, maxLength: max + 16 })];
       const tooShort = min > 0 ? [fc.string({ unit: TEXT_UNIT, maxLength: min - 1 })] : [];
@@ -344,7 +382,9 @@ function jsonValues(schema: Schema, label: string): { valid: fc.Arbitrary<unknow
       // One refused item among valid ones, anywhere.
       if (item.invalid) {
         candidates.push(
-          fc.tuple(fc.array(item.valid, { maxLength: 3 }), item.invalid, fc.nat()).map(([items, bad, at]) => [...items.slice(0, at % (items.length + 1)), bad, ...items.slice(at % (items.length + 1))]),
+          fc
+            .tuple(fc.array(item.valid, { maxLength: 3 }), item.invalid, fc.nat())
+            .map(([items, bad, at]) => [...items.slice(0, at % (items.length + 1)), bad, ...items.slice(at % (items.length + 1))]),
         );
       }
       if (schema.maxItems !== undefined) candidates.push(fc.array(item.valid, { minLength: schema.maxItems + 1, maxLength: schema.maxItems + 2 }));
@@ -388,7 +428,11 @@ function jsonBody(requestBody: Schema, hints: Hints, label: string): JsonBody {
     return { name, in: 'body', schema: field, required: required.has(name), valid: valid.map(json), invalid: invalid.length > 0 ? fc.oneof(...invalid) : null };
   });
   // Arrays and JSON scalars (a string, number, boolean or null): each is 422 naming `body`.
-  const notAnObject = fc.oneof(fc.constant<unknown>([]), fc.array(fc.jsonValue({ maxDepth: 1 }), { minLength: 1, maxLength: 3 }), fc.jsonValue({ maxDepth: 0 }));
+  const notAnObject = fc.oneof(
+    fc.constant<unknown>([]),
+    fc.array(fc.jsonValue({ maxDepth: 1 }), { minLength: 1, maxLength: 3 }),
+    fc.jsonValue({ maxDepth: 0 }),
+  );
   return {
     required: requestBody.required === true,
     requiredFields: [...required],
@@ -417,7 +461,8 @@ function operationBody(operation: Schema, hints: Hints, label: string): Operatio
   const content = operation.requestBody?.content as Record<string, { schema: Schema }> | undefined;
   if (!content) return { multipart: null, json: null };
   const media = Object.keys(content);
-  if (media.length === 1 && media[0] === 'multipart/form-data') return { multipart: multipartSlots(content['multipart/form-data']!.schema, hints, label), json: null };
+  if (media.length === 1 && media[0] === 'multipart/form-data')
+    return { multipart: multipartSlots(content['multipart/form-data']!.schema, hints, label), json: null };
   if (media.length === 1 && media[0] === 'application/json') return { multipart: null, json: jsonBody(operation.requestBody as Schema, hints, label) };
   throw unsupported(`${label} body`, content);
 }
@@ -431,16 +476,34 @@ export function requestArbitrary(doc: OpenApiDoc, method: string, path: string, 
   if (!operation) throw new Error(`${method} ${path} is not in the document`);
   const label = `${method.toUpperCase()} ${path}`;
   const body = operationBody(operation, hints, label);
-  const slots = [...((operation.parameters ?? []) as DocParameter[]).map((p) => parameterSlot(p, hints)), ...(body.multipart ?? []), ...(body.json?.fields ?? [])];
+  const slots = [
+    ...((operation.parameters ?? []) as DocParameter[]).map((p) => parameterSlot(p, hints)),
+    ...(body.multipart ?? []),
+    ...(body.json?.fields ?? []),
+  ];
   const choices = slots.map((slot) =>
     fc.record({ valid: slot.required ? slot.valid : fc.option(slot.valid, { nil: null }), invalid: slot.invalid ?? fc.constant(null) }),
   );
   const breakable = slots.filter((slot) => slot.invalid !== null).map((slot) => slot.name);
   const broken =
-    breakable.length === 0 ? fc.constant<string[]>([]) : fc.oneof({ weight: 3, arbitrary: fc.constant<string[]>([]) }, { weight: 2, arbitrary: fc.subarray(breakable, { minLength: 1, maxLength: Math.min(2, breakable.length) }) });
+    breakable.length === 0
+      ? fc.constant<string[]>([])
+      : fc.oneof(
+          { weight: 3, arbitrary: fc.constant<string[]>([]) },
+          { weight: 2, arbitrary: fc.subarray(breakable, { minLength: 1, maxLength: Math.min(2, breakable.length) }) },
+        );
   const jsonChoices = body.json ? fc.tuple(body.json.shape, body.json.unlisted, body.json.contentType) : fc.constant(null);
   return fc.tuple(fc.tuple(...choices), broken, jsonChoices).map(([picked, brokenNames, jsonPicked]) => {
-    const request: GeneratedRequest = { method: method.toUpperCase(), path, target: path, headers: {}, body: null, sent: {}, invalid: { path: [], other: [] }, unknownIds: [] };
+    const request: GeneratedRequest = {
+      method: method.toUpperCase(),
+      path,
+      target: path,
+      headers: {},
+      body: null,
+      sent: {},
+      invalid: { path: [], other: [] },
+      unknownIds: [],
+    };
     const query: string[] = [];
     const parts: Part[] = [];
     const fields: Record<string, unknown> = {};
@@ -450,7 +513,8 @@ export function requestArbitrary(doc: OpenApiDoc, method: string, path: string, 
       if (isBroken) request.invalid[slot.in === 'path' ? 'path' : 'other'].push(slot.name);
       if (value === null) return;
       // The oracle rests on this: a value called valid is one the document accepts (hints included).
-      if (!isBroken && !fits(value, slot.schema)) throw new Error(`${label}: the generated value ${JSON.stringify(value)} of ${slot.name} does not fit its schema`);
+      if (!isBroken && !fits(value, slot.schema))
+        throw new Error(`${label}: the generated value ${JSON.stringify(value)} of ${slot.name} does not fit its schema`);
       if (isJson(value)) {
         fields[slot.name] = value.json;
         request.sent[slot.name] = JSON.stringify(value.json);

@@ -93,7 +93,12 @@ export async function pdfAFacts(bytes: Uint8Array): Promise<PdfAFacts> {
     });
   }
   const id = pdf.context.trailerInfo.ID;
-  const ids = id ? pdf.context.lookup(id, PDFArray).asArray().map((part) => (part instanceof PDFHexString ? part.asString() : String(part))) : [];
+  const ids = id
+    ? pdf.context
+        .lookup(id, PDFArray)
+        .asArray()
+        .map((part) => (part instanceof PDFHexString ? part.asString() : String(part)))
+    : [];
   return {
     headerVersion: lines?.[1] ?? null,
     binaryComment: lines ? Buffer.from(lines[2]!, 'latin1') : null,
@@ -196,7 +201,7 @@ export function xmpDate(text: string): WrittenDate | null {
 }
 
 /** The colour components of an ICC colour space signature (ICC.1 7.2.6), for the ones PDF/A output intents use. */
-const ICC_COMPONENTS: Record<string, number> = { 'GRAY': 1, 'RGB ': 3, 'Lab ': 3, 'CMYK': 4 };
+const ICC_COMPONENTS: Record<string, number> = { GRAY: 1, 'RGB ': 3, 'Lab ': 3, CMYK: 4 };
 
 /** The number of colour components an ICC profile's header declares, or null when it names no known colour space. */
 export function iccComponents(icc: Buffer): number | null {

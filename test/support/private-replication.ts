@@ -126,7 +126,12 @@ export class PrivateReplication {
   async sql<T = Record<string, unknown>>(server: ReplicatedMariadb, statement: string, bindings: unknown[] = []): Promise<T[]> {
     let admin = this.admins.get(server);
     if (!admin) {
-      admin = createKnex({ databaseUrl: server.url('mysql'), dataDir: os.tmpdir(), queryTimeoutMs: 10_000, logger: { warn: () => undefined, error: () => undefined } });
+      admin = createKnex({
+        databaseUrl: server.url('mysql'),
+        dataDir: os.tmpdir(),
+        queryTimeoutMs: 10_000,
+        logger: { warn: () => undefined, error: () => undefined },
+      });
       this.admins.set(server, admin);
     }
     const [rows] = (await admin.raw(statement, bindings as never)) as [unknown];
@@ -201,7 +206,6 @@ async function install(directory: string): Promise<void> {
     { ...process.env, TMPDIR: tmp },
   );
 }
-
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -41,7 +41,15 @@ export class RedisNode extends PausableProcess {
 
   /** One command on a connection of its own, bounded (1 s to connect, 2 s to answer). */
   async command(args: [string, ...Array<string | number>]): Promise<unknown> {
-    const client = new Redis({ host: '127.0.0.1', port: this.port, lazyConnect: true, connectTimeout: 1_000, commandTimeout: 2_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis({
+      host: '127.0.0.1',
+      port: this.port,
+      lazyConnect: true,
+      connectTimeout: 1_000,
+      commandTimeout: 2_000,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -67,7 +75,8 @@ export class RedisNode extends PausableProcess {
     await vi.waitFor(
       async () => {
         if (!this.alive) throw new Error(`${this.name} exited before "${what}": ${this.output.join('').slice(-2000)}`);
-        if (!(await probe().catch(() => false))) throw new Error(`${this.name}: "${what}" not seen within ${timeoutMs} ms: ${this.output.join('').slice(-2000)}`);
+        if (!(await probe().catch(() => false)))
+          throw new Error(`${this.name}: "${what}" not seen within ${timeoutMs} ms: ${this.output.join('').slice(-2000)}`);
       },
       { timeout: timeoutMs, interval: 50 },
     );
@@ -179,7 +188,12 @@ export class PrivateSentinelGroup {
           links.every((l) => Number(l.master_port) === master.port && l.master_link_status === 'up') &&
           views.every((v) => v.flags === 'master' && Number(v['num-other-sentinels']) === liveSentinels - 1 && Number(v['num-slaves']) >= replicas.length);
         if (settled) return master;
-        const seen = { master: master.port, role, links: links.map((l) => [l.master_port, l.master_link_status]), views: views.map((v) => [v['num-other-sentinels'], v['num-slaves'], v.flags]) };
+        const seen = {
+          master: master.port,
+          role,
+          links: links.map((l) => [l.master_port, l.master_link_status]),
+          views: views.map((v) => [v['num-other-sentinels'], v['num-slaves'], v.flags]),
+        };
         throw new Error(`sentinel group not settled within ${timeoutMs} ms: ${JSON.stringify(seen)}`);
       },
       { timeout: timeoutMs, interval: 100 },
@@ -193,7 +207,11 @@ export class PrivateSentinelGroup {
   async failover(timeoutMs = 30_000): Promise<{ from: RedisNode; to: RedisNode; switchedMs: number }> {
     const from = await this.master();
     const started = Date.now();
-    await this.sentinels[0]!.until(timeoutMs, 'SENTINEL FAILOVER accepted', async () => (await this.sentinels[0]!.command(['SENTINEL', 'FAILOVER', this.name])) === 'OK');
+    await this.sentinels[0]!.until(
+      timeoutMs,
+      'SENTINEL FAILOVER accepted',
+      async () => (await this.sentinels[0]!.command(['SENTINEL', 'FAILOVER', this.name])) === 'OK',
+    );
     const to = await this.untilMasterIsNot(from, started + timeoutMs);
     return { from, to, switchedMs: Date.now() - started };
   }

@@ -14,7 +14,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 async function until(what: string, timeoutMs: number, probe: () => Promise<boolean>, child: ChildProcess, output: string[]): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}): ${output.join('').slice(-2000)}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}): ${output.join('').slice(-2000)}`);
     if (await probe().catch(() => false)) return;
     if (Date.now() > deadline) throw new Error(`${what} did not come up within ${timeoutMs} ms: ${output.join('').slice(-2000)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));

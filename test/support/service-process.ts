@@ -36,7 +36,10 @@ export class ServiceProcess {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.child.exitCode !== null) throw new Error(`exited with ${this.child.exitCode} before ${url} was ready:\n${this.output.join('\n')}`);
-      const status = await fetch(url).then((response) => response.status, () => 0);
+      const status = await fetch(url).then(
+        (response) => response.status,
+        () => 0,
+      );
       if (status === 200) return;
       if (Date.now() > deadline) throw new Error(`${url} not ready within ${timeoutMs / 1000} s:\n${this.output.join('\n')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));

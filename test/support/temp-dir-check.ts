@@ -37,7 +37,12 @@ export default async function setup(): Promise<() => Promise<void>> {
     state.__logiRunTempDir = undefined;
     if (run.previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = run.previous;
-    const left = await Promise.all((await readdir(run.dir)).filter((name) => OURS.test(name)).sort().map((name) => describeEntry(run.dir, name)));
+    const left = await Promise.all(
+      (await readdir(run.dir))
+        .filter((name) => OURS.test(name))
+        .sort()
+        .map((name) => describeEntry(run.dir, name)),
+    );
     await rm(run.dir, { recursive: true, force: true });
     if (left.length > 0) {
       // Vitest only logs an error thrown here and exits 0: the exit code is set instead.

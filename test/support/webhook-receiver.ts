@@ -69,7 +69,10 @@ export class WebhookReceiver {
   }
 
   /** The event a request carried, verified with `secret` by the standardwebhooks package (throws when it does not verify). */
-  static verify(request: ReceivedWebhook, secret: string): { id: number; type: string; created: number; data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> } } {
+  static verify(
+    request: ReceivedWebhook,
+    secret: string,
+  ): { id: number; type: string; created: number; data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> } } {
     return new Webhook(secret).verify(request.body, {
       'webhook-id': String(request.headers['webhook-id']),
       'webhook-timestamp': String(request.headers['webhook-timestamp']),

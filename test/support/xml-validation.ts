@@ -69,7 +69,13 @@ async function compiledRules(syntax: 'ubl' | 'cii'): Promise<string> {
   const packed = await compiledRulesFile(syntax);
   const dir = path.resolve(here, '../../node_modules/.cache/en16931-sef');
   const sef = path.join(dir, path.basename(packed, '.gz'));
-  if (await stat(sef).then(() => true, () => false)) return sef;
+  if (
+    await stat(sef).then(
+      () => true,
+      () => false,
+    )
+  )
+    return sef;
   await mkdir(dir, { recursive: true });
   const partial = `${sef}.${process.pid}.tmp`;
   const checkedIn = await readFile(packed).catch(() => null);

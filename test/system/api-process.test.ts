@@ -54,13 +54,17 @@ describe('the API process', () => {
     ['HOST', 'no.such.host.invalid'],
     // TEST-NET-3: a valid address that is on no machine here.
     ['HOST', '203.0.113.1'],
-  ] as Array<[string, string]>)('when %s is set to %j, then it stops at start with one line naming it', { timeout: 120_000 }, async ([variable, value], { expect }) => {
-    const { code, stderr } = await exitOf(runApi({ DATA_DIR: dataDir, [variable]: value }));
-    expect(code).toBe(1);
-    const lines = stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(variable);
-  });
+  ] as Array<[string, string]>)(
+    'when %s is set to %j, then it stops at start with one line naming it',
+    { timeout: 120_000 },
+    async ([variable, value], { expect }) => {
+      const { code, stderr } = await exitOf(runApi({ DATA_DIR: dataDir, [variable]: value }));
+      expect(code).toBe(1);
+      const lines = stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(variable);
+    },
+  );
 
   it('when PORT is taken by another process, then it stops at start with one line naming PORT', async () => {
     const taken = net.createServer();
@@ -98,7 +102,11 @@ describe('the API process', () => {
     child.kill('SIGTERM');
     const response = await inFlight;
     expect(response.status).toBe(200);
-    expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from(await response.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
     expect((await exited).code).toBe(0);
     await expect(fetch(`${url}/health/live`)).rejects.toThrow();
   });
@@ -116,7 +124,11 @@ describe('the API process', () => {
     child.kill('SIGTERM');
     const response = await inFlight;
     expect(response.status).toBe(200);
-    expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from(await response.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
     // Past the old fixed 10 s grace, which would have cut this client off.
     expect(Date.now() - started).toBeGreaterThan(10_000);
     const answered = Date.now();

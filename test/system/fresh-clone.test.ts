@@ -18,7 +18,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
 const BUILDING = /^==> building first \((.+)\)/;
 /** The service's configuration: none leaks in from the test run (embedded defaults unless a test sets them). */
-const CONFIG_VARIABLES = /^(HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_READ_URL|DB_.*|REDIS_.*|S3_.*|METRICS_.*|DASHBOARD_.*|LOG_LEVEL|EVENTS_.*|WEBHOOK_.*|NODE_OPTIONS|NODE_ENV|VITEST.*|API_TEST_.*)$/;
+const CONFIG_VARIABLES =
+  /^(HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_READ_URL|DB_.*|REDIS_.*|S3_.*|METRICS_.*|DASHBOARD_.*|LOG_LEVEL|EVENTS_.*|WEBHOOK_.*|NODE_OPTIONS|NODE_ENV|VITEST.*|API_TEST_.*)$/;
 
 let clone: string;
 let dataDir: string;
@@ -39,7 +40,10 @@ function builds(...services: ServiceProcess[]): string[] {
 }
 
 function answering(url: string): Promise<boolean> {
-  return fetch(url).then(() => true, () => false);
+  return fetch(url).then(
+    () => true,
+    () => false,
+  );
 }
 
 beforeAll(async () => {

@@ -16,31 +16,41 @@ describe('housekeeping', () => {
   }
 
   beforeAll(async () => {
-    api = await startTestApi({}, {
-      profile: 'embedded',
-      beforeStart: async (dataDir) => {
-        await plant(path.join(dataDir, 'files', 'staging', 'old-upload'), true);
-        await plant(path.join(dataDir, 'files', 'pdf', 'old.pdf'), true);
-        await plant(path.join(dataDir, 'files', 'staging', 'fresh-upload'), false);
-        await plant(path.join(dataDir, 'files', 'orders', 'baltic-haulage', '3001', 'kept-for-good'), true);
-        await plant(path.join(dataDir, 'tmp', 'old.part'), true);
-        await plant(path.join(dataDir, 'tmp', 'fresh.part'), false);
-        // An invoice and an order written straight into the database, as an ERP's bulk load would.
-        const direct = createKnex({ databaseUrl: null, dataDir });
-        try {
-          const template = (await direct('invoices').where({ directory: 'baltic-haulage' }).first()) as Record<string, unknown>;
-          await direct('invoices').insert({ ...template, id: 880_001, nr: 'ERP/DIRECT/880001' });
-          await direct('orders').insert({ id: 880_002, directory: 'baltic-haulage', nr: 'ERP-ORDER-880002', ownnr: 'x' });
-          // A stored file's object has its row; without one, an old object under orders/ is an orphan and goes.
-          await direct('order_files').insert({
-            directory: 'baltic-haulage', order_id: 3001, category_id: null, name: 'kept.pdf', size: 11, content_type: 'application/pdf',
-            sha256: 'a'.repeat(64), storage_key: 'orders/baltic-haulage/3001/kept-for-good', created_at: Math.floor(past.getTime() / 1000),
-          });
-        } finally {
-          await direct.destroy();
-        }
+    api = await startTestApi(
+      {},
+      {
+        profile: 'embedded',
+        beforeStart: async (dataDir) => {
+          await plant(path.join(dataDir, 'files', 'staging', 'old-upload'), true);
+          await plant(path.join(dataDir, 'files', 'pdf', 'old.pdf'), true);
+          await plant(path.join(dataDir, 'files', 'staging', 'fresh-upload'), false);
+          await plant(path.join(dataDir, 'files', 'orders', 'baltic-haulage', '3001', 'kept-for-good'), true);
+          await plant(path.join(dataDir, 'tmp', 'old.part'), true);
+          await plant(path.join(dataDir, 'tmp', 'fresh.part'), false);
+          // An invoice and an order written straight into the database, as an ERP's bulk load would.
+          const direct = createKnex({ databaseUrl: null, dataDir });
+          try {
+            const template = (await direct('invoices').where({ directory: 'baltic-haulage' }).first()) as Record<string, unknown>;
+            await direct('invoices').insert({ ...template, id: 880_001, nr: 'ERP/DIRECT/880001' });
+            await direct('orders').insert({ id: 880_002, directory: 'baltic-haulage', nr: 'ERP-ORDER-880002', ownnr: 'x' });
+            // A stored file's object has its row; without one, an old object under orders/ is an orphan and goes.
+            await direct('order_files').insert({
+              directory: 'baltic-haulage',
+              order_id: 3001,
+              category_id: null,
+              name: 'kept.pdf',
+              size: 11,
+              content_type: 'application/pdf',
+              sha256: 'a'.repeat(64),
+              storage_key: 'orders/baltic-haulage/3001/kept-for-good',
+              created_at: Math.floor(past.getTime() / 1000),
+            });
+          } finally {
+            await direct.destroy();
+          }
+        },
       },
-    });
+    );
   });
   afterAll(async () => {
     await api?.stop();

@@ -59,7 +59,11 @@ describe('Idempotency-Key across two API processes sharing Redis', () => {
         { name: 'files', filename: 'cmr.pdf', content },
         { name: 'category_id', content: '1' },
       ]);
-      return fetch(`${base}/orders/3001/files`, { method: 'POST', body, headers: { ...authHeaders('baltic'), 'Content-Type': contentType, 'Idempotency-Key': key } });
+      return fetch(`${base}/orders/3001/files`, {
+        method: 'POST',
+        body,
+        headers: { ...authHeaders('baltic'), 'Content-Type': contentType, 'Idempotency-Key': key },
+      });
     };
     const answer = await send(first.base);
     expect(answer.status).toBe(201);

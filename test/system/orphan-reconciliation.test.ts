@@ -40,7 +40,12 @@ describe.each(['embedded', 'production'] as const)('storage reconciliation (%s p
           let backdate: (key: string) => Promise<void>;
           if (stack) {
             const env = stack.env;
-            storage = new MinioFileStorage({ endPoint: env.S3_ENDPOINT!, accessKey: env.S3_ACCESS_KEY!, secretKey: env.S3_SECRET_KEY!, bucket: env.S3_BUCKET! });
+            storage = new MinioFileStorage({
+              endPoint: env.S3_ENDPOINT!,
+              accessKey: env.S3_ACCESS_KEY!,
+              secretKey: env.S3_SECRET_KEY!,
+              bucket: env.S3_BUCKET!,
+            });
             backdate = (key) => stack.s3.backdate(env.S3_BUCKET!, key, past);
           } else {
             storage = new LocalFileStorage(path.join(dataDir, 'files'));

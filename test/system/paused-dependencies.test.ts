@@ -79,7 +79,7 @@ async function timed(kind: Kind, request: () => Promise<Response>): Promise<Outc
   const body = isJson ? await envelopeOf(response) : Buffer.from(await response.arrayBuffer());
   const outcome = { kind, status: response.status, ms: Date.now() - started, retryAfter: response.headers.get('retry-after'), body };
   if (kind === 'upload' && response.status === 201) {
-    reportedStored.push(...((body as { data: { uploaded: Array<{ name: string }> } }).data.uploaded.map((file) => file.name)));
+    reportedStored.push(...(body as { data: { uploaded: Array<{ name: string }> } }).data.uploaded.map((file) => file.name));
   }
   return outcome;
 }

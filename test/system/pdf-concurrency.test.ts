@@ -105,9 +105,12 @@ async function requestPdf(invoiceId: number, lang: string): Promise<Answer> {
   const answer = { status: response.status, ms: Date.now() - started, retryAfter: response.headers.get('retry-after'), pdf: false, bytes: 0, head: '' };
   if (response.status === 200) {
     const body = Buffer.from(await response.arrayBuffer());
-    Object.assign(answer, { pdf: body.subarray(0, 5).toString() === '%PDF-', bytes: body.length, head: JSON.stringify(body.subarray(0, 16).toString('latin1')) });
-  }
-  else if (response.status === 503) expect(await envelopeOf(response)).toEqual({ status: 503, message: 'Service Unavailable', data: null });
+    Object.assign(answer, {
+      pdf: body.subarray(0, 5).toString() === '%PDF-',
+      bytes: body.length,
+      head: JSON.stringify(body.subarray(0, 16).toString('latin1')),
+    });
+  } else if (response.status === 503) expect(await envelopeOf(response)).toEqual({ status: 503, message: 'Service Unavailable', data: null });
   else throw new Error(`PDF answered ${response.status}: ${await response.text()}`);
   return answer;
 }
@@ -169,58 +172,70 @@ describe('one worker under PDF load', () => {
     );
   }, 90_000);
 
-  it(`when ${RENDERS} renders are done, then browsers are replaced within the bound and no zombie or orphan Chromium process is left`, async () => {
-    const watch = new ChromiumWatch(worker.pid);
-    watch.sample();
-    watch.start();
-    const started = Date.now();
-    let sent = 0;
-    const answers: Answer[] = [];
-    try {
-      // Ten requests in flight, until RENDERS documents were served (a refused request may render nothing).
-      const served = () => answers.filter((a) => a.status === 200).length;
-      const lane = async () => {
-        while (served() < RENDERS && sent < RENDERS * 2) answers.push(await requestPdf(...nth(sent++)));
-      };
-      await Promise.all(Array.from({ length: 10 }, lane));
-    } finally {
-      watch.stop();
-    }
-    for (const answer of answers) expectServedOrRefused(answer);
-    expect(answers.filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(RENDERS);
-    // At least four browsers served them (the first may have had renders left), never more than two at once (the old one finishing beside the new one).
-    expect(watch.browsers.size).toBeGreaterThanOrEqual(RENDERS / RENDERS_PER_BROWSER);
-    expect(watch.maxBrowsers).toBeLessThanOrEqual(2);
-    expect(watch.maxRenderersPerBrowser).toBeLessThanOrEqual(RENDERERS_PER_BROWSER);
-    expect(watch.maxProcesses).toBeLessThanOrEqual(2 * (HELPERS_PER_BROWSER + RENDERERS_PER_BROWSER));
+  it(
+    `when ${RENDERS} renders are done, then browsers are replaced within the bound and no zombie or orphan Chromium process is left`,
+    async () => {
+      const watch = new ChromiumWatch(worker.pid);
+      watch.sample();
+      watch.start();
+      const started = Date.now();
+      let sent = 0;
+      const answers: Answer[] = [];
+      try {
+        // Ten requests in flight, until RENDERS documents were served (a refused request may render nothing).
+        const served = () => answers.filter((a) => a.status === 200).length;
+        const lane = async () => {
+          while (served() < RENDERS && sent < RENDERS * 2) answers.push(await requestPdf(...nth(sent++)));
+        };
+        await Promise.all(Array.from({ length: 10 }, lane));
+      } finally {
+        watch.stop();
+      }
+      for (const answer of answers) expectServedOrRefused(answer);
+      expect(answers.filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(RENDERS);
+      // At least four browsers served them (the first may have had renders left), never more than two at once (the old one finishing beside the new one).
+      expect(watch.browsers.size).toBeGreaterThanOrEqual(RENDERS / RENDERS_PER_BROWSER);
+      expect(watch.maxBrowsers).toBeLessThanOrEqual(2);
+      expect(watch.maxRenderersPerBrowser).toBeLessThanOrEqual(RENDERERS_PER_BROWSER);
+      expect(watch.maxProcesses).toBeLessThanOrEqual(2 * (HELPERS_PER_BROWSER + RENDERERS_PER_BROWSER));
 
-    // Once idle: one browser left, no zombie among the worker's descendants, and every Chromium
-    // process of a replaced browser gone, not living on elsewhere in the process table.
-    await expect.poll(() => browsersOf(worker.pid).length, { timeout: 10_000 }).toBe(1);
-    await expect.poll(() => descendantsOf(worker.pid).filter((p) => p.state === 'Z').map((p) => `${p.pid} ${p.comm}`), { timeout: 10_000 }).toEqual([]);
-    // A process that exited after its parent may stay a zombie under init until init reaps it (tini in
-    // the image): it has exited. Anything else seen and not the worker's now is a leak, but for the
-    // current browser's crash handlers: Chromium double-forks them to init at its start (so they may be
-    // seen for a moment under the browser), and the renderer kills them when it closes that browser.
-    // Each browser names its own crash database (BREAKPAD_DUMP_LOCATION), which their command line shows.
-    const live = new Set(descendantsOf(worker.pid).map((p) => `${p.pid}/${p.startTime}`));
-    const currentDatabases = new Set(browsersOf(worker.pid).map((browser) => environOf(browser.pid).BREAKPAD_DUMP_LOCATION));
-    expect(currentDatabases.size).toBe(1);
-    const currentCrashHandler = (p: ProcessInfo) => {
-      const database = crashDatabaseOf(readProcess(p.pid) ?? p);
-      return database !== null && currentDatabases.has(database);
-    };
-    const leaked = () =>
-      [...watch.seen]
-        .filter(([key, p]) => !live.has(key) && stillExecuting(p) && !currentCrashHandler(p))
-        .map(([key, p]) => `${key} ${chromiumRole(p)} ${p.comm} (parent ${p.ppid}, now ${readProcess(p.pid)?.ppid}, state ${readProcess(p.pid)?.state})`);
-    await expect.poll(leaked, { timeout: 20_000 }).toEqual([]);
-    const served = answers.filter((a) => a.status === 200).length;
-    console.info(
-      `${rendersDone()} renders in ${Date.now() - started} ms (${answers.length} requests, ${served} served, ${answers.length - served} refused);`,
-      `${watch.browsers.size} browsers, at most ${watch.maxBrowsers} at once, ${watch.maxRenderersPerBrowser} renderers per browser, ${watch.maxProcesses} chromium processes; ${watch.seen.size} seen in all`,
-    );
-  }, 130_000 + RENDERS * 1_000);
+      // Once idle: one browser left, no zombie among the worker's descendants, and every Chromium
+      // process of a replaced browser gone, not living on elsewhere in the process table.
+      await expect.poll(() => browsersOf(worker.pid).length, { timeout: 10_000 }).toBe(1);
+      await expect
+        .poll(
+          () =>
+            descendantsOf(worker.pid)
+              .filter((p) => p.state === 'Z')
+              .map((p) => `${p.pid} ${p.comm}`),
+          { timeout: 10_000 },
+        )
+        .toEqual([]);
+      // A process that exited after its parent may stay a zombie under init until init reaps it (tini in
+      // the image): it has exited. Anything else seen and not the worker's now is a leak, but for the
+      // current browser's crash handlers: Chromium double-forks them to init at its start (so they may be
+      // seen for a moment under the browser), and the renderer kills them when it closes that browser.
+      // Each browser names its own crash database (BREAKPAD_DUMP_LOCATION), which their command line shows.
+      const live = new Set(descendantsOf(worker.pid).map((p) => `${p.pid}/${p.startTime}`));
+      const currentDatabases = new Set(browsersOf(worker.pid).map((browser) => environOf(browser.pid).BREAKPAD_DUMP_LOCATION));
+      expect(currentDatabases.size).toBe(1);
+      const currentCrashHandler = (p: ProcessInfo) => {
+        const database = crashDatabaseOf(readProcess(p.pid) ?? p);
+        return database !== null && currentDatabases.has(database);
+      };
+      const leaked = () =>
+        [...watch.seen]
+          .filter(([key, p]) => !live.has(key) && stillExecuting(p) && !currentCrashHandler(p))
+          .map(([key, p]) => `${key} ${chromiumRole(p)} ${p.comm} (parent ${p.ppid}, now ${readProcess(p.pid)?.ppid}, state ${readProcess(p.pid)?.state})`);
+      await expect.poll(leaked, { timeout: 20_000 }).toEqual([]);
+      const served = answers.filter((a) => a.status === 200).length;
+      console.info(
+        `${rendersDone()} renders in ${Date.now() - started} ms (${answers.length} requests, ${served} served, ${answers.length - served} refused);`,
+        `${watch.browsers.size} browsers, at most ${watch.maxBrowsers} at once, ${watch.maxRenderersPerBrowser} renderers per browser, ${watch.maxProcesses} chromium processes; ${watch.seen.size} seen in all`,
+      );
+    },
+    130_000 + RENDERS * 1_000,
+  );
 
   it('when the worker is killed (SIGKILL) mid-render, then no Chromium process it started survives it', async () => {
     const startedBefore = worker.logs.filter((line) => line.msg === 'job started').length;
@@ -236,7 +251,9 @@ describe('one worker under PDF load', () => {
     await worker.kill();
     // Chromium runs on a pipe to the worker (--remote-debugging-pipe): the pipe closes with the worker and the browser exits.
     // Exited ones may stay zombies until init reaps them (they were the dead worker's children): gone all the same.
-    await expect.poll(() => chromium.filter(stillExecuting).map((p) => `${p.pid} ${chromiumRole(p)} ${readProcess(p.pid)?.state}`), { timeout: 10_000, interval: 50 }).toEqual([]);
+    await expect
+      .poll(() => chromium.filter(stillExecuting).map((p) => `${p.pid} ${chromiumRole(p)} ${readProcess(p.pid)?.state}`), { timeout: 10_000, interval: 50 })
+      .toEqual([]);
     console.info(`${chromium.length} chromium processes of the killed worker gone ${Date.now() - killedAt} ms after SIGKILL`);
     // Their requests are answered (by the job timeout at the latest), none hangs; no worker is left to serve them.
     for (const status of await pending) expect([200, 503]).toContain(status);

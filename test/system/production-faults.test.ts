@@ -12,7 +12,9 @@ import { TcpProxy } from '../support/tcp-proxy.js';
 
 function upload(api: TestApi, names = ['one.pdf', 'two.pdf']) {
   // Bytes of their own per file and call: bytes the order already has would be duplicates, not stored again.
-  const { body, contentType } = multipart(names.map((filename) => ({ name: 'files', filename, content: Buffer.concat([PDF_BYTES, Buffer.from(`${filename} ${randomUUID()}`)]) })));
+  const { body, contentType } = multipart(
+    names.map((filename) => ({ name: 'files', filename, content: Buffer.concat([PDF_BYTES, Buffer.from(`${filename} ${randomUUID()}`)]) })),
+  );
   return api.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': contentType } });
 }
 
@@ -76,7 +78,11 @@ describe('when a worker is killed in the middle of a job', () => {
     const second = await api.stack!.startWorker(api.dataDir, { JOB_LOCK_MS: '2000' });
     const response = await pending;
     expect(response.status).toBe(200);
-    expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from(await response.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
     // The client hears of the completion through Redis, which can overtake the worker's log line on its
     // stdout pipe: wait for the line itself rather than expect it to be read already.
     await expect.poll(() => second.logs.some((line) => line.msg === 'job completed' && line.job === 'render-invoice-pdf'), { timeout: 10_000 }).toBe(true);
@@ -162,7 +168,10 @@ describe('when Redis goes away while a request waits on its job', () => {
     proxy = await TcpProxy.start('127.0.0.1', 6379);
     const { host, port } = proxy.address;
     // No worker: the job stays queued, so its caller is surely still waiting when Redis goes.
-    api = await startTestApi({ REDIS_URL: `redis://${host}:${port}`, JOB_TIMEOUT_MS: '20000' }, { profile: 'production', worker: false, label: 'redismidwait' });
+    api = await startTestApi(
+      { REDIS_URL: `redis://${host}:${port}`, JOB_TIMEOUT_MS: '20000' },
+      { profile: 'production', worker: false, label: 'redismidwait' },
+    );
     admin = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
   });
   afterAll(async () => {

@@ -128,7 +128,9 @@ beforeAll(async () => {
       beforeStart: async () => {
         for (const [i, replica] of replication.replicas.entries()) {
           await replication.untilCaughtUp(replica);
-          await replication.sql(replica, `UPDATE ${DATABASE}.invoice_counts SET n = n + ? WHERE directory = 'alpine-logistics' AND type = 's'`, [(i + 1) * 1000]);
+          await replication.sql(replica, `UPDATE ${DATABASE}.invoice_counts SET n = n + ? WHERE directory = 'alpine-logistics' AND type = 's'`, [
+            (i + 1) * 1000,
+          ]);
         }
       },
     },
@@ -154,7 +156,9 @@ describe('reads on MariaDB replicas', () => {
     expect(lookups.map((response) => response.status)).toEqual([200, 200, 200]);
     const after = await metrics();
     // by-nr (1), the feed (retention check and page: 2), the e-invoice (the invoice and its seller: 2).
-    expect(value(after, 'logistics_db_reads_total', { database: read.database }) - value(before, 'logistics_db_reads_total', { database: read.database })).toBeGreaterThanOrEqual(5);
+    expect(
+      value(after, 'logistics_db_reads_total', { database: read.database }) - value(before, 'logistics_db_reads_total', { database: read.database }),
+    ).toBeGreaterThanOrEqual(5);
     expect(value(after, 'logistics_db_reads_total', { database: 'primary' })).toBe(value(before, 'logistics_db_reads_total', { database: 'primary' }));
     expect(after.filter((s) => s.name === 'logistics_db_read_fallbacks_total').reduce((sum, s) => sum + s.value, 0)).toBe(0);
     expect(value(after, 'logistics_db_replica_healthy', { replica: 'replica_1' })).toBe(1);
@@ -166,7 +170,9 @@ describe('reads on MariaDB replicas', () => {
   });
 
   it('when a file is uploaded, then it is written on the primary and replicates to both replicas', async () => {
-    const { body, contentType } = multipart([{ name: 'files', filename: 'replicated.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from('% replicated\n')]) }]);
+    const { body, contentType } = multipart([
+      { name: 'files', filename: 'replicated.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from('% replicated\n')]) },
+    ]);
     const response = await api.call('/orders/4001/files', { as: 'alpine', method: 'POST', body, headers: { 'Content-Type': contentType } });
     expect(response.status).toBe(201);
     const id = (await envelopeOf(response)).data.uploaded[0].id as number;
@@ -251,7 +257,9 @@ describe('reads on MariaDB replicas', () => {
     expect(health.replicas.replica_1.lag_seconds).toBeGreaterThan(MAX_LAG_SECONDS);
     expect(health.degraded).toEqual(['replica_1', 'replica_2']);
     const fellBack = await untilReadsGoTo(['primary'], SKIPPED_WITHIN_MS);
-    console.info(`both lagging (${health.replicas.replica_1.lag_seconds} s, ${health.replicas.replica_2.lag_seconds} s): reads on the primary (${fellBack.seen})`);
+    console.info(
+      `both lagging (${health.replicas.replica_1.lag_seconds} s, ${health.replicas.replica_2.lag_seconds} s): reads on the primary (${fellBack.seen})`,
+    );
     const samples = await metrics();
     expect(value(samples, 'logistics_db_replica_lag_seconds', { replica: 'replica_2' })).toBeGreaterThan(MAX_LAG_SECONDS);
 

@@ -58,7 +58,15 @@ async function timed(kind: Kind, request: () => Promise<Response>, upload?: { na
   const response = await request();
   const isJson = (response.headers.get('content-type') ?? '').includes('application/json');
   const body = isJson ? await envelopeOf(response) : Buffer.from(await response.arrayBuffer());
-  const outcome: Outcome = { kind, startedAt, ms: Date.now() - startedAt, status: response.status, retryAfter: response.headers.get('retry-after'), body, upload };
+  const outcome: Outcome = {
+    kind,
+    startedAt,
+    ms: Date.now() - startedAt,
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    body,
+    upload,
+  };
   if (upload) uploads.get(upload.name)!.answers.push(outcome);
   return outcome;
 }
@@ -67,7 +75,10 @@ function sendUpload(name: string): Promise<Outcome> {
   if (!uploads.has(name)) uploads.set(name, { key: `failover-${randomUUID()}`, answers: [] });
   const { key } = uploads.get(name)!;
   const { body, contentType } = multipart([{ name: 'files', filename: name, content: fileBytes(name) }]);
-  return timed('upload', () => api.call('/orders/3002/files', { method: 'POST', body, headers: { 'Content-Type': contentType, 'Idempotency-Key': key } }), { name, key });
+  return timed('upload', () => api.call('/orders/3002/files', { method: 'POST', body, headers: { 'Content-Type': contentType, 'Idempotency-Key': key } }), {
+    name,
+    key,
+  });
 }
 
 /** `lanes` loops of one list, one lookup, one upload (a new file) and one PDF at once, until `stop()` is true. */
@@ -102,7 +113,10 @@ function expectBoundedAnswer(outcome: Outcome): void {
   }
   if (outcome.kind === 'upload' && outcome.status === 201) {
     expect(outcome.body.data.failed, label).toEqual([]);
-    expect(outcome.body.data.uploaded.map((f: { name: string }) => f.name), label).toEqual([outcome.upload!.name]);
+    expect(
+      outcome.body.data.uploaded.map((f: { name: string }) => f.name),
+      label,
+    ).toEqual([outcome.upload!.name]);
   }
   if (outcome.kind === 'pdf' && outcome.status === 200) expect((outcome.body as Buffer).subarray(0, 5).toString(), label).toBe('%PDF-');
 }
@@ -132,7 +146,10 @@ async function retryUnanswered(): Promise<{ uploads: number; answers: Record<num
 
 /** Every file sent has exactly one row, with its object, and every 201 named that row: nothing stored twice, nothing lost. */
 async function expectEachUploadStoredOnce(): Promise<void> {
-  const rows: Array<{ id: number; name: string; storage_key: string }> = await api.knex('order_files').where({ order_id: 3002 }).select('id', 'name', 'storage_key');
+  const rows: Array<{ id: number; name: string; storage_key: string }> = await api
+    .knex('order_files')
+    .where({ order_id: 3002 })
+    .select('id', 'name', 'storage_key');
   const byName = new Map<string, number[]>();
   for (const row of rows) byName.set(row.name, [...(byName.get(row.name) ?? []), row.id]);
   expect([...byName.keys()].sort()).toEqual([...uploads.keys()].sort());
@@ -167,7 +184,9 @@ async function failoverUnderLoad(label: string, fault: () => Promise<{ from: Red
 
 function report(label: string, result: Awaited<ReturnType<typeof failoverUnderLoad>>): void {
   const unavailable = result.outcomes.filter((o) => o.status === 503);
-  const span = unavailable.length ? `${Math.min(...unavailable.map((o) => o.startedAt)) - result.faultAt}..${Math.max(...unavailable.map((o) => o.startedAt + o.ms)) - result.faultAt} ms after the fault` : 'none';
+  const span = unavailable.length
+    ? `${Math.min(...unavailable.map((o) => o.startedAt)) - result.faultAt}..${Math.max(...unavailable.map((o) => o.startedAt + o.ms)) - result.faultAt} ms after the fault`
+    : 'none';
   const counts: Record<string, number> = {};
   for (const o of result.outcomes) counts[`${o.kind} ${o.status}`] = (counts[`${o.kind} ${o.status}`] ?? 0) + 1;
   const slowest: Record<string, number> = {};
@@ -181,7 +200,9 @@ function report(label: string, result: Awaited<ReturnType<typeof failoverUnderLo
 /** The queue runs on the new master: a PDF (Czech) is rendered by the worker, and the queue's keys are there. */
 async function expectQueueOnNewMaster(to: RedisNode): Promise<void> {
   const started = Date.now();
-  await expect.poll(async () => (await timed('pdf', () => api.call('/invoices/9001/pdf?lang=cs'))).status, { timeout: JOB_TIMEOUT_MS * 2, interval: 200 }).toBe(200);
+  await expect
+    .poll(async () => (await timed('pdf', () => api.call('/invoices/9001/pdf?lang=cs'))).status, { timeout: JOB_TIMEOUT_MS * 2, interval: 200 })
+    .toBe(200);
   console.info(`a PDF rendered by the worker ${Date.now() - started} ms after the load ended`);
   const keys = (await to.command(['KEYS', `${api.stack!.env.REDIS_PREFIX}:*`])) as string[];
   expect(keys.some((k) => k.includes(':pdf:'))).toBe(true);
@@ -211,7 +232,11 @@ beforeAll(async () => {
   api = await startTestApi(env, { profile: 'production', label: 'failover' });
   workerPid = api.stack!.workers[0]!.pid;
   expect(api.config.redis).toMatchObject({ name: group.name, url: null });
-  const warm = await Promise.all([timed('list', () => api.call('/invoices?per_page=5')), sendUpload('warm.pdf'), timed('pdf', () => api.call('/invoices/9001/pdf?lang=de'))]);
+  const warm = await Promise.all([
+    timed('list', () => api.call('/invoices?per_page=5')),
+    sendUpload('warm.pdf'),
+    timed('pdf', () => api.call('/invoices/9001/pdf?lang=de')),
+  ]);
   expect(warm.map((o) => o.status)).toEqual([200, 201, 200]);
 }, 180_000);
 
@@ -235,7 +260,10 @@ async function expectFailoverSurvived(label: string, result: Awaited<ReturnType<
   // load's 10 s after the switch saw none, so the bound is on recovery, not on the load's window).
   const switchedAt = result.faultAt + result.switchedMs;
   const servedDuringLoad = result.outcomes.find((o) => o.startedAt > switchedAt && o.status === 200 && o.kind === 'pdf');
-  if (!servedDuringLoad) await expect.poll(async () => (await timed('pdf', () => api.call('/invoices/9001/pdf?lang=cs'))).status, { timeout: RECOVERY_BOUND_MS, interval: 200 }).toBe(200);
+  if (!servedDuringLoad)
+    await expect
+      .poll(async () => (await timed('pdf', () => api.call('/invoices/9001/pdf?lang=cs'))).status, { timeout: RECOVERY_BOUND_MS, interval: 200 })
+      .toBe(200);
   const recoveredMs = (servedDuringLoad ? servedDuringLoad.startedAt + servedDuringLoad.ms : Date.now()) - switchedAt;
   console.info(`${label}: first PDF served ${recoveredMs} ms after the switch${servedDuringLoad ? ' (during the load)' : ' (after the load)'}`);
   expect(recoveredMs).toBeLessThan(RECOVERY_BOUND_MS);

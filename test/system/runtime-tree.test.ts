@@ -75,8 +75,17 @@ describe('the runtime tree, built as the Dockerfile builds it', () => {
     for (const manager of ['pnpm', 'npm', 'yarn', 'corepack']) expect(installed).not.toContain(manager);
   });
 
-  it('when its files are listed, then it holds the entry points and what `pnpm build` made of each package\'s src: no TypeScript source, test or fixture', async () => {
-    expect((await readdir(tree.dir)).filter((name) => name !== 'node_modules').sort()).toEqual(['api.js', 'cli.js', 'ensure-build.js', 'healthcheck.js', 'package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'worker.js']);
+  it("when its files are listed, then it holds the entry points and what `pnpm build` made of each package's src: no TypeScript source, test or fixture", async () => {
+    expect((await readdir(tree.dir)).filter((name) => name !== 'node_modules').sort()).toEqual([
+      'api.js',
+      'cli.js',
+      'ensure-build.js',
+      'healthcheck.js',
+      'package.json',
+      'pnpm-lock.yaml',
+      'pnpm-workspace.yaml',
+      'worker.js',
+    ]);
     const store = path.join(tree.dir, 'node_modules', '.pnpm');
     const workspacePackages = (await readdir(store)).filter((entry) => entry.startsWith('@logi+'));
     const names = workspacePackages.map((entry) => entry.replace(/^@logi\+/, '').replace(/@file.*$/, ''));
@@ -88,7 +97,9 @@ describe('the runtime tree, built as the Dockerfile builds it', () => {
       expect(files).toContain('index.js');
       // Each file is the JavaScript or declarations of a source file, or an asset beside one (the invoice templates).
       const sources = new Set(await filesUnder(path.join(ROOT, 'packages', name, 'src')));
-      expect(files.filter((file) => !sources.has(file.replace(/\.(d\.ts|js)$/, '.ts')) || /\.test\.ts$/.test(file.replace(/\.(d\.ts|js)$/, '.ts')))).toEqual([]);
+      expect(files.filter((file) => !sources.has(file.replace(/\.(d\.ts|js)$/, '.ts')) || /\.test\.ts$/.test(file.replace(/\.(d\.ts|js)$/, '.ts')))).toEqual(
+        [],
+      );
       if (name === 'adapters') expect(files).toEqual(expect.arrayContaining(['handlebars/invoice.hbs', 'handlebars/invoice-footer.hbs']));
     }
   });
@@ -100,7 +111,7 @@ describe('the runtime tree, built as the Dockerfile builds it', () => {
     expect(tree.env.NODE_ENV).toBe('production');
   });
 
-  it('when compose runs the image, then its migrate, api and worker services run the tree\'s entry points with node', async () => {
+  it("when compose runs the image, then its migrate, api and worker services run the tree's entry points with node", async () => {
     const compose = await readFile(path.join(ROOT, 'docker-compose.yml'), 'utf8');
     expect(compose).toContain('command: ["node", "cli.js", "db:migrate"]');
     expect(compose).toContain('command: ["node", "api.js"]');
@@ -135,7 +146,11 @@ describe('the API, a worker and the CLI started from the tree with plain node', 
   it('when a PDF is asked for, then the worker renders it and the API serves it', async () => {
     const response = await fetch(`http://127.0.0.1:${apiPort}/v1/invoices/100001/pdf?lang=de`, { headers: DEMO });
     expect(response.status).toBe(200);
-    expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from(await response.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
     await expect.poll(() => worker.logs.some((line) => line.msg === 'job completed' && line.job === 'render-invoice-pdf'), { timeout: 10_000 }).toBe(true);
   });
 
@@ -156,7 +171,7 @@ describe('the API, a worker and the CLI started from the tree with plain node', 
     expect(added.filter((key) => !key.startsWith('pdf-cache/'))).toHaveLength(1);
   });
 
-  it('when the image\'s health check runs, then it passes for the API and for a worker container (its metrics listener), and fails with nothing listening', async () => {
+  it("when the image's health check runs, then it passes for the API and for a worker container (its metrics listener), and fails with nothing listening", async () => {
     const check = async (env: Record<string, string>) => (await runInTree(tree.healthcheck, env)).code;
     const closed = String(await freePort());
     expect(await check({ PORT: String(apiPort), METRICS_PORT: closed })).toBe(0);
@@ -164,8 +179,11 @@ describe('the API, a worker and the CLI started from the tree with plain node', 
     expect(await check({ PORT: closed, METRICS_PORT: closed })).toBe(1);
   });
 
-  it('when the processes are looked at, then each is plain node on the tree\'s entry point: no loader flag, no NODE_OPTIONS', async () => {
-    for (const [child, entry] of [[api.child, 'api.js'], [worker.child, 'worker.js']] as const) {
+  it("when the processes are looked at, then each is plain node on the tree's entry point: no loader flag, no NODE_OPTIONS", async () => {
+    for (const [child, entry] of [
+      [api.child, 'api.js'],
+      [worker.child, 'worker.js'],
+    ] as const) {
       expect((await readFile(`/proc/${child.pid}/cmdline`, 'utf8')).split('\0').filter(Boolean)).toEqual([process.execPath, entry]);
       expect((await readFile(`/proc/${child.pid}/environ`, 'utf8')).split('\0').filter((line) => line.startsWith('NODE_OPTIONS='))).toEqual([]);
     }

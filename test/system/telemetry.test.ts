@@ -80,7 +80,11 @@ describe('OpenTelemetry traces', () => {
       const incoming = traceparent();
       const response = await fetch(`${api.url}/v1/invoices/9001/pdf`, { headers: { ...authHeaders('baltic'), traceparent: incoming.header } });
       expect(response.status).toBe(200);
-      expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+      expect(
+        Buffer.from(await response.arrayBuffer())
+          .subarray(0, 5)
+          .toString(),
+      ).toBe('%PDF-');
 
       // Each process exports on its own schedule: wait until both have sent what the request made.
       const trace = await receiver.waitFor((spans) => {
@@ -103,7 +107,10 @@ describe('OpenTelemetry traces', () => {
       // Every span of the trace, in either process, leads up to the API's server span and from there to the caller.
       for (const span of trace) {
         const chain = chainOf(span, trace);
-        expect(chain.map((s) => s.spanId), `${span.service}/${span.name}`).toContain(server.spanId);
+        expect(
+          chain.map((s) => s.spanId),
+          `${span.service}/${span.name}`,
+        ).toContain(server.spanId);
         expect(chain.at(-1)!.parentSpanId).toBe(incoming.spanId);
       }
 
@@ -122,10 +129,14 @@ describe('OpenTelemetry traces', () => {
       // In the worker, under the job: the database, Chromium's render and the upload of the PDF to S3.
       const underJob = (span: ReceivedSpan) => chainOf(span, trace).some((s) => s.spanId === job.spanId);
       const workerSpans = from('logi-worker').filter(underJob);
-      expect(workerSpans.filter((s) => s.scope.includes('instrumentation-knex') && String(s.attributes['db.system.name']).startsWith('mysql')).length).toBeGreaterThan(0);
+      expect(
+        workerSpans.filter((s) => s.scope.includes('instrumentation-knex') && String(s.attributes['db.system.name']).startsWith('mysql')).length,
+      ).toBeGreaterThan(0);
       expect(workerSpans.filter((s) => s.name === 'chromium render')).toHaveLength(1);
       const s3Port = new URL(stack.s3.endPoint).port;
-      const storage = workerSpans.filter((s) => s.kind === SpanKind.CLIENT && s.scope.includes('instrumentation-http') && String(s.attributes['server.port']) === s3Port);
+      const storage = workerSpans.filter(
+        (s) => s.kind === SpanKind.CLIENT && s.scope.includes('instrumentation-http') && String(s.attributes['server.port']) === s3Port,
+      );
       expect(storage.map((s) => s.attributes['http.request.method'])).toContain('PUT');
       // Redis: the job's commands in the worker, and the API's (rate limit, adding the job).
       expect(workerSpans.filter((s) => s.scope.includes('instrumentation-ioredis')).length).toBeGreaterThan(0);
@@ -160,10 +171,10 @@ describe('OpenTelemetry traces', () => {
     async function modulesLoadedBy(env: Record<string, string>, invoiceId: number): Promise<string[]> {
       const record = path.join(dataDir, `modules-${randomBytes(4).toString('hex')}.txt`);
       await writeFile(record, '');
-      const api = await ApiProcess.start(
-        { DATA_DIR: dataDir, MODULE_WATCH_FILE: record, MODULE_WATCH_PATTERN: OTEL_MODULES, ...env },
-        ['--import', WATCH_PRELOAD],
-      );
+      const api = await ApiProcess.start({ DATA_DIR: dataDir, MODULE_WATCH_FILE: record, MODULE_WATCH_PATTERN: OTEL_MODULES, ...env }, [
+        '--import',
+        WATCH_PRELOAD,
+      ]);
       try {
         expect((await fetch(`${api.url}/v1/invoices`, { headers: authHeaders('baltic') })).status).toBe(200);
         expect((await fetch(`${api.url}/v1/invoices/${invoiceId}/pdf`, { headers: authHeaders('baltic') })).status).toBe(200);

@@ -36,7 +36,11 @@ describe('worker metrics', () => {
     const before = await scrapeMetrics(metricsPort);
     const response = await api.call('/invoices/9001/pdf?lang=de');
     expect(response.status).toBe(200);
-    expect(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from(await response.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
     const after = await scrapeMetrics(metricsPort);
     const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
     const pdfJob = { queue: 'pdf', job: 'render-invoice-pdf' };
@@ -55,7 +59,9 @@ describe('worker metrics', () => {
     expect(response.status).toBe(201);
     const after = await scrapeMetrics(metricsPort);
     const labels = { queue: 'uploads', job: 'store-order-file', outcome: 'completed' };
-    expect(sample(after, 'logistics_worker_job_duration_seconds_count', labels) - sample(before, 'logistics_worker_job_duration_seconds_count', labels)).toBe(1);
+    expect(sample(after, 'logistics_worker_job_duration_seconds_count', labels) - sample(before, 'logistics_worker_job_duration_seconds_count', labels)).toBe(
+      1,
+    );
   });
 
   it('when a job fails with a domain error, then the failure is counted with its code as the reason', async () => {
@@ -79,8 +85,14 @@ describe('worker metrics', () => {
       await expect(job.waitUntilFinished(events, 20_000)).rejects.toThrow(/INVOICE_NOT_FOUND/);
       const after = await scrapeMetrics(metricsPort);
       const labels = { queue: 'pdf', job: 'render-invoice-pdf' };
-      expect(sample(after, 'logistics_worker_job_failures_total', { ...labels, reason: 'invoice_not_found' }) - sample(before, 'logistics_worker_job_failures_total', { ...labels, reason: 'invoice_not_found' })).toBe(1);
-      expect(sample(after, 'logistics_worker_job_duration_seconds_count', { ...labels, outcome: 'failed' }) - sample(before, 'logistics_worker_job_duration_seconds_count', { ...labels, outcome: 'failed' })).toBe(1);
+      expect(
+        sample(after, 'logistics_worker_job_failures_total', { ...labels, reason: 'invoice_not_found' }) -
+          sample(before, 'logistics_worker_job_failures_total', { ...labels, reason: 'invoice_not_found' }),
+      ).toBe(1);
+      expect(
+        sample(after, 'logistics_worker_job_duration_seconds_count', { ...labels, outcome: 'failed' }) -
+          sample(before, 'logistics_worker_job_duration_seconds_count', { ...labels, outcome: 'failed' }),
+      ).toBe(1);
       expect(sample(after, 'logistics_worker_jobs_in_progress', labels)).toBe(0);
     } finally {
       await events.close();
@@ -94,7 +106,9 @@ describe('worker metrics', () => {
     const { port } = taken.address() as net.AddressInfo;
     try {
       await expect(api.stack!.startWorker(api.dataDir, { METRICS_PORT: String(port) })).rejects.toThrow(
-        new RegExp(`worker exited with 1: Configuration error: METRICS_PORT ${port} on 127\\.0\\.0\\.1 is already in use by another process \\(EADDRINUSE\\)\\n?$`),
+        new RegExp(
+          `worker exited with 1: Configuration error: METRICS_PORT ${port} on 127\\.0\\.0\\.1 is already in use by another process \\(EADDRINUSE\\)\\n?$`,
+        ),
       );
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));

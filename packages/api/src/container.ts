@@ -104,7 +104,9 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.Config).toConstantValue(config);
   c.bind(Tokens.Logger).toConstantValue(logger);
   c.bind(Tokens.Clock).toConstantValue({ now: () => new Date() } satisfies ClockPort);
-  c.bind(Tokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }));
+  c.bind(Tokens.Knex).toDynamicValue(() =>
+    createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }),
+  );
   c.bind(Tokens.Redis).toDynamicValue(() =>
     config.redis
       ? createRedis(config.redis, {
@@ -252,18 +254,15 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     const read = replicas();
     return database(read ? new ReplicaEventFeed(read, options) : new KnexEventFeed(get<Knex>(Tokens.Knex), options));
   });
-  c.bind(Tokens.EventCapture).toDynamicValue(
-    () =>
-      database(
-        new KnexEventCapture(get<Knex>(Tokens.Knex), {
-          onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
-        }),
-      ),
+  c.bind(Tokens.EventCapture).toDynamicValue(() =>
+    database(
+      new KnexEventCapture(get<Knex>(Tokens.Knex), {
+        onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
+      }),
+    ),
   );
   c.bind(Tokens.ListEvents).toDynamicValue(() => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock) }));
-  c.bind(Tokens.PublishEvents).toDynamicValue(
-    () => new PublishEventsUseCase({ capture: get<EventCapturePort>(Tokens.EventCapture)}),
-  );
+  c.bind(Tokens.PublishEvents).toDynamicValue(() => new PublishEventsUseCase({ capture: get<EventCapturePort>(Tokens.EventCapture) }));
   c.bind(Tokens.ManageWebhooks).toDynamicValue(
     () =>
       new ManageWebhookEndpointsUseCase({
@@ -287,28 +286,26 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
   );
-  c.bind(Tokens.ProcessTasks).toDynamicValue(
-    (): ApiProcessTasks => ({
-      startMetricsListener: () => startMetricsServer(get<ApiMetrics>(Tokens.Metrics), config.metrics, logger),
-      startEventPublishing: (onPublished) =>
-        startEventPublishing({ publish: get<PublishEventsUseCase>(Tokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger, onPublished }),
-      startWebhookDelivering: () =>
-        config.redis
-          ? null
-          : startWebhookDelivering({
-              deliver: get<DeliverWebhookUseCase>(Tokens.DeliverWebhook),
-              queue: get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
-              concurrency: config.webhooks.concurrency,
-              perEndpoint: config.webhooks.concurrencyPerEndpoint,
-              attemptTimeoutMs: config.webhooks.timeoutMs,
-              intervalMs: config.events.publishIntervalMs,
-              logger,
-            }),
-      startPeriodic: (name, task, intervalMs) => startPeriodic(name, task, intervalMs, logger),
-      sweepTempFiles,
-      indexPendingDocuments: (limit) => indexPendingDocuments(get<Knex>(Tokens.Knex), limit),
-    }),
-  );
+  c.bind(Tokens.ProcessTasks).toDynamicValue((): ApiProcessTasks => ({
+    startMetricsListener: () => startMetricsServer(get<ApiMetrics>(Tokens.Metrics), config.metrics, logger),
+    startEventPublishing: (onPublished) =>
+      startEventPublishing({ publish: get<PublishEventsUseCase>(Tokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger, onPublished }),
+    startWebhookDelivering: () =>
+      config.redis
+        ? null
+        : startWebhookDelivering({
+            deliver: get<DeliverWebhookUseCase>(Tokens.DeliverWebhook),
+            queue: get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
+            concurrency: config.webhooks.concurrency,
+            perEndpoint: config.webhooks.concurrencyPerEndpoint,
+            attemptTimeoutMs: config.webhooks.timeoutMs,
+            intervalMs: config.events.publishIntervalMs,
+            logger,
+          }),
+    startPeriodic: (name, task, intervalMs) => startPeriodic(name, task, intervalMs, logger),
+    sweepTempFiles,
+    indexPendingDocuments: (limit) => indexPendingDocuments(get<Knex>(Tokens.Knex), limit),
+  }));
   bindOps(c, config, logger);
   return c;
 }

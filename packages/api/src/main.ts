@@ -44,7 +44,8 @@ async function main(): Promise<void> {
     // Shared MariaDB: migrating is the operator's step (before the new release starts); say when it was missed.
     await pendingMigrations(knex).then(
       (pending) => {
-        if (pending.length > 0) logger.warn({ pending }, `the database schema is ${pending.length} migration(s) behind this release: run \`pnpm cli db:migrate\``);
+        if (pending.length > 0)
+          logger.warn({ pending }, `the database schema is ${pending.length} migration(s) behind this release: run \`pnpm cli db:migrate\``);
       },
       (error: unknown) => logger.warn({ err: error }, 'could not read the schema version at start; /health/ready reports the database'),
     );

@@ -125,7 +125,9 @@ export async function startServer(container: Container, options: { publicRouters
       // Everything after the requests shares one budget, so stop() ends within the grace plus about that.
       const deadline = Date.now() + CLOSE_DEPENDENCIES_MS;
       const left = () => Math.max(CLOSE_STEP_MIN_MS, deadline - Date.now());
-      await withTimeout(async () => metricsListener?.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'closing the metrics listener failed'));
+      await withTimeout(async () => metricsListener?.stop(), left()).catch((error: unknown) =>
+        logger.warn({ err: error }, 'closing the metrics listener failed'),
+      );
       // A sweep under way is waited for (it leaves nothing half done), but not past the budget.
       await withTimeout(() => housekeeping.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping housekeeping failed'));
       await withTimeout(() => publishing.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping event publishing failed'));

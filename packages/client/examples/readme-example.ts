@@ -7,5 +7,8 @@ const { invoices, pagination } = await api.invoices.list({ statuses: ['overdue',
 const pdf = await api.invoices.downloadPdf(invoices[0]!.id, { lang: 'de', duplicate: true }); // bytes + 'FV_11_2026_0007.pdf'
 await writeFile(pdf.fileName, pdf.bytes);
 const order = await api.orders.findByNr('BH/2026/0412');
-const upload = await api.orders.uploadFiles(order.id, ['./cmr.pdf', { name: 'note.txt', content: Buffer.from('ok') }], { categoryId: 1, idempotencyKey: crypto.randomUUID() });
+const upload = await api.orders.uploadFiles(order.id, ['./cmr.pdf', { name: 'note.txt', content: Buffer.from('ok') }], {
+  categoryId: 1,
+  idempotencyKey: crypto.randomUUID(),
+});
 console.log(pagination.total, upload.message, upload.failed); // failed: files that could not be stored

@@ -162,10 +162,12 @@ export function createClient(options: ClientOptions): LogiClient {
         const result = await raw.DELETE('/webhook-endpoints/{endpoint_id}', { params: { path: { endpoint_id: endpointId } } });
         if (result.error !== undefined || !result.response.ok) throw apiErrorOf(result.response, result.error);
       },
-      rotateSecret: async (endpointId) => dataOf(await raw.POST('/webhook-endpoints/{endpoint_id}/rotate-secret', { params: { path: { endpoint_id: endpointId } } })),
+      rotateSecret: async (endpointId) =>
+        dataOf(await raw.POST('/webhook-endpoints/{endpoint_id}/rotate-secret', { params: { path: { endpoint_id: endpointId } } })),
       deliveries: async (endpointId, query = {}) =>
         dataOf(await raw.GET('/webhook-endpoints/{endpoint_id}/deliveries', { params: { path: { endpoint_id: endpointId }, query } })),
-      replay: async (endpointId, body) => dataOf(await raw.POST('/webhook-endpoints/{endpoint_id}/replay', { params: { path: { endpoint_id: endpointId } }, body })),
+      replay: async (endpointId, body) =>
+        dataOf(await raw.POST('/webhook-endpoints/{endpoint_id}/replay', { params: { path: { endpoint_id: endpointId } }, body })),
     },
   };
 }

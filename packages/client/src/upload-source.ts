@@ -8,9 +8,7 @@ import path from 'node:path';
  * most 10 MiB), because a part of fetch's FormData is a Blob.
  */
 export type UploadSource =
-  | string
-  | { path: string; name?: string }
-  | { name: string; content: Uint8Array | Blob | AsyncIterable<Uint8Array> | ReadableStream<Uint8Array> };
+  string | { path: string; name?: string } | { name: string; content: Uint8Array | Blob | AsyncIterable<Uint8Array> | ReadableStream<Uint8Array> };
 
 export async function toFile(source: UploadSource): Promise<File> {
   if (typeof source === 'string') return toFile({ path: source });

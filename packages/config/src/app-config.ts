@@ -97,18 +97,27 @@ const schema = z.object({
   DB_REPLICA_MAX_LAG_SECONDS: positiveInt('DB_REPLICA_MAX_LAG_SECONDS', 0).default(5),
   REDIS_URL: urlWithScheme('REDIS_URL', ['redis', 'rediss']).optional(),
   /** Sentinels to ask for the master (host:port,...); with them, REDIS_URL gives only credentials, database and TLS. */
-  REDIS_SENTINELS: z.string().transform((value, ctx) => {
-    const sentinels = parseSentinelList(value);
-    if (typeof sentinels === 'string') {
-      ctx.addIssue({ code: 'custom', message: sentinels, path: ['REDIS_SENTINELS'] });
-      return z.NEVER;
-    }
-    return sentinels;
-  }).optional(),
+  REDIS_SENTINELS: z
+    .string()
+    .transform((value, ctx) => {
+      const sentinels = parseSentinelList(value);
+      if (typeof sentinels === 'string') {
+        ctx.addIssue({ code: 'custom', message: sentinels, path: ['REDIS_SENTINELS'] });
+        return z.NEVER;
+      }
+      return sentinels;
+    })
+    .optional(),
   /** The master group's name in the sentinels' configuration (`sentinel monitor <name> ...`). */
-  REDIS_SENTINEL_NAME: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, { error: 'must be 1-128 letters, digits, _ . or - (the name in "sentinel monitor <name> ...")' }).optional(),
+  REDIS_SENTINEL_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,128}$/, { error: 'must be 1-128 letters, digits, _ . or - (the name in "sentinel monitor <name> ...")' })
+    .optional(),
   /** Prefix of every Redis key (queues, rate limits), so deployments and test runs sharing a Redis stay apart. */
-  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1-64 letters, digits, _ . or -' }).default('logistics'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1-64 letters, digits, _ . or -' })
+    .default('logistics'),
   S3_ENDPOINT: urlWithScheme('S3_ENDPOINT', ['http', 'https']).optional(),
   S3_ACCESS_KEY: z.string().optional(),
   S3_SECRET_KEY: z.string().optional(),
@@ -159,15 +168,24 @@ const schema = z.object({
   /** Webhook endpoints per client directory. */
   WEBHOOK_MAX_ENDPOINTS: positiveInt('WEBHOOK_MAX_ENDPOINTS').default(10),
   /** Allow http and hosts that are or resolve to loopback/private/link-local addresses (tests, on-premise receivers). */
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1').default(false),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z
+    .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+    .transform((v) => v === 'true' || v === '1')
+    .default(false),
   /** Webhook attempts in flight per delivering process, and to any one endpoint from it. */
   WEBHOOK_CONCURRENCY: positiveInt('WEBHOOK_CONCURRENCY').default(16),
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt('WEBHOOK_CONCURRENCY_PER_ENDPOINT').default(4),
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (per-IP rate limits). */
-  TRUST_PROXY: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1').default(false),
+  TRUST_PROXY: z
+    .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+    .transform((v) => v === 'true' || v === '1')
+    .default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The queue dashboard (/admin/queues, Redis profile) is on only when both are set; HTTP Basic credentials. */
-  DASHBOARD_USER: z.string().regex(/^[^:]+$/, { error: 'must not contain ":" (HTTP Basic user names cannot)' }).optional(),
+  DASHBOARD_USER: z
+    .string()
+    .regex(/^[^:]+$/, { error: 'must not contain ":" (HTTP Basic user names cannot)' })
+    .optional(),
   DASHBOARD_PASSWORD: z.string().optional(),
 });
 
@@ -236,11 +254,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   if ((c.REDIS_SENTINELS === undefined) !== (c.REDIS_SENTINEL_NAME === undefined)) {
     throw c.REDIS_SENTINELS === undefined
-      ? new ConfigError('REDIS_SENTINELS', 'must be set too: REDIS_SENTINEL_NAME names a master group, and REDIS_SENTINELS lists the sentinels to ask for it (host:port,...)')
-      : new ConfigError('REDIS_SENTINEL_NAME', 'must be set when REDIS_SENTINELS is set: the name of the master group the sentinels monitor ("sentinel monitor <name> ...")');
+      ? new ConfigError(
+          'REDIS_SENTINELS',
+          'must be set too: REDIS_SENTINEL_NAME names a master group, and REDIS_SENTINELS lists the sentinels to ask for it (host:port,...)',
+        )
+      : new ConfigError(
+          'REDIS_SENTINEL_NAME',
+          'must be set when REDIS_SENTINELS is set: the name of the master group the sentinels monitor ("sentinel monitor <name> ...")',
+        );
   }
   if (c.DATABASE_READ_URL !== undefined && c.DATABASE_URL === undefined) {
-    throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL: read replicas serve reads of a MariaDB/MySQL primary, and without DATABASE_URL the database is the embedded SQLite file');
+    throw new ConfigError(
+      'DATABASE_READ_URL',
+      'needs DATABASE_URL: read replicas serve reads of a MariaDB/MySQL primary, and without DATABASE_URL the database is the embedded SQLite file',
+    );
   }
   if ((c.DASHBOARD_USER === undefined) !== (c.DASHBOARD_PASSWORD === undefined)) {
     const missing = c.DASHBOARD_USER === undefined ? 'DASHBOARD_USER' : 'DASHBOARD_PASSWORD';
@@ -253,7 +280,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseUrl: c.DATABASE_URL ?? null,
     databaseReadUrls: c.DATABASE_READ_URL ?? [],
     dbReplicaMaxLagSeconds: c.DB_REPLICA_MAX_LAG_SECONDS,
-    redis: c.REDIS_SENTINELS ? { sentinels: c.REDIS_SENTINELS, name: c.REDIS_SENTINEL_NAME!, url: c.REDIS_URL ?? null } : c.REDIS_URL ? { url: c.REDIS_URL } : null,
+    redis: c.REDIS_SENTINELS
+      ? { sentinels: c.REDIS_SENTINELS, name: c.REDIS_SENTINEL_NAME!, url: c.REDIS_URL ?? null }
+      : c.REDIS_URL
+        ? { url: c.REDIS_URL }
+        : null,
     redisPrefix: c.REDIS_PREFIX,
     s3:
       setS3.length === 4

@@ -63,7 +63,9 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
 
   c.bind(WorkerTokens.Config).toConstantValue(config);
   c.bind(WorkerTokens.Logger).toConstantValue(logger);
-  c.bind(WorkerTokens.Knex).toDynamicValue(() => createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }));
+  c.bind(WorkerTokens.Knex).toDynamicValue(() =>
+    createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }),
+  );
   // A render only reads: the invoice and its seller come from a replica when DATABASE_READ_URL names any (README "Read replicas").
   c.bind(WorkerTokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(WorkerTokens.Knex), logger));
   // The database adapters are bound wrapped: an outage leaves them as the domain's ServiceUnavailableError.
@@ -105,7 +107,9 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
     return metrics;
   });
   c.onActivation<PdfRendererPort>(WorkerTokens.PdfRenderer, (_context, renderer) => new MetricsPdfRenderer(renderer, get<WorkerMetrics>(WorkerTokens.Metrics)));
-  c.onActivation<JobHandlers>(WorkerTokens.JobHandlers, (_context, handlers) => withJobMetrics(handlers, get<WorkerMetrics>(WorkerTokens.Metrics), QUEUE_NAME_BY_JOB));
+  c.onActivation<JobHandlers>(WorkerTokens.JobHandlers, (_context, handlers) =>
+    withJobMetrics(handlers, get<WorkerMetrics>(WorkerTokens.Metrics), QUEUE_NAME_BY_JOB),
+  );
   c.bind(WorkerTokens.JobWorker).toDynamicValue(
     () =>
       new BullmqJobWorker({
@@ -124,7 +128,8 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
       new PublishEventsUseCase({
         capture: database(
           new KnexEventCapture(get<Knex>(WorkerTokens.Knex), {
-            onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
+            onUnreadable: (invoiceId, reason) =>
+              logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
           }),
         ),
       }),
@@ -140,26 +145,24 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
   );
-  c.bind(WorkerTokens.ProcessTasks).toDynamicValue(
-    (): WorkerProcessTasks => ({
-      prepareStorage: async () => {
-        const storage = get<FileStoragePort>(WorkerTokens.FileStorage);
-        if (storage instanceof MinioFileStorage) await storage.init();
-      },
-      startMetricsListener: (health) => startMetricsServer(get<WorkerMetrics>(WorkerTokens.Metrics), config.metrics, logger, health),
-      startEventPublishing: () => startEventPublishing({ publish: get<PublishEventsUseCase>(WorkerTokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger }),
-      startWebhookDelivering: () =>
-        startWebhookDelivering({
-          deliver: get<DeliverWebhookUseCase>(WorkerTokens.DeliverWebhook),
-          queue: get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
-          concurrency: config.webhooks.concurrency,
-          perEndpoint: config.webhooks.concurrencyPerEndpoint,
-          attemptTimeoutMs: config.webhooks.timeoutMs,
-          intervalMs: config.events.publishIntervalMs,
-          logger,
-        }),
-    }),
-  );
+  c.bind(WorkerTokens.ProcessTasks).toDynamicValue((): WorkerProcessTasks => ({
+    prepareStorage: async () => {
+      const storage = get<FileStoragePort>(WorkerTokens.FileStorage);
+      if (storage instanceof MinioFileStorage) await storage.init();
+    },
+    startMetricsListener: (health) => startMetricsServer(get<WorkerMetrics>(WorkerTokens.Metrics), config.metrics, logger, health),
+    startEventPublishing: () =>
+      startEventPublishing({ publish: get<PublishEventsUseCase>(WorkerTokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger }),
+    startWebhookDelivering: () =>
+      startWebhookDelivering({
+        deliver: get<DeliverWebhookUseCase>(WorkerTokens.DeliverWebhook),
+        queue: get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
+        concurrency: config.webhooks.concurrency,
+        perEndpoint: config.webhooks.concurrencyPerEndpoint,
+        attemptTimeoutMs: config.webhooks.timeoutMs,
+        intervalMs: config.events.publishIntervalMs,
+        logger,
+      }),
+  }));
   return c;
 }
-

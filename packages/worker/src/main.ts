@@ -12,7 +12,10 @@ function readConfig(): AppConfig & { redis: RedisEndpoint } {
   try {
     const config = loadConfig();
     if (!config.redis) {
-      throw new ConfigError('REDIS_URL', 'must be set for the worker, or REDIS_SENTINELS with REDIS_SENTINEL_NAME (without Redis the API runs jobs in its own process)');
+      throw new ConfigError(
+        'REDIS_URL',
+        'must be set for the worker, or REDIS_SENTINELS with REDIS_SENTINEL_NAME (without Redis the API runs jobs in its own process)',
+      );
     }
     return { ...config, redis: config.redis };
   } catch (error) {

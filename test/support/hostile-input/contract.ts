@@ -14,9 +14,36 @@ export const PERIODS = ['cur_month', 'prev_month', 'last_30_days', 'last_60_days
 export const DATE_FIELDS = ['added_date', 'issue_date', 'service_date', 'payment_term', 'payment_date'] as const;
 export const TYPES = ['s', 'c', 'p'] as const;
 export const STATUSES = ['issued', 'paid', 'semipaid', 'overdue'] as const;
-export const SORT_FIELDS = ['issue_date', 'service_date', 'payment_term', 'payment_date', 'nr', 'amount_gross', 'amount_net', 'amount_tax', 'customer_name', 'added_time'] as const;
+export const SORT_FIELDS = [
+  'issue_date',
+  'service_date',
+  'payment_term',
+  'payment_date',
+  'nr',
+  'amount_gross',
+  'amount_net',
+  'amount_tax',
+  'customer_name',
+  'added_time',
+] as const;
 export const SORT_DIRS = ['asc', 'desc'] as const;
-export const LIST_PARAMS = ['page', 'per_page', 'period', 'date_field', 'date_from', 'date_to', 'types', 'statuses', 'branch_ids', 'customer_vats', 'customer_name', 'customer_country', 'search', 'sort_by', 'sort_dir'] as const;
+export const LIST_PARAMS = [
+  'page',
+  'per_page',
+  'period',
+  'date_field',
+  'date_from',
+  'date_to',
+  'types',
+  'statuses',
+  'branch_ids',
+  'customer_vats',
+  'customer_name',
+  'customer_country',
+  'search',
+  'sort_by',
+  'sort_dir',
+] as const;
 export type ListParam = (typeof LIST_PARAMS)[number];
 export const ENUMS: Partial<Record<ListParam, readonly string[]>> = { period: PERIODS, date_field: DATE_FIELDS, sort_by: SORT_FIELDS, sort_dir: SORT_DIRS };
 export const HOSTILE_NOW = new Date('2026-11-22T12:00:00Z');
@@ -89,7 +116,7 @@ export interface Pair {
   value: Value;
 }
 
-export const LOOSE_SAFE = new Set([...",/:@!*()$;"]);
+export const LOOSE_SAFE = new Set([...',/:@!*()$;']);
 
 /** Percent-encodes UTF-8 bytes (lone surrogates become U+FFFD, as any client would send them). */
 export function encode(text: string, style: Style): string {
@@ -142,7 +169,8 @@ export interface QueryVerdict {
 
 export const SPACE_TRIM = (s: string) => s.replace(/^ +| +$/g, '');
 export const codePoints = (s: string) => [...s].length;
-export const worst = (a: Verdict, b: Verdict): Verdict => (a === 'invalid' || b === 'invalid' ? 'invalid' : a === 'either' || b === 'either' ? 'either' : 'valid');
+export const worst = (a: Verdict, b: Verdict): Verdict =>
+  a === 'invalid' || b === 'invalid' ? 'invalid' : a === 'either' || b === 'either' ? 'either' : 'valid';
 
 /** Reads the pairs as the WHATWG form decoding gives them; a name in array/object form or sent twice is invalid. */
 export function readQuery(query: string, known: readonly string[]): QueryVerdict {

@@ -23,12 +23,52 @@ export interface FieldPart {
 export type PartSpec = FilePart | FieldPart;
 export type Shape = 'ok' | 'chunked' | 'truncated' | 'no-closing' | 'wrong-boundary' | 'no-boundary' | 'garbage' | 'not-multipart' | 'declared-too-large';
 
-export const FILE_NAMES = ['cmr.pdf', '', '.', '..', 'dir/', '../../etc/passwd', '/abs/path.txt', 'C:\\Users\\me\\scan.pdf', 'a/b\\c.txt', 'zażółć gęślą jaźń.pdf', '😀.txt', 'ملف\u202Etxt.exe', 'e\u0301.txt', 'x'.repeat(300), ' spaced .txt', '%0A%2F.txt', 'c1\u0085.txt', 'file', '𝔘𝔫𝔦.bin'];
+export const FILE_NAMES = [
+  'cmr.pdf',
+  '',
+  '.',
+  '..',
+  'dir/',
+  '../../etc/passwd',
+  '/abs/path.txt',
+  'C:\\Users\\me\\scan.pdf',
+  'a/b\\c.txt',
+  'zażółć gęślą jaźń.pdf',
+  '😀.txt',
+  'ملف\u202Etxt.exe',
+  'e\u0301.txt',
+  'x'.repeat(300),
+  ' spaced .txt',
+  '%0A%2F.txt',
+  'c1\u0085.txt',
+  'file',
+  '𝔘𝔫𝔦.bin',
+];
 /** Names a part header cannot carry cleanly. */
 export const DIRTY_FILE_NAMES = ['tab\there.pdf', 'quote".pdf', 'new\r\nline.pdf', 'nul\u0000.pdf', 'ends-with\\'];
-export const CATEGORY_VALUES = ['1', '2', '3', '', 'null', 'NULL', 'Null', '99', '0', '-3', '1x', 'abc', ' 2 ', '02', '2.0', '２', '9'.repeat(30), 'null ', '1,2'];
+export const CATEGORY_VALUES = [
+  '1',
+  '2',
+  '3',
+  '',
+  'null',
+  'NULL',
+  'Null',
+  '99',
+  '0',
+  '-3',
+  '1x',
+  'abc',
+  ' 2 ',
+  '02',
+  '2.0',
+  '２',
+  '9'.repeat(30),
+  'null ',
+  '1,2',
+];
 export const PART_NAMES = ['files', 'files', 'files', 'files', 'files', 'files[]', 'files[]', 'other', 'category_id', 'FILES', 'files[0]', 'fïles', ''];
-export const BOUNDARIES = ['simple', "----=_Part_0_123.456", "a'()+_,-./:=?b", 'with space inside', 'x'.repeat(70), 'b'];
+export const BOUNDARIES = ['simple', '----=_Part_0_123.456', "a'()+_,-./:=?b", 'with space inside', 'x'.repeat(70), 'b'];
 
 export const sizeArb = fc.oneof(
   { weight: 2, arbitrary: fc.constant(0) },
@@ -42,7 +82,11 @@ export const partArb: fc.Arbitrary<PartSpec> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('file' as const),
       name: fc.constantFrom(...PART_NAMES),
-      filename: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...FILE_NAMES) }, { weight: 1, arbitrary: fc.constantFrom(...DIRTY_FILE_NAMES) }, { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 16 }) }),
+      filename: fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom(...FILE_NAMES) },
+        { weight: 1, arbitrary: fc.constantFrom(...DIRTY_FILE_NAMES) },
+        { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 16 }) },
+      ),
       size: sizeArb,
       fill: fc.integer({ min: 0, max: 255 }),
       type: fc.constantFrom('application/octet-stream', 'application/pdf', 'image/png', 'text/plain; charset=utf-8', 'x/y', null),
@@ -58,9 +102,15 @@ export const partArb: fc.Arbitrary<PartSpec> = fc.oneof(
   },
 );
 export const uploadArb = fc.record({
-  order: fc.oneof({ weight: 8, arbitrary: fc.constantFrom('3001', '3002', '3005', '03001', '%33001') }, { weight: 2, arbitrary: fc.constantFrom('4001', '999999', 'abc', '0', '-1', '1.5', '3001abc', '%34001') }),
+  order: fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom('3001', '3002', '3005', '03001', '%33001') },
+    { weight: 2, arbitrary: fc.constantFrom('4001', '999999', 'abc', '0', '-1', '1.5', '3001abc', '%34001') },
+  ),
   parts: fc.oneof({ weight: 1, arbitrary: fc.constant<PartSpec[]>([]) }, { weight: 12, arbitrary: fc.array(partArb, { minLength: 1, maxLength: 4 }) }),
-  boundary: fc.oneof({ weight: 3, arbitrary: fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 8, maxLength: 40 }).map((h) => `fc${h}`) }, { weight: 2, arbitrary: fc.constantFrom(...BOUNDARIES) }),
+  boundary: fc.oneof(
+    { weight: 3, arbitrary: fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 8, maxLength: 40 }).map((h) => `fc${h}`) },
+    { weight: 2, arbitrary: fc.constantFrom(...BOUNDARIES) },
+  ),
   typeCase: fc.constantFrom('multipart/form-data', 'MULTIPART/FORM-DATA', 'multipart/form-data; charset=utf-8'),
   preamble: weighted(1, 5),
   shape: fc.oneof(
@@ -105,7 +155,10 @@ export function categoryVerdict(value: string): { id: number | null } | 'open' |
   const known = (text: string) => (text === '' || text.toLowerCase() === 'null' ? null : ['1', '2', '3'].includes(text) ? Number(text) : undefined);
   const exact = known(value);
   if (exact !== undefined) return { id: exact };
-  const loose = value.trim().replace(/^0+(?=[0-9])/, '').replace(/\.0+$/, '');
+  const loose = value
+    .trim()
+    .replace(/^0+(?=[0-9])/, '')
+    .replace(/\.0+$/, '');
   return known(loose) !== undefined ? 'open' : 'invalid';
 }
 
@@ -143,7 +196,13 @@ export function expectedFileName(filename: string): string | undefined {
   return base === '' || base === '.' || base === '..' ? 'file' : base;
 }
 
-export function sendRaw(api: TestApi, pathname: string, headers: Record<string, string>, body: Buffer, mode: { chunked?: boolean; declared?: number }): Promise<Answer> {
+export function sendRaw(
+  api: TestApi,
+  pathname: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  mode: { chunked?: boolean; declared?: number },
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const length = mode.chunked ? {} : { 'Content-Length': String(mode.declared ?? body.length) };
     const req = http.request(`${api.base}${pathname}`, { method: 'POST', headers: { ...authHeaders('baltic'), ...headers, ...length } });

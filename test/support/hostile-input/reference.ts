@@ -8,10 +8,15 @@ import { periodRange } from './calendar.js';
 import { DATE_FIELDS, type Answer, envelopeOf, expectStatus } from './contract.js';
 
 /** The embedded profile's fold: canonical decomposition, combining marks dropped, lower case. */
-export const fold = (text: string) => text.normalize('NFD').replace(/\p{Mn}/gu, '').toLowerCase().normalize('NFC');
+export const fold = (text: string) =>
+  text
+    .normalize('NFD')
+    .replace(/\p{Mn}/gu, '')
+    .toLowerCase()
+    .normalize('NFC');
 
 /** ASCII in utf8mb4_unicode_ci's order (read from MariaDB 10.11: ORDER BY over CHAR(32..126)), letters folded. */
-export const UCA_ASCII = " `^_-,;:!?.'\"()[]{}@*/\\&#%+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz";
+export const UCA_ASCII = ' `^_-,;:!?.\'"()[]{}@*/\\&#%+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz';
 export const ASCII_RANK = new Map([...UCA_ASCII].map((c, i) => [c, 2 * i]));
 /** Letters with a primary weight of their own, right after their base letter; and the expansions. */
 export const AFTER: Record<string, string> = { ł: 'l', đ: 'd', ø: 'o', ı: 'i', ħ: 'h', ŧ: 't' };
@@ -85,7 +90,13 @@ export async function readRows(knex: Knex): Promise<Rows> {
       type: String(r.type),
       status: String(r.status),
       branchId: Number(r.branch_id),
-      dates: { added_date: num(r.added_time), issue_date: num(r.issue_date), service_date: num(r.service_date), payment_term: num(r.payment_term), payment_date: num(r.payment_date) },
+      dates: {
+        added_date: num(r.added_time),
+        issue_date: num(r.issue_date),
+        service_date: num(r.service_date),
+        payment_term: num(r.payment_term),
+        payment_date: num(r.payment_date),
+      },
       sort: {
         issue_date: num(r.issue_date),
         service_date: num(r.service_date),
@@ -169,15 +180,31 @@ export function checkListAnswer(answer: Answer, expected: ListExpectation, rows:
   const got = body.data as { invoices: Array<{ id: number; nr: string; customer_name: string }>; pagination: Record<string, number> };
   const byId = new Map(rows.invoices.map((r) => [r.id, r]));
   expect(
-    { ids: got.invoices.map((i) => i.id), page: got.pagination.page, perPage: got.pagination.per_page, total: got.pagination.total, totalPages: got.pagination.total_pages },
+    {
+      ids: got.invoices.map((i) => i.id),
+      page: got.pagination.page,
+      perPage: got.pagination.per_page,
+      total: got.pagination.total,
+      totalPages: got.pagination.total_pages,
+    },
     context,
   ).toEqual(expected);
-  for (const invoice of got.invoices) expect({ nr: invoice.nr, customer_name: invoice.customer_name }, context).toEqual({ nr: byId.get(invoice.id)!.nr, customer_name: byId.get(invoice.id)!.customerName });
+  for (const invoice of got.invoices)
+    expect({ nr: invoice.nr, customer_name: invoice.customer_name }, context).toEqual({
+      nr: byId.get(invoice.id)!.nr,
+      customer_name: byId.get(invoice.id)!.customerName,
+    });
 }
 
 export function checkByNrAnswer(answer: Answer, expected: OrderRef | null, nr: string, context: string): void {
   expectStatus(answer, [200, 404], context);
   const body = envelopeOf(answer, context);
-  if (expected) expect({ status: answer.status, data: body.data }, context).toEqual({ status: 200, data: { id: expected.id, nr: expected.nr, ownnr: expected.ownnr } });
-  else expect({ status: answer.status, message: body.message, data: body.data }, context).toEqual({ status: 404, message: `Order with given nr (${nr}) not found`, data: null });
+  if (expected)
+    expect({ status: answer.status, data: body.data }, context).toEqual({ status: 200, data: { id: expected.id, nr: expected.nr, ownnr: expected.ownnr } });
+  else
+    expect({ status: answer.status, message: body.message, data: body.data }, context).toEqual({
+      status: 404,
+      message: `Order with given nr (${nr}) not found`,
+      data: null,
+    });
 }

@@ -12,10 +12,81 @@ export const hasher = new Sha256ApiKeyHasher();
 export const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`) / 1000;
 export const round2 = (n: number) => Math.round(n * 100) / 100;
 
-export const NAME_POOL = ['Acme Logistics', 'ACME logistics', 'acme LOGISTICS', 'Śnieżka Trans', 'ŁUKASZ Spedycja', 'Müller & Söhne', 'Straße Cargo', 'STRASSE Cargo', 'Æble Freight', 'Ørsted Shipping', 'Ćwik 50% Sp. k.', 'under_score Ltd', 'back\\slash GmbH', 'İzmir Nakliyat', 'ıssız Taşımacılık', 'ΜΕΤΑΦΟΡΈΣ Ελλάς', 'שלום Transport', 'مرحبا للنقل', 'e\u0301cole Fret', 'École Fret', 'ﬁnance Ltd', '  Spaces  Around  ', '日本物流', '𝔘𝔫𝔦 Freight', 'Ｆｕｌｌ Logistics', 'Zeta Spedition', 'zeta spedition', 'Alpha', 'alpha', 'Ålesund Frakt', '한국 운송'];
+export const NAME_POOL = [
+  'Acme Logistics',
+  'ACME logistics',
+  'acme LOGISTICS',
+  'Śnieżka Trans',
+  'ŁUKASZ Spedycja',
+  'Müller & Söhne',
+  'Straße Cargo',
+  'STRASSE Cargo',
+  'Æble Freight',
+  'Ørsted Shipping',
+  'Ćwik 50% Sp. k.',
+  'under_score Ltd',
+  'back\\slash GmbH',
+  'İzmir Nakliyat',
+  'ıssız Taşımacılık',
+  'ΜΕΤΑΦΟΡΈΣ Ελλάς',
+  'שלום Transport',
+  'مرحبا للنقل',
+  'e\u0301cole Fret',
+  'École Fret',
+  'ﬁnance Ltd',
+  '  Spaces  Around  ',
+  '日本物流',
+  '𝔘𝔫𝔦 Freight',
+  'Ｆｕｌｌ Logistics',
+  'Zeta Spedition',
+  'zeta spedition',
+  'Alpha',
+  'alpha',
+  'Ålesund Frakt',
+  '한국 운송',
+];
 /** Pairs where an exact match has a higher id than an order that merely contains it (`ABC-1000` before `abc-1`). */
-export const ORDER_NR_POOL = ['BH/ORD/1', 'bh/ord/10', 'ORD-ß-1', 'ORD-SS-1', 'Ω-100', 'ω-100', 'é-7', 'e\u0301-7', 'x%y', 'x_y', 'x\\y', 'CMR 9', '한국-1', 'ABC-1000', 'abc-1', 'DUP-1', 'dup-1', 'ﬁ-1', 'fi-1', 'İ-5', 'i-5', 'LONG-7-X', 'long-7', 'Q/12/34', 'q/12', 'ŁÓDŹ-99', 'łódź-9'];
-export const ITEM_POOL = ['Road freight Gdansk - Duisburg, 13.6 ldm', 'Fuel surcharge 10%', 'Waiting time_2h', 'Zollabfertigung Straße', 'Ödeme farkı', 'Przeładunek w Łodzi', 'back\\slash fee', 'Σύνολο μεταφοράς', '運賃', 'Combining a\u0301 fee'];
+export const ORDER_NR_POOL = [
+  'BH/ORD/1',
+  'bh/ord/10',
+  'ORD-ß-1',
+  'ORD-SS-1',
+  'Ω-100',
+  'ω-100',
+  'é-7',
+  'e\u0301-7',
+  'x%y',
+  'x_y',
+  'x\\y',
+  'CMR 9',
+  '한국-1',
+  'ABC-1000',
+  'abc-1',
+  'DUP-1',
+  'dup-1',
+  'ﬁ-1',
+  'fi-1',
+  'İ-5',
+  'i-5',
+  'LONG-7-X',
+  'long-7',
+  'Q/12/34',
+  'q/12',
+  'ŁÓDŹ-99',
+  'łódź-9',
+];
+export const ITEM_POOL = [
+  'Road freight Gdansk - Duisburg, 13.6 ldm',
+  'Fuel surcharge 10%',
+  'Waiting time_2h',
+  'Zollabfertigung Straße',
+  'Ödeme farkı',
+  'Przeładunek w Łodzi',
+  'back\\slash fee',
+  'Σύνολο μεταφοράς',
+  '運賃',
+  'Combining a\u0301 fee',
+];
 export const VAT_POOL = ['DE811111111', 'de811111111', 'PL1234567890', 'CZ12345678', 'ÉCOLE-42', 'e\u0301cole-42', 'ß-1', 'TR1234567890'];
 export const COUNTRY_POOL = ['de', 'pl', 'cz', 'tr', 'gb', 'ro', 'fr'];
 /** Instants near month edges in the reference zones (their local midnights, and a second before). */
@@ -29,7 +100,9 @@ export const EDGE_INSTANTS = REFERENCE_ZONES.flatMap((zone) =>
 export const extraInvoiceArb = fc.record({
   alpine: weighted(1, 5),
   nr: fc.oneof(
-    fc.tuple(fc.constantFrom('FV', 'fv', 'KOR', 'ZAK'), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 30 })).map(([p, m, n]) => `${p}/${String(m).padStart(2, '0')}/2026/${String(n).padStart(4, '0')}`),
+    fc
+      .tuple(fc.constantFrom('FV', 'fv', 'KOR', 'ZAK'), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 30 }))
+      .map(([p, m, n]) => `${p}/${String(m).padStart(2, '0')}/2026/${String(n).padStart(4, '0')}`),
     fc.constantFrom('FV/11/2026/0007', 'NR 100%', 'NR_under', 'NR\\back', 'Ω-σ-ς', 'ÅNGSTRÖM-1', '한국-7', 'ﬁ-1'),
   ),
   type: fc.constantFrom(...TYPES),
@@ -42,7 +115,10 @@ export const extraInvoiceArb = fc.record({
   name: fc.constantFrom(...NAME_POOL),
   vat: fc.constantFrom(...VAT_POOL),
   country: fc.constantFrom(...COUNTRY_POOL),
-  gross: fc.oneof(fc.constantFrom(100, 1450, -100, 0, 999.99, 50), fc.integer({ min: -50_000, max: 500_000 }).map((c) => c / 100)),
+  gross: fc.oneof(
+    fc.constantFrom(100, 1450, -100, 0, 999.99, 50),
+    fc.integer({ min: -50_000, max: 500_000 }).map((c) => c / 100),
+  ),
   orderNrs: fc.array(fc.constantFrom(...ORDER_NR_POOL), { maxLength: 2 }),
   items: fc.array(fc.constantFrom(...ITEM_POOL), { minLength: 1, maxLength: 2 }),
 });
@@ -75,7 +151,16 @@ export function invoiceJson(id: number, seed: ExtraInvoice) {
     correct_of: null,
     added_time: seed.issue + seed.addedAfter,
     orders: seed.orderNrs.map((nr, i) => ({ type: 'FTL', nr, cmr: `CMR ${id}/${i}`, tasks: [], files: [], contacts: [] })),
-    items: seed.items.map((name) => ({ name, quantity: 1, unit: 'pcs', unit_price_net: net, tax_rate: '23', amount_net: net, amount_tax: tax, amount_gross: seed.gross })),
+    items: seed.items.map((name) => ({
+      name,
+      quantity: 1,
+      unit: 'pcs',
+      unit_price_net: net,
+      tax_rate: '23',
+      amount_net: net,
+      amount_tax: tax,
+      amount_gross: seed.gross,
+    })),
   };
 }
 
@@ -84,7 +169,16 @@ export async function insertRawInvoice(knex: Knex, invoice: ReturnType<typeof in
   const { orders, items, correct_of: _correctOf, ...columns } = invoice;
   await knex('invoices').insert({ ...columns, correct_of_id: null });
   for (const [position, order] of orders.entries()) {
-    await knex('invoice_orders').insert({ invoice_id: invoice.id, position, type: order.type, nr: order.nr, cmr: order.cmr, tasks: '[]', files: '[]', contacts: '[]' });
+    await knex('invoice_orders').insert({
+      invoice_id: invoice.id,
+      position,
+      type: order.type,
+      nr: order.nr,
+      cmr: order.cmr,
+      tasks: '[]',
+      files: '[]',
+      contacts: '[]',
+    });
   }
   for (const [position, item] of items.entries()) await knex('invoice_items').insert({ invoice_id: invoice.id, position, ...item });
 }

@@ -297,7 +297,11 @@ export class BullmqJobQueue implements JobQueuePort {
 
   private async withdraw(queue: Queue, jobId: string): Promise<void> {
     // A job a worker holds is locked and stays; one still waiting is removed.
-    await withTimeout(queue.remove(jobId).catch(() => 0), 500, { onTimeout: () => 0, unref: true });
+    await withTimeout(
+      queue.remove(jobId).catch(() => 0),
+      500,
+      { onTimeout: () => 0, unref: true },
+    );
   }
 
   private async shutdown(): Promise<void> {

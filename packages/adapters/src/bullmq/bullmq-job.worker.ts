@@ -113,12 +113,20 @@ export class BullmqJobWorker {
     const timeoutMs = this.options.closeTimeoutMs ?? 20_000;
     await Promise.all(
       this.workers.map(async (worker) => {
-        const finished = await withTimeout(worker.close().then(() => true), timeoutMs, { onTimeout: () => false }).catch(() => false);
+        const finished = await withTimeout(
+          worker.close().then(() => true),
+          timeoutMs,
+          { onTimeout: () => false },
+        ).catch(() => false);
         if (!finished) {
           this.options.logger.warn({ queue: worker.name, timeoutMs }, 'running jobs did not finish in time; handing them back');
           // close() is already under way and cannot be forced any more; cutting Redis ends it.
           // (BullMQ's disconnect waits for a first connect, so it gets a bound of its own.)
-          await withTimeout(worker.disconnect().catch(() => undefined), 2_000, { onTimeout: () => undefined, unref: true });
+          await withTimeout(
+            worker.disconnect().catch(() => undefined),
+            2_000,
+            { onTimeout: () => undefined, unref: true },
+          );
         }
       }),
     );

@@ -229,11 +229,7 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     }
   }
 
-  private async cleanUpAfterFailure(
-    session: ChromiumBrowserSession,
-    slot: PageSlot | null,
-    timedOut: boolean,
-  ): Promise<void> {
+  private async cleanUpAfterFailure(session: ChromiumBrowserSession, slot: PageSlot | null, timedOut: boolean): Promise<void> {
     const pageClosed = slot !== null && (await session.discardPage(slot, CLOSE_GRACE_MS));
     if (this.session === session && !(timedOut && pageClosed)) this.session = null;
     if (timedOut && !pageClosed) {

@@ -126,7 +126,10 @@ export async function sweepCrashHandlerDirs(minAgeMs = 10 * 60_000): Promise<num
     if (named.has(dir)) continue;
     const info = await stat(dir).catch(() => null);
     if (!info?.isDirectory() || Date.now() - info.mtimeMs < minAgeMs) continue;
-    await rm(dir, { recursive: true, force: true }).then(() => removed++, () => undefined);
+    await rm(dir, { recursive: true, force: true }).then(
+      () => removed++,
+      () => undefined,
+    );
   }
   return removed;
 }

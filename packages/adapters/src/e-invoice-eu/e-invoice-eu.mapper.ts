@@ -3,10 +3,44 @@ import type { EInvoice, EInvoiceParty } from '@logi/domain';
 
 /** Peppol electronic address schemes (EAS) for VAT numbers, by country prefix. */
 const VAT_ENDPOINT_SCHEMES: Record<string, string> = {
-  AD: '9922', AL: '9923', AT: '9914', BA: '9924', BE: '9925', BG: '9926', CH: '9927', CY: '9928', CZ: '9929', DE: '9930',
-  EE: '9931', ES: '9920', FR: '9957', GB: '9932', GR: '9933', EL: '9933', HR: '9934', HU: '9910', IE: '9935', IT: '0211', LI: '9936',
-  LT: '9937', LU: '9938', LV: '9939', MC: '9940', ME: '9941', MK: '9942', MT: '9943', NL: '9944', PL: '9945', PT: '9946',
-  RO: '9947', RS: '9948', SI: '9949', SK: '9950', SM: '9951', TR: '9952', VA: '9953',
+  AD: '9922',
+  AL: '9923',
+  AT: '9914',
+  BA: '9924',
+  BE: '9925',
+  BG: '9926',
+  CH: '9927',
+  CY: '9928',
+  CZ: '9929',
+  DE: '9930',
+  EE: '9931',
+  ES: '9920',
+  FR: '9957',
+  GB: '9932',
+  GR: '9933',
+  EL: '9933',
+  HR: '9934',
+  HU: '9910',
+  IE: '9935',
+  IT: '0211',
+  LI: '9936',
+  LT: '9937',
+  LU: '9938',
+  LV: '9939',
+  MC: '9940',
+  ME: '9941',
+  MK: '9942',
+  MT: '9943',
+  NL: '9944',
+  PL: '9945',
+  PT: '9946',
+  RO: '9947',
+  RS: '9948',
+  SI: '9949',
+  SK: '9950',
+  SM: '9951',
+  TR: '9952',
+  VA: '9953',
 };
 
 type LibraryDocument = LibraryInvoice['ubl:Invoice'];
@@ -38,7 +72,11 @@ export function toLibraryInvoice(invoice: EInvoice, syntax: 'ubl' | 'cii'): Libr
     'cbc:DocumentCurrencyCode': currency,
     ...(invoice.buyerReference ? { 'cbc:BuyerReference': invoice.buyerReference } : {}),
     ...(invoice.precedingInvoice
-      ? { 'cac:BillingReference': [syntax === 'ubl' ? { 'cac:InvoiceDocumentReference': { 'cbc:ID': invoice.precedingInvoice } } : { 'cbc:ID': invoice.precedingInvoice }] }
+      ? {
+          'cac:BillingReference': [
+            syntax === 'ubl' ? { 'cac:InvoiceDocumentReference': { 'cbc:ID': invoice.precedingInvoice } } : { 'cbc:ID': invoice.precedingInvoice },
+          ],
+        }
       : {}),
     ...(invoice.despatchReference ? { 'cac:DespatchDocumentReference': { 'cbc:ID': invoice.despatchReference } } : {}),
     'cac:AccountingSupplierParty': { 'cac:Party': party(invoice.seller, 'seller') },
@@ -115,7 +153,9 @@ function party(source: EInvoiceParty, role: 'seller' | 'buyer'): Party {
 
 function exemption(category: string, reason: string): Record<string, string> {
   // A CEF VATEX code is a code, anything else is the reason in words.
-  return /^VATEX-/.test(reason) ? { 'cbc:TaxExemptionReasonCode': reason } : { ...(category === 'AE' ? { 'cbc:TaxExemptionReasonCode': 'VATEX-EU-AE' } : {}), 'cbc:TaxExemptionReason': reason };
+  return /^VATEX-/.test(reason)
+    ? { 'cbc:TaxExemptionReasonCode': reason }
+    : { ...(category === 'AE' ? { 'cbc:TaxExemptionReasonCode': 'VATEX-EU-AE' } : {}), 'cbc:TaxExemptionReason': reason };
 }
 
 /** The rate; "outside the scope" (O) has none at all (BR-O-05, BR-O-10). */

@@ -21,7 +21,7 @@ const XMP_MODIFY_DATE = xmp(XMP, 'xmp', 'ModifyDate');
 const XMP_METADATA_DATE = xmp(XMP, 'xmp', 'MetadataDate');
 
 /** The colour components of an ICC profile's colour space (ICC.1 7.2.6), for those an output intent can have. */
-const ICC_COMPONENTS: Record<string, number> = { 'GRAY': 1, 'RGB ': 3, 'Lab ': 3, 'CMYK': 4 };
+const ICC_COMPONENTS: Record<string, number> = { GRAY: 1, 'RGB ': 3, 'Lab ': 3, CMYK: 4 };
 
 /**
  * Makes the Factur-X PDF of @e-invoice-eu/core what a PDF/A-3 validator
@@ -54,7 +54,7 @@ function metadataOf(document: PDFDocument): { ref: PDFRef; xmp: XmpPacket } {
   const ref = document.catalog.get(PDFName.of('Metadata'));
   if (!(ref instanceof PDFRef)) throw new Error('The Factur-X PDF has no XMP metadata stream.');
   const stream = document.context.lookup(ref);
-  if (!(stream instanceof PDFRawStream)) throw new Error('The Factur-X PDF\'s /Metadata is not a stream.');
+  if (!(stream instanceof PDFRawStream)) throw new Error("The Factur-X PDF's /Metadata is not a stream.");
   return { ref, xmp: XmpPacket.parse(decodePDFRawStream(stream).decode()) };
 }
 

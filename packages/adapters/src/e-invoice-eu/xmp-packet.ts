@@ -98,7 +98,9 @@ export class XmpPacket {
 
   /** The packet as UTF-8, with the header's byte order mark as XMP asks for it. */
   toBytes(): Buffer {
-    const header = Array.from(this.document.childNodes).find((node) => node.nodeType === PROCESSING_INSTRUCTION && node.nodeName === 'xpacket' && node.data.startsWith('begin='));
+    const header = Array.from(this.document.childNodes).find(
+      (node) => node.nodeType === PROCESSING_INSTRUCTION && node.nodeName === 'xpacket' && node.data.startsWith('begin='),
+    );
     if (!header) throw new Error('The XMP packet has no <?xpacket begin=...?> header.');
     header.data = PACKET_BEGIN;
     return Buffer.from(this.builder.end({ headless: true, prettyPrint: true, indent: '\t' }), 'utf8');
@@ -108,7 +110,9 @@ export class XmpPacket {
   private replace(property: XmpName): DomElement {
     const descriptions = this.descriptions();
     const home =
-      descriptions.find((description) => this.children(description).some((child) => child.namespaceURI === property.namespace && child.localName === property.name)) ??
+      descriptions.find((description) =>
+        this.children(description).some((child) => child.namespaceURI === property.namespace && child.localName === property.name),
+      ) ??
       descriptions.find((description) => this.children(description).some((child) => child.namespaceURI === property.namespace)) ??
       this.newDescription(property);
     this.remove(property);

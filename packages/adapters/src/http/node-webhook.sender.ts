@@ -6,7 +6,11 @@ import tls from 'node:tls';
 import { checkWebhookUrl, isForbiddenAddress, WebhookUrlMessages, type WebhookAttemptResult, type WebhookRequest, type WebhookSenderPort } from '@logi/domain';
 
 /** The shape of `dns.lookup` with `all: true`; a test passes its own to play a rebinding resolver. */
-export type WebhookLookup = (hostname: string, options: LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type WebhookLookup = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 export interface NodeWebhookSenderOptions {
   /** Resolves the target's name; `dns.lookup` (every address of both families) unless given. */
@@ -87,7 +91,10 @@ function deliver(target: Target, request: WebhookRequest, lookup: WebhookLookup,
       else finish({ kind: 'failed', ...reasonOf(error, secure && handshaking) });
     };
     // One deadline for the whole attempt, DNS included: the socket's own timeouts only count idle time.
-    const timer = setTimeout(() => fail(Object.assign(new Error(`timed out after ${request.timeoutMs} ms`), { code: 'ERR_WEBHOOK_TIMEOUT' })), request.timeoutMs);
+    const timer = setTimeout(
+      () => fail(Object.assign(new Error(`timed out after ${request.timeoutMs} ms`), { code: 'ERR_WEBHOOK_TIMEOUT' })),
+      request.timeoutMs,
+    );
 
     const guardedLookup: net.LookupFunction = (hostname, options, callback) => {
       lookup(hostname, { ...options, all: true }, (error, addresses) => {
@@ -105,7 +112,14 @@ function deliver(target: Target, request: WebhookRequest, lookup: WebhookLookup,
     const connect = (): net.Socket => {
       const port = Number(target.url.port || (secure ? 443 : 80));
       const socket = secure
-        ? tls.connect({ host: target.host, port, lookup: guardedLookup, ALPNProtocols: ['http/1.1'], ...(target.ipLiteral ? {} : { servername: target.host }), ...(ca === undefined ? {} : { ca }) })
+        ? tls.connect({
+            host: target.host,
+            port,
+            lookup: guardedLookup,
+            ALPNProtocols: ['http/1.1'],
+            ...(target.ipLiteral ? {} : { servername: target.host }),
+            ...(ca === undefined ? {} : { ca }),
+          })
         : net.connect({ host: target.host, port, lookup: guardedLookup });
       // Runs before the TLS hello and before the request's buffered bytes are written, both of which also wait for `connect`.
       socket.prependOnceListener('connect', () => {

@@ -40,7 +40,12 @@ export interface InvoiceCandidates {
  * directory. The search looks into related rows with EXISTS, so an invoice
  * with several matching orders or items still appears once.
  */
-export function applyInvoiceFilters(query: Knex.QueryBuilder, criteria: InvoiceCriteria, dialect: SqlDialect, candidates: InvoiceCandidates | null = null): Knex.QueryBuilder {
+export function applyInvoiceFilters(
+  query: Knex.QueryBuilder,
+  criteria: InvoiceCriteria,
+  dialect: SqlDialect,
+  candidates: InvoiceCandidates | null = null,
+): Knex.QueryBuilder {
   query.where('i.directory', criteria.directory);
   // The trigram index's candidates narrow the rows; the predicates below still decide.
   if (candidates?.ids) query.whereRaw(idsIn('i.id', candidates.ids));

@@ -41,7 +41,8 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
     // A customer name alone is counted from the kept counts first, so that a dense one skips the
     // index: its page walks the sort index, and its candidates would only be read to be dropped.
     const keptTotal = nameCountsServe(criteria) ? await this.nameTotal(criteria) : null;
-    const walk = keptTotal !== null && offset < keptTotal && (await this.walkBeats(criteria.directory, keptTotal, Math.min(keptTotal, offset + criteria.perPage)));
+    const walk =
+      keptTotal !== null && offset < keptTotal && (await this.walkBeats(criteria.directory, keptTotal, Math.min(keptTotal, offset + criteria.perPage)));
     const candidates = walk ? null : await this.candidatesOf(criteria);
     const total = keptTotal ?? (await this.total(criteria, candidates));
     if (offset >= total) return { invoices: [], total };
@@ -134,7 +135,12 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
    * and testing each invoice, as without candidates, than by reading and
    * sorting every match (`Cargo` at 100k, 19,977 ids: 90 to 105 ms).
    */
-  private async pageCandidates(criteria: InvoiceCriteria, candidates: InvoiceCandidates | null, total: number, pageEnd: number): Promise<InvoiceCandidates | null> {
+  private async pageCandidates(
+    criteria: InvoiceCriteria,
+    candidates: InvoiceCandidates | null,
+    total: number,
+    pageEnd: number,
+  ): Promise<InvoiceCandidates | null> {
     if (!candidates || (candidates.within.length === 0 && (candidates.ids?.length ?? 0) <= FEW_CANDIDATES)) return candidates;
     return (await this.walkBeats(criteria.directory, total, pageEnd)) ? null : candidates;
   }
@@ -176,8 +182,7 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
     const cached = this.totals.get(key);
     if (cached !== undefined) return cached;
     const counted = (await applyInvoiceFilters(this.knex('invoices as i'), criteria, this.dialect, candidates).count({ total: '*' }).first()) as
-      | { total: unknown }
-      | undefined;
+      { total: unknown } | undefined;
     const total = Number(counted?.total ?? 0);
     this.totals.set(key, total);
     return total;
@@ -191,9 +196,11 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
   private async nameTotal(criteria: InvoiceCriteria): Promise<number> {
     const column = isMysql(this.knex) ? 'customer_name COLLATE utf8mb4_unicode_ci' : 'customer_name';
     const name = this.dialect.contains(column, criteria.customerName!);
-    const row = (await this.knex('customer_name_counts').sum({ total: 'n' }).where('directory', criteria.directory).whereRaw(name.sql, name.bindings).first()) as
-      | { total: unknown }
-      | undefined;
+    const row = (await this.knex('customer_name_counts')
+      .sum({ total: 'n' })
+      .where('directory', criteria.directory)
+      .whereRaw(name.sql, name.bindings)
+      .first()) as { total: unknown } | undefined;
     return Number(row?.total ?? 0);
   }
 

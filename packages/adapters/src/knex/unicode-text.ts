@@ -20,14 +20,12 @@ export function foldText(value: string): string {
  * ASCII characters in the order utf8mb4_unicode_ci gives them (read from
  * MariaDB 10.11: ORDER BY over CHAR(32..126)); letters appear once, folded.
  */
-const UCA_ASCII_ORDER = " `^_-,;:!?.'\"()[]{}@*/\\&#%+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz";
+const UCA_ASCII_ORDER = ' `^_-,;:!?.\'"()[]{}@*/\\&#%+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz';
 
 /** Gaps of 4 leave room for letters that sort right after an ASCII letter (ł after l). */
 const WEIGHT_BASE = 0x30;
 const WEIGHT_STEP = 4;
-const ASCII_WEIGHTS = new Map<string, string>(
-  [...UCA_ASCII_ORDER].map((char, rank) => [char, String.fromCharCode(WEIGHT_BASE + rank * WEIGHT_STEP)]),
-);
+const ASCII_WEIGHTS = new Map<string, string>([...UCA_ASCII_ORDER].map((char, rank) => [char, String.fromCharCode(WEIGHT_BASE + rank * WEIGHT_STEP)]));
 
 /** Letters that keep a primary weight of their own in UCA and do not decompose in NFD. */
 const AFTER_LETTER: Record<string, string> = { ł: 'l', đ: 'd', ø: 'o', ı: 'i', ħ: 'h', ŧ: 't' };

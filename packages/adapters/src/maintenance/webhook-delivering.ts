@@ -70,9 +70,12 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     recording = recording
       .then(() => queue.record(batch))
       .then(() => {
-        for (const outcome of batch) if (outcome.disableReason) logger.warn({ endpointId: outcome.endpointId, reason: outcome.disableReason }, 'webhook endpoint disabled');
+        for (const outcome of batch)
+          if (outcome.disableReason) logger.warn({ endpointId: outcome.endpointId, reason: outcome.disableReason }, 'webhook endpoint disabled');
       })
-      .catch((error: unknown) => logger.warn({ err: error, attempts: batch.length }, 'webhook attempts could not be recorded; each is tried again when its lease ends'));
+      .catch((error: unknown) =>
+        logger.warn({ err: error, attempts: batch.length }, 'webhook attempts could not be recorded; each is tried again when its lease ends'),
+      );
     return recording;
   };
 
@@ -86,7 +89,9 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
         if (finished.length >= concurrency) void flush();
         else recordTimer ??= setTimeout(() => void flush(), RECORD_EVERY_MS);
       })
-      .catch((error: unknown) => logger.warn({ err: error, deliveryId: claimed.delivery.id }, 'a webhook attempt failed unexpectedly; it is tried again when its lease ends'))
+      .catch((error: unknown) =>
+        logger.warn({ err: error, deliveryId: claimed.delivery.id }, 'a webhook attempt failed unexpectedly; it is tried again when its lease ends'),
+      )
       .finally(() => {
         const left = (inFlight.get(endpointId) ?? 1) - 1;
         if (left > 0) inFlight.set(endpointId, left);

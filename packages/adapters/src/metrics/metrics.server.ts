@@ -58,7 +58,9 @@ export async function startMetricsServer(
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
         error.code === 'EADDRINUSE'
-          ? new Error(`METRICS_PORT ${address.port} on ${address.host} is in use: give each process on a host its own METRICS_PORT (0 turns metrics off)`, { cause: error })
+          ? new Error(`METRICS_PORT ${address.port} on ${address.host} is in use: give each process on a host its own METRICS_PORT (0 turns metrics off)`, {
+              cause: error,
+            })
           : error,
       ),
     );

@@ -66,7 +66,11 @@ export async function startNodeSdkTelemetry(defaultServiceName: string, env: Nod
     bullmq,
     traceRenderer: (renderer: PdfRendererPort) => new TracingPdfRenderer(renderer, tracer),
     async shutdown() {
-      await withTimeout(sdk.shutdown().catch(() => undefined), SHUTDOWN_FLUSH_MS, { onTimeout: () => undefined });
+      await withTimeout(
+        sdk.shutdown().catch(() => undefined),
+        SHUTDOWN_FLUSH_MS,
+        { onTimeout: () => undefined },
+      );
     },
   };
 }

@@ -13,19 +13,23 @@ export class TracingPdfRenderer implements PdfRendererPort {
   ) {}
 
   render(document: InvoiceDocument): Promise<Buffer> {
-    return this.tracer.startActiveSpan('chromium render', { attributes: { 'invoice.language': document.lang, 'invoice.items': document.items.length } }, async (span) => {
-      try {
-        const pdf = await this.inner.render(document);
-        span.setAttribute('pdf.bytes', pdf.length);
-        return pdf;
-      } catch (error) {
-        span.recordException(error instanceof Error ? error : String(error));
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+    return this.tracer.startActiveSpan(
+      'chromium render',
+      { attributes: { 'invoice.language': document.lang, 'invoice.items': document.items.length } },
+      async (span) => {
+        try {
+          const pdf = await this.inner.render(document);
+          span.setAttribute('pdf.bytes', pdf.length);
+          return pdf;
+        } catch (error) {
+          span.recordException(error instanceof Error ? error : String(error));
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
   }
 
   ping(): Promise<void> {

@@ -39,7 +39,9 @@ export class RedisIdempotencyStore implements IdempotencyStorePort {
 
   /** The Redis key of a directory's idempotency key: a digest, so any key and directory fit and cannot collide. */
   redisKey(scope: IdempotencyScope): string {
-    const digest = createHash('sha256').update(JSON.stringify([scope.directory, scope.key])).digest('hex');
+    const digest = createHash('sha256')
+      .update(JSON.stringify([scope.directory, scope.key]))
+      .digest('hex');
     return `${this.prefix}:idempotency:${digest}`;
   }
 

@@ -138,6 +138,7 @@ export async function clientsRotateKey(ctx: CommandContext, options: { directory
 
 function requireDirectory(directory: string | undefined): string {
   if (directory === undefined || directory.trim() === '') throw new UsageError('--directory <id> is required.');
-  if (!DIRECTORY.test(directory)) throw new UsageError(`--directory must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit (got "${directory}").`);
+  if (!DIRECTORY.test(directory))
+    throw new UsageError(`--directory must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit (got "${directory}").`);
   return directory;
 }

@@ -16,7 +16,8 @@ function when(seconds: unknown): string {
 }
 
 function endpointIdOf(value: string | undefined): number {
-  if (value === undefined || !/^[0-9]{1,15}$/.test(value) || Number(value) < 1) throw new UsageError('--endpoint <id> is required (a webhook endpoint id, see webhooks:list).');
+  if (value === undefined || !/^[0-9]{1,15}$/.test(value) || Number(value) < 1)
+    throw new UsageError('--endpoint <id> is required (a webhook endpoint id, see webhooks:list).');
   return Number(value);
 }
 

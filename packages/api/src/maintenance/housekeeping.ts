@@ -139,7 +139,8 @@ export function startHousekeeping(container: Container): Stoppable {
         removedAttempts += batch;
         if (batch < EXPIRED_EVENTS_BATCH || Date.now() - started > 2 * EXPIRED_EVENTS_BUDGET_MS) break;
       }
-      if (removed + removedAttempts > 0) logger.info({ removed, removedAttempts, retentionDays: config.events.retentionDays }, 'removed events and webhook attempts past their retention');
+      if (removed + removedAttempts > 0)
+        logger.info({ removed, removedAttempts, retentionDays: config.events.retentionDays }, 'removed events and webhook attempts past their retention');
       return { removed, removedAttempts };
     },
     EVERY_MS,

@@ -20,7 +20,10 @@ export function clientGate(deps: { authenticate: AuthenticateClientUseCase; limi
   };
 }
 
-async function authenticateOrNull(useCase: AuthenticateClientUseCase, credentials: Parameters<AuthenticateClientUseCase['execute']>[0]): Promise<Client | null> {
+async function authenticateOrNull(
+  useCase: AuthenticateClientUseCase,
+  credentials: Parameters<AuthenticateClientUseCase['execute']>[0],
+): Promise<Client | null> {
   try {
     return await useCase.execute(credentials);
   } catch (error) {

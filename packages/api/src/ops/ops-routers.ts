@@ -24,7 +24,9 @@ export function createOpsRouters(container: Container): Router[] {
     routers.push(createDashboardRouter(inspector, config.dashboard));
   } else if (config.dashboard) {
     // Without Redis there are no queues to show: jobs run inside this process.
-    container.get<Logger>(Tokens.Logger).warn('DASHBOARD_USER and DASHBOARD_PASSWORD are set but neither REDIS_URL nor REDIS_SENTINELS is: the queue dashboard stays off');
+    container
+      .get<Logger>(Tokens.Logger)
+      .warn('DASHBOARD_USER and DASHBOARD_PASSWORD are set but neither REDIS_URL nor REDIS_SENTINELS is: the queue dashboard stays off');
   }
   return routers;
 }

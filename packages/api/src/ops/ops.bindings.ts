@@ -1,6 +1,13 @@
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
-import { BullmqQueueInspector, createPdfRenderMetrics, MetricsPdfRenderer, registerQueueDepthGauge, registerReadReplicaMetrics, type ReadReplicas } from '@logi/adapters';
+import {
+  BullmqQueueInspector,
+  createPdfRenderMetrics,
+  MetricsPdfRenderer,
+  registerQueueDepthGauge,
+  registerReadReplicaMetrics,
+  type ReadReplicas,
+} from '@logi/adapters';
 import type { AppConfig } from '@logi/config';
 import type { JobQueuePort, PdfRendererPort } from '@logi/domain';
 import { Tokens } from '../tokens.js';

@@ -23,7 +23,7 @@ export function eventPaths(guides: GuideLinks) {
         tags: ['Events'],
         summary: 'Follow the change feed',
         description: [
-          'Every change to this client\'s invoices and order files, oldest first, whoever made it (this API or another system writing the database): `invoice.created`, `invoice.updated` (with `previous_attributes`), `invoice.deleted`, `order.file_attached`.',
+          "Every change to this client's invoices and order files, oldest first, whoever made it (this API or another system writing the database): `invoice.created`, `invoice.updated` (with `previous_attributes`), `invoice.deleted`, `order.file_attached`.",
           'Keep `next_after` and send it as `after` next time: a cursor never skips an event and never sees one twice. While `has_more` is true, ask again at once. With `wait`, an answer with no event waits until one arrives for this client (or the time runs out): a long poll.',
           'Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from `GET /invoices`, then follow the feed from the newest event.',
           `What makes an event, how soon it is in the feed, and how to resync: ${guides.link('events-and-webhooks')}.`,

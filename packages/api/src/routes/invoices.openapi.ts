@@ -29,7 +29,7 @@ export function invoicePaths(guides: GuideLinks) {
         tags: ['Invoices'],
         summary: 'List invoices',
         description: [
-          'A page of this client\'s invoices, filtered and sorted. Every parameter is optional; unknown parameters are ignored.',
+          "A page of this client's invoices, filtered and sorted. Every parameter is optional; unknown parameters are ignored.",
           'Periods are whole days in APP_TIMEZONE: `cur_month`, `prev_month`, `last_N_days` (N days ending today, today included), `custom` (`date_from`..`date_to`, inclusive, at least one of them).',
           'Sorting breaks ties by `id` in the same direction, so pages never overlap or skip a row; a null `payment_date` sorts as the smallest value; text sorts case-insensitively.',
         ].join('\n\n'),
@@ -44,7 +44,7 @@ export function invoicePaths(guides: GuideLinks) {
             'Cache-Control',
           ]),
           '304': {
-            description: 'The client\'s copy (named in `If-None-Match`) is still this answer: no body. Credentials, rate limit and validation come first.',
+            description: "The client's copy (named in `If-None-Match`) is still this answer: no body. Credentials, rate limit and validation come first.",
             headers: responseHeaders([...COUNTED, 'ETag', 'Cache-Control']),
           },
           '422': validationResponse('Any invalid value, unknown enum member, repeated or bracketed parameter.', invalidData, {
@@ -81,7 +81,7 @@ export function invoicePaths(guides: GuideLinks) {
             content: { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf', format: 'binary' } } },
           },
           '304': {
-            description: 'The client\'s copy (named in `If-None-Match`) is still this document: no body, nothing rendered.',
+            description: "The client's copy (named in `If-None-Match`) is still this document: no body, nothing rendered.",
             headers: responseHeaders([...COUNTED, 'ETag (PDF)', 'Cache-Control']),
           },
           '404': errorResponse(404, 'No such invoice for this client, or an id that is not a positive integer.', Messages.INVOICE_NOT_FOUND),
@@ -118,7 +118,7 @@ export function invoicePaths(guides: GuideLinks) {
             content: { 'application/xml': { schema: { type: 'string', contentMediaType: 'application/xml' } } },
           },
           '304': {
-            description: 'The client\'s copy (named in `If-None-Match`) is still this document: no body.',
+            description: "The client's copy (named in `If-None-Match`) is still this document: no body.",
             headers: responseHeaders([...COUNTED, 'ETag (e-invoice)', 'Cache-Control']),
           },
           '404': errorResponse(404, 'No such invoice for this client, or an id that is not a positive integer.', Messages.INVOICE_NOT_FOUND),

@@ -30,7 +30,11 @@ export function registerInvoiceRoutes(router: Router<AppState>, deps: InvoiceRou
       requestId: ctx.state.requestId,
       clientHolds: (version) => ifNoneMatchHits(ifNoneMatch, strongEtag(version)),
     });
-    sendVersioned(ctx, answer.version, answer.kind === 'pdf' ? { type: 'application/pdf', disposition: pdfContentDisposition(answer.invoiceNr), body: answer.pdf } : null);
+    sendVersioned(
+      ctx,
+      answer.version,
+      answer.kind === 'pdf' ? { type: 'application/pdf', disposition: pdfContentDisposition(answer.invoiceNr), body: answer.pdf } : null,
+    );
   });
 
   router.get('/invoices/:invoiceId/e-invoice', async (ctx) => {
@@ -46,7 +50,9 @@ export function registerInvoiceRoutes(router: Router<AppState>, deps: InvoiceRou
     sendVersioned(
       ctx,
       answer.version,
-      answer.kind === 'not-modified' ? null : { type: 'application/xml; charset=utf-8', disposition: invoiceDownloadDisposition(answer.invoiceNr, 'xml'), body: answer.xml },
+      answer.kind === 'not-modified'
+        ? null
+        : { type: 'application/xml; charset=utf-8', disposition: invoiceDownloadDisposition(answer.invoiceNr, 'xml'), body: answer.xml },
     );
   });
 }

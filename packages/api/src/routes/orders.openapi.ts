@@ -44,12 +44,9 @@ export const uploadBodySchema = (maxFiles: number) =>
       .min(1)
       .max(maxFiles)
       .meta({ description: `One part per file, all named \`files\` (\`files[]\` is accepted too); 1 to ${maxFiles} files.` }),
-    category_id: z
-      .int()
-      .min(1)
-      .nullable()
-      .optional()
-      .meta({ description: 'A file category id (GET /orders/file-categories). Absent, empty or `null`: no category; any other value must be an existing id (else 422).' }),
+    category_id: z.int().min(1).nullable().optional().meta({
+      description: 'A file category id (GET /orders/file-categories). Absent, empty or `null`: no category; any other value must be an existing id (else 422).',
+    }),
   });
 
 // What the key does; what is kept, for how long, and what a retry gets is the uploads guide's.
@@ -68,11 +65,16 @@ const idempotencyKeyParameter = (guides: GuideLinks) => ({
 
 /** The 201 of an upload: on a replay it also carries `Idempotency-Replayed`. */
 function uploadCreatedResponse() {
-  const response = jsonResponse('At least one file was stored (or, for `duplicate_of` items, was already attached to the order).', ref('AttachFilesEnvelope'), COUNTED, {
-    status: 201,
-    message: 'Files uploaded',
-    data: { message: 'Files uploaded', order_id: 3001, uploaded: [{ id: 1, name: 'cmr.pdf', category_id: 1 }], failed: [] },
-  });
+  const response = jsonResponse(
+    'At least one file was stored (or, for `duplicate_of` items, was already attached to the order).',
+    ref('AttachFilesEnvelope'),
+    COUNTED,
+    {
+      status: 201,
+      message: 'Files uploaded',
+      data: { message: 'Files uploaded', order_id: 3001, uploaded: [{ id: 1, name: 'cmr.pdf', category_id: 1 }], failed: [] },
+    },
+  );
   const replayed = {
     description: 'Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was stored by this request.',
     required: false,
@@ -94,7 +96,7 @@ export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLin
           `Attaches 1 to ${options.uploadMaxFiles} files (UPLOAD_MAX_FILES) to an order in one multipart request; the body's schema gives each file's size.`,
           'The order is checked first (404 whatever the body), then every file is validated before any is stored: a request that fails validation stores nothing.',
           'Each valid file is stored or listed in `failed` with the reason: 201 when at least one was stored, 422 `No files were uploaded` with the payload when none could be. A store job that does not finish within `JOB_TIMEOUT_MS` writes nothing: its file is in `failed` (send it again), or, when no file of the request was stored, the answer is 503 with `Retry-After` and the whole request may be sent again.',
-          'Bytes already attached to this order are not stored again (the item\'s `duplicate_of`), and an `Idempotency-Key` makes a retry of the whole request safe.',
+          "Bytes already attached to this order are not stored again (the item's `duplicate_of`), and an `Idempotency-Key` makes a retry of the whole request safe.",
           `Part names, file names and content types, duplicates and retries: ${guides.link('uploads')}.`,
         ].join('\n\n'),
         parameters: [pathIdParameter('order_id', 'Order', 3001), idempotencyKeyParameter(guides)],
@@ -117,17 +119,27 @@ export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLin
             [Messages.MULTIPART_UNREADABLE, Messages.BAD_REQUEST],
             [],
           ),
-          '404': errorResponse(404, 'No such order for this client (other clients\' orders answer the same).', Messages.ORDER_NOT_FOUND),
+          '404': errorResponse(404, "No such order for this client (other clients' orders answer the same).", Messages.ORDER_NOT_FOUND),
           '409': errorResponse(
             409,
             'A request with the same `Idempotency-Key` and the same content is still running; nothing was done. Send it again after `Retry-After` to get its answer.',
             Messages.IDEMPOTENCY_KEY_IN_USE,
             [...COUNTED, 'Retry-After'],
           ),
-          '413': errorResponse(413, `The body is over UPLOAD_MAX_FILES x 10 MiB + 1 MiB (${maxBodyMiB} MiB here); cut off early.`, Messages.PAYLOAD_TOO_LARGE, []),
+          '413': errorResponse(
+            413,
+            `The body is over UPLOAD_MAX_FILES x 10 MiB + 1 MiB (${maxBodyMiB} MiB here); cut off early.`,
+            Messages.PAYLOAD_TOO_LARGE,
+            [],
+          ),
           '422': jsonResponse(
             'Validation failed (no file part: `The files field is required.`; an empty or too large file, too many files, a bad `category_id`: a message naming the field, e.g. `files.2`; an `Idempotency-Key` that breaks its pattern, or one already used for a different request: `errors` names `Idempotency-Key`), data null. Or no file could be stored: `No files were uploaded` with the payload as data.',
-            { anyOf: [ref('ValidationErrorEnvelope'), { allOf: [ref('NoFilesUploadedEnvelope'), { properties: { message: { const: Messages.NO_FILES_UPLOADED } } }] }] },
+            {
+              anyOf: [
+                ref('ValidationErrorEnvelope'),
+                { allOf: [ref('NoFilesUploadedEnvelope'), { properties: { message: { const: Messages.NO_FILES_UPLOADED } } }] },
+              ],
+            },
             COUNTED,
             { status: 422, message: Messages.FILES_REQUIRED, data: null, errors: { files: [Messages.FILES_REQUIRED] } },
           ),
@@ -155,10 +167,15 @@ export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLin
         operationId: 'findOrderByNr',
         tags: ['Orders'],
         summary: 'Find an order by number',
-        description: 'The first order whose number contains `nr` (read as the parameter says): an exact (case-insensitive) match wins, otherwise the matching order with the lowest id.',
+        description:
+          'The first order whose number contains `nr` (read as the parameter says): an exact (case-insensitive) match wins, otherwise the matching order with the lowest id.',
         parameters: queryParameters(orderByNrQuerySchema, ['nr']),
         responses: {
-          '200': jsonResponse('The order.', ref('OrderLookupEnvelope'), COUNTED, { status: 200, message: 'OK', data: { id: 3001, nr: 'ZL/0412/11/2026', ownnr: 'PO-7781' } }),
+          '200': jsonResponse('The order.', ref('OrderLookupEnvelope'), COUNTED, {
+            status: 200,
+            message: 'OK',
+            data: { id: 3001, nr: 'ZL/0412/11/2026', ownnr: 'PO-7781' },
+          }),
           '404': errorResponse(404, 'No order of this client matches; the message names the trimmed nr.', {
             // Any characters, line breaks too (`nr=ab%0Acd`): `.` would stop at one.
             pattern: '^Order with given nr \\([\\s\\S]*\\) not found$',

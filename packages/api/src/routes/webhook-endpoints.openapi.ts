@@ -35,7 +35,11 @@ const bodyErrors = {
     Messages.BAD_REQUEST,
   ),
   '413': errorResponse(413, 'The body is over 64 KiB.', Messages.PAYLOAD_TOO_LARGE),
-  '415': errorResponse(415, 'A body whose `Content-Type` is not `application/json` (parameters such as `charset=utf-8` aside), or that has none.', 'Unsupported Media Type'),
+  '415': errorResponse(
+    415,
+    'A body whose `Content-Type` is not `application/json` (parameters such as `charset=utf-8` aside), or that has none.',
+    'Unsupported Media Type',
+  ),
 };
 
 /** The client's webhook endpoint calls (contract, "Events"). */
@@ -46,7 +50,7 @@ export function webhookEndpointPaths(guides: GuideLinks) {
         operationId: 'listWebhookEndpoints',
         tags: ['Webhooks'],
         summary: 'List webhook endpoints',
-        description: 'This client\'s endpoints, oldest first, without their secrets.',
+        description: "This client's endpoints, oldest first, without their secrets.",
         responses: { '200': jsonResponse('Every endpoint of this client.', ref('WebhookEndpointListEnvelope'), COUNTED), ...commonErrors() },
       },
       post: {
@@ -91,7 +95,11 @@ export function webhookEndpointPaths(guides: GuideLinks) {
         responses: {
           '200': jsonResponse('The endpoint as it is now.', ref('WebhookEndpointEnvelope'), COUNTED),
           '404': notFound,
-          '422': invalid('A field is invalid: `errors` names it (`body` when the body is not a JSON object).', 'enabled', 'The enabled field must be true or false.'),
+          '422': invalid(
+            'A field is invalid: `errors` names it (`body` when the body is not a JSON object).',
+            'enabled',
+            'The enabled field must be true or false.',
+          ),
           ...commonErrors(),
           ...bodyErrors,
         },
@@ -110,9 +118,15 @@ export function webhookEndpointPaths(guides: GuideLinks) {
         operationId: 'rotateWebhookSecret',
         tags: ['Webhooks'],
         summary: 'Rotate the signing secret',
-        description: 'A new secret signs from now on; for 24 hours the old one signs too (`webhook-signature` then holds two space-separated `v1,` entries), so receivers can switch without missing a delivery.',
+        description:
+          'A new secret signs from now on; for 24 hours the old one signs too (`webhook-signature` then holds two space-separated `v1,` entries), so receivers can switch without missing a delivery.',
         parameters: [endpointId],
-        responses: { '200': jsonResponse('The new secret, shown this once.', ref('WebhookSecretEnvelope'), COUNTED), '404': notFound, ...commonErrors(), ...bodyErrors },
+        responses: {
+          '200': jsonResponse('The new secret, shown this once.', ref('WebhookSecretEnvelope'), COUNTED),
+          '404': notFound,
+          ...commonErrors(),
+          ...bodyErrors,
+        },
       },
     },
     '/webhook-endpoints/{endpoint_id}/deliveries': {
@@ -135,7 +149,8 @@ export function webhookEndpointPaths(guides: GuideLinks) {
         operationId: 'replayWebhookEvents',
         tags: ['Webhooks'],
         summary: 'Send kept events again',
-        description: 'Schedules every kept event past `after` that the endpoint takes, to be sent again (each as a new first attempt); the answer says how many. When events past `after` were already removed by retention: 410, as in the feed.',
+        description:
+          'Schedules every kept event past `after` that the endpoint takes, to be sent again (each as a new first attempt); the answer says how many. When events past `after` were already removed by retention: 410, as in the feed.',
         parameters: [endpointId],
         requestBody: jsonBody(replayWebhookSchema),
         responses: {
@@ -170,18 +185,24 @@ export function webhooksSection(guides: GuideLinks) {
           tags: ['Webhooks'],
           summary: `The ${type} event, POSTed to an endpoint`,
           description: [
-            'Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`\'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered.',
+            "Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered.",
             'Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.',
             `The schedule, a receiver, and what to do after an outage: ${guides.link('events-and-webhooks')}.`,
           ].join('\n\n'),
           parameters: [
             { name: 'webhook-id', ...header('The event id (the same on every retry).', { type: 'string', pattern: '^[0-9]+$' }) },
-            { name: 'webhook-timestamp', ...header('Unix seconds of this attempt; refuse ones far from your clock (replays).', { type: 'string', pattern: '^[0-9]+$' }) },
+            {
+              name: 'webhook-timestamp',
+              ...header('Unix seconds of this attempt; refuse ones far from your clock (replays).', { type: 'string', pattern: '^[0-9]+$' }),
+            },
             {
               name: 'webhook-signature',
-              ...header('`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed by the base64-decoded secret; two space-separated entries during a secret rotation.', {
-                type: 'string',
-              }),
+              ...header(
+                '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed by the base64-decoded secret; two space-separated entries during a secret rotation.',
+                {
+                  type: 'string',
+                },
+              ),
             },
           ],
           requestBody: { required: true, content: { 'application/json': { schema: ref(EVENT_SCHEMA_NAMES[type]) } } },

@@ -166,7 +166,8 @@ export class MultipartUploadReceiver {
       if (!FILE_FIELDS.has(name)) return;
       const index = state.engine.reserveIndex();
       state.notFiles.push(index);
-      if (info.valueTruncated) state.decide(new ValidationError(`The files.${index} field must be a file.`, { [`files.${index}`]: [`The files.${index} field must be a file.`] }));
+      if (info.valueTruncated)
+        state.decide(new ValidationError(`The files.${index} field must be a file.`, { [`files.${index}`]: [`The files.${index} field must be a file.`] }));
     });
     busboy.on('partsLimit', () => state.decide(limitError('LIMIT_PART_COUNT')));
     busboy.on('fieldsLimit', () => state.decide(limitError('LIMIT_FIELD_COUNT')));

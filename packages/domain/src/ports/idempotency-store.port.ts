@@ -13,11 +13,7 @@ export interface IdempotencyScope {
  * - `in-flight`: a request with the same fingerprint holds the key now.
  * - `mismatch`: the key was used (finished or running) for another request.
  */
-export type IdempotencyClaim =
-  | { kind: 'claimed'; token: string }
-  | { kind: 'replay'; answer: unknown }
-  | { kind: 'in-flight' }
-  | { kind: 'mismatch' };
+export type IdempotencyClaim = { kind: 'claimed'; token: string } | { kind: 'replay'; answer: unknown } | { kind: 'in-flight' } | { kind: 'mismatch' };
 
 /**
  * Idempotency keys shared by every API process: a short-lived lock while the

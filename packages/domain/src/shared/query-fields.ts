@@ -46,7 +46,5 @@ export function listField<T extends z.ZodType<unknown, string>>(name: string, it
 }
 
 export function textField(name: string, maxLength = 255) {
-  return z
-    .string()
-    .max(maxLength, { error: `The ${name} field must not be greater than ${maxLength} characters.` });
+  return z.string().max(maxLength, { error: `The ${name} field must not be greater than ${maxLength} characters.` });
 }

@@ -20,7 +20,11 @@ export interface TimeoutOptions<U> {
  * Settles as `work` does, unless `ms` pass first or `signal` aborts. The timer is cleared when the race
  * ends; the work itself is not stopped (only its owner can), and its late rejection is not reported as unhandled.
  */
-export async function withTimeout<T, U = never>(work: PromiseLike<T> | (() => PromiseLike<T> | T), ms: number, options: TimeoutOptions<U> = {}): Promise<T | U> {
+export async function withTimeout<T, U = never>(
+  work: PromiseLike<T> | (() => PromiseLike<T> | T),
+  ms: number,
+  options: TimeoutOptions<U> = {},
+): Promise<T | U> {
   const running = Promise.resolve().then(typeof work === 'function' ? work : () => work);
   running.catch(() => undefined);
   const { onTimeout, signal, unref } = options;

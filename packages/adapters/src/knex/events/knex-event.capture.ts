@@ -76,9 +76,12 @@ export class KnexEventCapture implements EventCapturePort {
       if (left <= 0) break;
       const rows = (
         this.mysql
-          ? ((await trx.raw('SELECT entity_id FROM event_pending WHERE kind = ? ORDER BY entity_id LIMIT ? FOR UPDATE SKIP LOCKED', [kind, left])) as unknown as [
-              Array<{ entity_id: unknown }>,
-            ])[0]
+          ? (
+              (await trx.raw('SELECT entity_id FROM event_pending WHERE kind = ? ORDER BY entity_id LIMIT ? FOR UPDATE SKIP LOCKED', [
+                kind,
+                left,
+              ])) as unknown as [Array<{ entity_id: unknown }>]
+            )[0]
           : await trx('event_pending').select('entity_id').where({ kind }).orderBy('entity_id').limit(left)
       ) as Array<{ entity_id: unknown }>;
       for (const row of rows) claimed.push({ kind, entityId: Number(row.entity_id) });
@@ -90,7 +93,9 @@ export class KnexEventCapture implements EventCapturePort {
     const changes: CapturedChange[] = [];
     for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
       const chunk = ids.slice(start, start + IDS_PER_QUERY);
-      const rows = (await trx('order_files').select('id', 'directory', 'order_id', 'name', 'category_id').whereIn('id', chunk)) as Array<Record<string, unknown>>;
+      const rows = (await trx('order_files').select('id', 'directory', 'order_id', 'name', 'category_id').whereIn('id', chunk)) as Array<
+        Record<string, unknown>
+      >;
       const byId = new Map(rows.map((row) => [Number(row.id), row]));
       for (const id of chunk) {
         const row = byId.get(id);
@@ -98,7 +103,13 @@ export class KnexEventCapture implements EventCapturePort {
           kind: 'order_file',
           fileId: id,
           file: row
-            ? { directory: String(row.directory), id, orderId: Number(row.order_id), name: String(row.name), categoryId: row.category_id == null ? null : Number(row.category_id) }
+            ? {
+                directory: String(row.directory),
+                id,
+                orderId: Number(row.order_id),
+                name: String(row.name),
+                categoryId: row.category_id == null ? null : Number(row.category_id),
+              }
             : null,
         });
       }
@@ -125,13 +136,17 @@ export class KnexEventCapture implements EventCapturePort {
 
   private async snapshotsOf(trx: Knex.Transaction, ids: number[]): Promise<Map<number, PublishedItem>> {
     const rows = (await trx('event_snapshots').select('invoice_id', 'directory', 'item').whereIn('invoice_id', ids)) as Array<Record<string, unknown>>;
-    return new Map(rows.map((row) => [Number(row.invoice_id), { directory: String(row.directory), item: JSON.parse(String(row.item)) as PublishedItem['item'] }]));
+    return new Map(
+      rows.map((row) => [Number(row.invoice_id), { directory: String(row.directory), item: JSON.parse(String(row.item)) as PublishedItem['item'] }]),
+    );
   }
 
   private async correctorsOf(trx: Knex.Transaction, ids: number[], already: Set<number>): Promise<number[]> {
     const found = new Set<number>();
     for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
-      const rows = (await trx('invoices').select('id').whereIn('correct_of_id', ids.slice(start, start + IDS_PER_QUERY))) as Array<{ id: unknown }>;
+      const rows = (await trx('invoices')
+        .select('id')
+        .whereIn('correct_of_id', ids.slice(start, start + IDS_PER_QUERY))) as Array<{ id: unknown }>;
       for (const row of rows) if (!already.has(Number(row.id))) found.add(Number(row.id));
     }
     return [...found];
@@ -169,7 +184,8 @@ export class KnexEventCapture implements EventCapturePort {
         .filter((endpoint) => endpointWants(endpoint.types, String(event.type)))
         .map((endpoint) => firstAttempt(endpoint.id, { id: Number(event.id), type: String(event.type) }, now)),
     );
-    for (let start = 0; start < attempts.length; start += EVENTS_PER_INSERT) await trx('webhook_deliveries').insert(attempts.slice(start, start + EVENTS_PER_INSERT));
+    for (let start = 0; start < attempts.length; start += EVENTS_PER_INSERT)
+      await trx('webhook_deliveries').insert(attempts.slice(start, start + EVENTS_PER_INSERT));
   }
 
   private async rememberPublished(trx: Knex.Transaction, changes: Array<CapturedChange & { kind: 'invoice' }>): Promise<void> {
@@ -182,14 +198,20 @@ export class KnexEventCapture implements EventCapturePort {
         .map((change) => ({ invoice_id: change.invoiceId, directory: change.now!.directory, item: JSON.stringify(change.now!.item) }));
       await trx('event_snapshots').insert(rows).onConflict('invoice_id').merge(['directory', 'item']);
     }
-    for (let start = 0; start < gone.length; start += IDS_PER_QUERY) await trx('event_snapshots').whereIn('invoice_id', gone.slice(start, start + IDS_PER_QUERY)).delete();
+    for (let start = 0; start < gone.length; start += IDS_PER_QUERY)
+      await trx('event_snapshots')
+        .whereIn('invoice_id', gone.slice(start, start + IDS_PER_QUERY))
+        .delete();
   }
 
   private async forget(trx: Knex.Transaction, pending: Array<{ kind: number; entityId: number }>): Promise<void> {
     for (const kind of [PENDING_INVOICE, PENDING_FILE]) {
       const ids = pending.filter((row) => row.kind === kind).map((row) => row.entityId);
       for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
-        await trx('event_pending').where({ kind }).whereIn('entity_id', ids.slice(start, start + IDS_PER_QUERY)).delete();
+        await trx('event_pending')
+          .where({ kind })
+          .whereIn('entity_id', ids.slice(start, start + IDS_PER_QUERY))
+          .delete();
       }
     }
   }

@@ -69,7 +69,11 @@ export class KnexEventFeed implements EventFeedPort {
 
   async removeExpired(createdBefore: number, limit: number): Promise<number> {
     return this.knex.transaction(async (trx) => {
-      const rows = (await trx('events').select('id', 'directory').where('created', '<', createdBefore).orderBy([{ column: 'created' }, { column: 'id' }]).limit(limit)) as Array<{ id: unknown; directory: unknown }>;
+      const rows = (await trx('events')
+        .select('id', 'directory')
+        .where('created', '<', createdBefore)
+        .orderBy([{ column: 'created' }, { column: 'id' }])
+        .limit(limit)) as Array<{ id: unknown; directory: unknown }>;
       if (rows.length === 0) return 0;
       const through = new Map<string, number>();
       for (const row of rows) through.set(String(row.directory), Math.max(through.get(String(row.directory)) ?? 0, Number(row.id)));

@@ -102,7 +102,18 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('added_time').notNullable();
     // Every sort field per directory (the tie-break id last), so a page is an index range scan;
     // the date filters and the total count use the same indexes.
-    for (const column of ['issue_date', 'service_date', 'payment_term', 'payment_date', 'added_time', 'nr', 'customer_name', 'amount_gross', 'amount_net', 'amount_tax']) {
+    for (const column of [
+      'issue_date',
+      'service_date',
+      'payment_term',
+      'payment_date',
+      'added_time',
+      'nr',
+      'customer_name',
+      'amount_gross',
+      'amount_net',
+      'amount_tax',
+    ]) {
       t.index(['directory', column, 'id'], `invoices_directory_${column}_index`);
     }
     t.index(['directory', 'customer_vat'], 'invoices_directory_customer_vat_index');

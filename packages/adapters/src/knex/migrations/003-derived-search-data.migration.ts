@@ -51,7 +51,11 @@ export const MYSQL_TRIGGERS: Record<string, string> = {
 
 /** The related rows of an invoice: a change marks the invoice for the index and bumps its directory's version. */
 for (const table of ['invoice_orders', 'invoice_items']) {
-  for (const [suffix, event, row] of [['ai', 'INSERT', 'NEW'], ['au', 'UPDATE', 'NEW'], ['ad', 'DELETE', 'OLD']] as const) {
+  for (const [suffix, event, row] of [
+    ['ai', 'INSERT', 'NEW'],
+    ['au', 'UPDATE', 'NEW'],
+    ['ad', 'DELETE', 'OLD'],
+  ] as const) {
     MYSQL_TRIGGERS[`${table}_derived_${suffix}`] = `AFTER ${event} ON ${table} FOR EACH ROW BEGIN
     INSERT IGNORE INTO search_pending (kind, entity_id) VALUES (1, ${row}.invoice_id);
     UPDATE directory_versions SET version = version + 1 WHERE directory = (SELECT directory FROM invoices WHERE id = ${row}.invoice_id);
@@ -100,7 +104,11 @@ const SQLITE_TRIGGERS: Record<string, string> = {
   END`,
 };
 for (const table of ['invoice_orders', 'invoice_items']) {
-  for (const [suffix, event, row] of [['ai', 'INSERT', 'NEW'], ['au', 'UPDATE', 'NEW'], ['ad', 'DELETE', 'OLD']] as const) {
+  for (const [suffix, event, row] of [
+    ['ai', 'INSERT', 'NEW'],
+    ['au', 'UPDATE', 'NEW'],
+    ['ad', 'DELETE', 'OLD'],
+  ] as const) {
     SQLITE_TRIGGERS[`${table}_derived_${suffix}`] = `AFTER ${event} ON ${table} BEGIN
     INSERT OR IGNORE INTO search_pending (kind, entity_id) VALUES (1, ${row}.invoice_id);
     UPDATE directory_versions SET version = version + 1 WHERE directory = (SELECT directory FROM invoices WHERE id = ${row}.invoice_id);

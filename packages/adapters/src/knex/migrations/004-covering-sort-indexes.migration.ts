@@ -11,7 +11,18 @@ import { isMysql } from '../sql-dialect.js';
  * touch them. The order (column, id) is kept, so no sort is needed.
  */
 const FILTERS = 'type, status, branch_id, customer_country';
-const SORT_COLUMNS = ['issue_date', 'service_date', 'payment_term', 'payment_date', 'added_time', 'nr', 'customer_name', 'amount_gross', 'amount_net', 'amount_tax'];
+const SORT_COLUMNS = [
+  'issue_date',
+  'service_date',
+  'payment_term',
+  'payment_date',
+  'added_time',
+  'nr',
+  'customer_name',
+  'amount_gross',
+  'amount_net',
+  'amount_tax',
+];
 /** SQLite sorts text by its sort key (migration 002); those two indexes are the ones its planner uses. */
 const SQLITE_TEXT_SORTS: Array<[name: string, expression: string]> = [
   ['invoices_directory_nr_sortkey_index', 'usortkey(nr)'],
@@ -36,7 +47,10 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   if (isMysql(knex)) {
-    const changes = SORT_COLUMNS.flatMap((column) => [`DROP INDEX invoices_directory_${column}_index`, `ADD INDEX invoices_directory_${column}_index (directory, ${column}, id)`]);
+    const changes = SORT_COLUMNS.flatMap((column) => [
+      `DROP INDEX invoices_directory_${column}_index`,
+      `ADD INDEX invoices_directory_${column}_index (directory, ${column}, id)`,
+    ]);
     await knex.raw(`ALTER TABLE invoices ${changes.join(', ')}`);
     return;
   }

@@ -56,9 +56,7 @@ export async function up(knex: Knex): Promise<void> {
   const text = mysql ? 'MEDIUMTEXT' : 'TEXT';
   // SQLite: AUTOINCREMENT, so an id removed by retention is never given again.
   const id = mysql ? 'BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY' : 'INTEGER PRIMARY KEY AUTOINCREMENT';
-  await knex.raw(
-    `CREATE TABLE events (id ${id}, directory ${directory}, type VARCHAR(32) NOT NULL, created BIGINT NOT NULL, data ${text} NOT NULL) ${table}`,
-  );
+  await knex.raw(`CREATE TABLE events (id ${id}, directory ${directory}, type VARCHAR(32) NOT NULL, created BIGINT NOT NULL, data ${text} NOT NULL) ${table}`);
   await knex.raw('CREATE INDEX events_directory_id_index ON events (directory, id)');
   await knex.raw('CREATE INDEX events_directory_type_id_index ON events (directory, type, id)');
   await knex.raw(

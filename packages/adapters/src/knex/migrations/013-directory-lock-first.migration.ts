@@ -54,7 +54,11 @@ const TRIGGERS: Array<{ name: string; head: string; precedes?: string; body: str
   },
 ];
 for (const table of ['invoice_orders', 'invoice_items']) {
-  for (const [suffix, event, row] of [['ai', 'INSERT', 'NEW'], ['au', 'UPDATE', 'NEW'], ['ad', 'DELETE', 'OLD']] as const) {
+  for (const [suffix, event, row] of [
+    ['ai', 'INSERT', 'NEW'],
+    ['au', 'UPDATE', 'NEW'],
+    ['ad', 'DELETE', 'OLD'],
+  ] as const) {
     TRIGGERS.push({
       name: `${table}_derived_${suffix}`,
       head: `AFTER ${event} ON ${table}`,
@@ -86,7 +90,9 @@ async function replaceTrigger(knex: Knex, trigger: { name: string; head: string;
 }
 
 async function triggerExists(knex: Knex, name: string): Promise<boolean> {
-  const [rows] = (await knex.raw('SELECT 1 FROM information_schema.triggers WHERE trigger_schema = DATABASE() AND trigger_name = ?', [name])) as unknown as [unknown[]];
+  const [rows] = (await knex.raw('SELECT 1 FROM information_schema.triggers WHERE trigger_schema = DATABASE() AND trigger_name = ?', [name])) as unknown as [
+    unknown[],
+  ];
   return rows.length > 0;
 }
 

@@ -82,7 +82,16 @@ export class ReadReplicas {
     this.primary = { name: 'primary', knex: primary };
     this.replicas = replicas.map(({ knex, url }, i) => {
       const { hostname, port } = new URL(url);
-      return { name: `replica_${i + 1}`, knex, address: `${hostname}:${port || 3306}`, state: 'unknown', lagSeconds: null, checking: null, verdict: null, statement: { index: 0 } };
+      return {
+        name: `replica_${i + 1}`,
+        knex,
+        address: `${hostname}:${port || 3306}`,
+        state: 'unknown',
+        lagSeconds: null,
+        checking: null,
+        verdict: null,
+        statement: { index: 0 },
+      };
     });
     this.checkEveryMs = options.checkEveryMs ?? CHECK_EVERY_MS;
     this.checkTimeoutMs = options.checkTimeoutMs ?? CHECK_TIMEOUT_MS;

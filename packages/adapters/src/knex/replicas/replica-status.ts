@@ -37,7 +37,11 @@ export function judgeReplicaStatus(rows: readonly StatusRow[], maxLagSeconds: nu
     const lag = behind === null || behind === undefined || behind === '' ? null : Number(behind);
     if (io !== 'Yes' || sql !== 'Yes' || lag === null || !Number.isFinite(lag)) {
       const error = String(column(row, 'Last_SQL_Error', 'Last_IO_Error') ?? '').trim();
-      return { state: 'stopped', lagSeconds: null, reason: `replication not running (I/O thread ${io || '?'}, SQL thread ${sql || '?'}${error ? `: ${error}` : ''})` };
+      return {
+        state: 'stopped',
+        lagSeconds: null,
+        reason: `replication not running (I/O thread ${io || '?'}, SQL thread ${sql || '?'}${error ? `: ${error}` : ''})`,
+      };
     }
     lagSeconds = Math.max(lagSeconds, lag);
   }

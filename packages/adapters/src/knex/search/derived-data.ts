@@ -46,12 +46,24 @@ export async function rebuildDerivedData(knex: Knex, options: { onProgress?: (pr
   try {
     const pendingBefore = (await knex('search_pending').count({ n: '*' }).first()) as { n: unknown };
     let postings = 0;
-    const invoices = await forEachBatch(knex, 'invoices', readInvoiceDocuments, async (documents) => {
-      postings += await stage(knex, documents);
-    }, (done, total) => report({ stage: 'invoices', done, total }));
-    const orders = await forEachBatch(knex, 'orders', readOrderDocuments, async (documents) => {
-      postings += await stage(knex, documents);
-    }, (done, total) => report({ stage: 'orders', done, total }));
+    const invoices = await forEachBatch(
+      knex,
+      'invoices',
+      readInvoiceDocuments,
+      async (documents) => {
+        postings += await stage(knex, documents);
+      },
+      (done, total) => report({ stage: 'invoices', done, total }),
+    );
+    const orders = await forEachBatch(
+      knex,
+      'orders',
+      readOrderDocuments,
+      async (documents) => {
+        postings += await stage(knex, documents);
+      },
+      (done, total) => report({ stage: 'orders', done, total }),
+    );
 
     report({ stage: 'sorting', done: 0, total: postings });
     await knex.raw(
@@ -111,7 +123,9 @@ export async function rebuildCustomerNameCounts(knex: Knex): Promise<void> {
   await knex('customer_name_counts').delete();
   // Grouped by the exact bytes on MariaDB, as the table's key is (invoices compare names by the collation).
   const name = isMysql(knex) ? 'customer_name COLLATE utf8mb4_bin' : 'customer_name';
-  await knex.raw(`INSERT INTO customer_name_counts (directory, customer_name, n) SELECT directory, ${name}, COUNT(*) FROM invoices GROUP BY directory, ${name}`);
+  await knex.raw(
+    `INSERT INTO customer_name_counts (directory, customer_name, n) SELECT directory, ${name}, COUNT(*) FROM invoices GROUP BY directory, ${name}`,
+  );
 }
 
 async function forEachBatch(

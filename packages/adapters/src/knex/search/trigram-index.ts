@@ -144,7 +144,12 @@ async function planSearch(knex: Knex, kind: SearchKind, directory: string, fragm
 /** How long each posting list is, counted no further than the cap, in one statement. */
 async function countedSizes(knex: Knex, codes: number[], cap: number): Promise<Array<{ code: number; n: number }>> {
   const probes = codes.map(() => `SELECT ? AS code, (SELECT COUNT(*) FROM (SELECT 1 FROM search_trigrams WHERE code = ? LIMIT ${cap + 1}) p) AS n`);
-  const rows = await rowsOf<{ code: unknown; n: unknown }>(knex.raw(probes.join(' UNION ALL '), codes.flatMap((code) => [code, code])));
+  const rows = await rowsOf<{ code: unknown; n: unknown }>(
+    knex.raw(
+      probes.join(' UNION ALL '),
+      codes.flatMap((code) => [code, code]),
+    ),
+  );
   return rows.map((row) => ({ code: Number(row.code), n: Number(row.n) }));
 }
 
@@ -203,7 +208,10 @@ function joinedPostings(knex: Knex, codes: number[], ordered: boolean): { sql: s
 
 /** Documents of a kind written behind the service's back and not indexed yet; null when too many to list. */
 async function pendingIds(knex: Knex, kind: SearchKind): Promise<number[] | null> {
-  const rows = (await knex('search_pending').select('entity_id').where({ kind }).limit(POSTINGS_CAP + 1)) as Array<{ entity_id: unknown }>;
+  const rows = (await knex('search_pending')
+    .select('entity_id')
+    .where({ kind })
+    .limit(POSTINGS_CAP + 1)) as Array<{ entity_id: unknown }>;
   return rows.length > POSTINGS_CAP ? null : rows.map((row) => Number(row.entity_id));
 }
 
@@ -231,7 +239,11 @@ export async function readInvoiceDocuments(knex: Knex, ids: number[]): Promise<M
     knex('invoices').select('id', 'directory', 'nr', 'customer_name').whereIn('id', ids),
     knex('invoice_orders').select('invoice_id', 'nr').whereIn('invoice_id', ids),
     knex('invoice_items').select('invoice_id', 'name').whereIn('invoice_id', ids),
-  ])) as [Array<{ id: unknown; directory: string; nr: string; customer_name: string }>, Array<{ invoice_id: unknown; nr: string }>, Array<{ invoice_id: unknown; name: string }>];
+  ])) as [
+    Array<{ id: unknown; directory: string; nr: string; customer_name: string }>,
+    Array<{ invoice_id: unknown; nr: string }>,
+    Array<{ invoice_id: unknown; name: string }>,
+  ];
   const related = new Map<number, string[]>();
   for (const row of orders) pushTo(related, Number(row.invoice_id), row.nr);
   for (const row of items) pushTo(related, Number(row.invoice_id), row.name);
@@ -299,7 +311,10 @@ export async function writeIndexed<T>(
   await insertPostings(trx, added);
   for (const kind of after.keys()) {
     for (let start = 0; start < ids.length; start += INSERT_CHUNK) {
-      await trx('search_pending').where({ kind }).whereIn('entity_id', ids.slice(start, start + INSERT_CHUNK)).delete();
+      await trx('search_pending')
+        .where({ kind })
+        .whereIn('entity_id', ids.slice(start, start + INSERT_CHUNK))
+        .delete();
     }
   }
   return result;

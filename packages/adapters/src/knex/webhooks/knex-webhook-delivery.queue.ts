@@ -36,9 +36,11 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
       if (rows.length === 0) return [];
       const endpointIds = [...new Set(rows.map((row) => Number(row.endpoint_id)))];
       const endpoints = new Map(
-        ((await trx('webhook_endpoints')
-          .select('id', 'url', 'enabled', 'secret', 'previous_secret', 'previous_secret_until', 'failing_since')
-          .whereIn('id', endpointIds)) as Array<Record<string, unknown>>).map((row) => [Number(row.id), row]),
+        (
+          (await trx('webhook_endpoints')
+            .select('id', 'url', 'enabled', 'secret', 'previous_secret', 'previous_secret_until', 'failing_since')
+            .whereIn('id', endpointIds)) as Array<Record<string, unknown>>
+        ).map((row) => [Number(row.id), row]),
       );
       const stale: number[] = [];
       const taken: Array<{ row: Record<string, unknown>; endpoint: Record<string, unknown> }> = [];
@@ -57,7 +59,9 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         taken.push({ row, endpoint });
       }
       if (stale.length > 0) {
-        await trx('webhook_deliveries').whereIn('id', stale).update({ status: 'failed', error: 'The endpoint is disabled: not sent (replay it once enabled).', next_attempt_at: null });
+        await trx('webhook_deliveries')
+          .whereIn('id', stale)
+          .update({ status: 'failed', error: 'The endpoint is disabled: not sent (replay it once enabled).', next_attempt_at: null });
       }
       if (taken.length > 0) {
         await trx('webhook_deliveries')
@@ -143,7 +147,12 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
 
   async removeFinished(createdBefore: number, limit: number): Promise<number> {
     const ids = (
-      (await this.knex('webhook_deliveries').select('id').whereNot('status', 'pending').andWhere('created', '<', createdBefore).orderBy('id').limit(limit)) as Array<{
+      (await this.knex('webhook_deliveries')
+        .select('id')
+        .whereNot('status', 'pending')
+        .andWhere('created', '<', createdBefore)
+        .orderBy('id')
+        .limit(limit)) as Array<{
         id: unknown;
       }>
     ).map((row) => Number(row.id));
@@ -153,9 +162,14 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
 
   private async eventsById(ids: number[]): Promise<Map<number, ChangeEvent>> {
     if (ids.length === 0) return new Map();
-    const rows = (await this.knex('events').select('id', 'type', 'created', 'data').whereIn('id', [...new Set(ids)])) as Array<Record<string, unknown>>;
+    const rows = (await this.knex('events')
+      .select('id', 'type', 'created', 'data')
+      .whereIn('id', [...new Set(ids)])) as Array<Record<string, unknown>>;
     return new Map(
-      rows.map((row) => [Number(row.id), { id: Number(row.id), type: String(row.type) as EventType, created: Number(row.created), data: JSON.parse(String(row.data)) as EventData }]),
+      rows.map((row) => [
+        Number(row.id),
+        { id: Number(row.id), type: String(row.type) as EventType, created: Number(row.created), data: JSON.parse(String(row.data)) as EventData },
+      ]),
     );
   }
 }

@@ -1,5 +1,12 @@
 import type { Knex } from 'knex';
-import { endpointWants, type NewWebhookEndpoint, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointChanges, type WebhookEndpointRepositoryPort } from '@logi/domain';
+import {
+  endpointWants,
+  type NewWebhookEndpoint,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEndpointChanges,
+  type WebhookEndpointRepositoryPort,
+} from '@logi/domain';
 import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, firstAttempt, toDelivery, toEndpoint } from './webhook-rows.js';
 
 /** Events looked at per query when replaying, and attempts inserted per statement. */
@@ -23,12 +30,19 @@ export class KnexWebhookEndpointRepository implements WebhookEndpointRepositoryP
         secret: endpoint.secret,
         created: endpoint.created,
       });
-      return toEndpoint(await trx('webhook_endpoints').select(ENDPOINT_COLUMNS).where({ id: Number(id) }).first<Record<string, unknown>>());
+      return toEndpoint(
+        await trx('webhook_endpoints')
+          .select(ENDPOINT_COLUMNS)
+          .where({ id: Number(id) })
+          .first<Record<string, unknown>>(),
+      );
     });
   }
 
   async list(directory: string): Promise<WebhookEndpoint[]> {
-    return ((await this.knex('webhook_endpoints').select(ENDPOINT_COLUMNS).where({ directory }).orderBy('id')) as Array<Record<string, unknown>>).map(toEndpoint);
+    return ((await this.knex('webhook_endpoints').select(ENDPOINT_COLUMNS).where({ directory }).orderBy('id')) as Array<Record<string, unknown>>).map(
+      toEndpoint,
+    );
   }
 
   async find(directory: string, id: number): Promise<WebhookEndpoint | null> {
@@ -80,7 +94,12 @@ export class KnexWebhookEndpointRepository implements WebhookEndpointRepositoryP
     let after = afterEventId;
     let scheduled = 0;
     for (;;) {
-      const events = (await this.knex('events').select('id', 'type').where({ directory }).andWhere('id', '>', after).orderBy('id').limit(REPLAY_PAGE)) as Array<{
+      const events = (await this.knex('events')
+        .select('id', 'type')
+        .where({ directory })
+        .andWhere('id', '>', after)
+        .orderBy('id')
+        .limit(REPLAY_PAGE)) as Array<{
         id: unknown;
         type: unknown;
       }>;

@@ -1,7 +1,18 @@
 import type { EventType, WebhookDelivery, WebhookEndpoint } from '@logi/domain';
 
 export const ENDPOINT_COLUMNS = ['id', 'directory', 'url', 'event_types', 'description', 'enabled', 'disabled_reason', 'created'] as const;
-export const DELIVERY_COLUMNS = ['id', 'endpoint_id', 'event_id', 'event_type', 'attempt', 'status', 'response_status', 'error', 'created', 'next_attempt_at'] as const;
+export const DELIVERY_COLUMNS = [
+  'id',
+  'endpoint_id',
+  'event_id',
+  'event_type',
+  'attempt',
+  'status',
+  'response_status',
+  'error',
+  'created',
+  'next_attempt_at',
+] as const;
 
 export function toEndpoint(row: Record<string, unknown>): WebhookEndpoint {
   return {

@@ -28,7 +28,9 @@ export function createDashboardRouter(inspector: DashboardQueues, credentials: {
       ctx.set('Cache-Control', 'no-store');
       // bull-board's inner router names its own pattern ('/'); the request log should keep ours.
       const matchedRoute = (ctx as { _matchedRoute?: string })._matchedRoute;
-      await (await dashboard)(ctx, next);
+      await (
+        await dashboard
+      )(ctx, next);
       (ctx as { _matchedRoute?: string })._matchedRoute = matchedRoute;
       // bull-board answers its own errors (Redis gone, say) and tells nobody; the log should know.
       if (ctx.status >= 500) ctx.state.log.warn({ status: ctx.status, body: ctx.body }, 'queue dashboard request failed');

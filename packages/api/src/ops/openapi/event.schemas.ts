@@ -26,7 +26,9 @@ export const invoiceUpdatedEventSchema = z
         .describe('The list item fields whose values changed, each with its value before (`orders` counts as one field); at least one.'),
     }),
   })
-  .describe('Something a client sees in the list item changed (status, amounts, orders, ...): one event per invoice per transaction, none for a write that changed nothing visible.');
+  .describe(
+    'Something a client sees in the list item changed (status, amounts, orders, ...): one event per invoice per transaction, none for a write that changed nothing visible.',
+  );
 
 export const invoiceDeletedEventSchema = z
   .strictObject({

@@ -12,8 +12,22 @@ import {
   paginationSchema,
   uploadedFileSchema,
 } from './response.schemas.js';
-import { createdWebhookEndpointSchema, replayResultSchema, webhookDeliveryPageSchema, webhookDeliverySchema, webhookEndpointSchema, webhookSecretSchema } from './webhook.schemas.js';
-import { eventPageSchema, eventSchema, fileAttachedEventSchema, invoiceCreatedEventSchema, invoiceDeletedEventSchema, invoiceUpdatedEventSchema } from './event.schemas.js';
+import {
+  createdWebhookEndpointSchema,
+  replayResultSchema,
+  webhookDeliveryPageSchema,
+  webhookDeliverySchema,
+  webhookEndpointSchema,
+  webhookSecretSchema,
+} from './webhook.schemas.js';
+import {
+  eventPageSchema,
+  eventSchema,
+  fileAttachedEventSchema,
+  invoiceCreatedEventSchema,
+  invoiceDeletedEventSchema,
+  invoiceUpdatedEventSchema,
+} from './event.schemas.js';
 
 const envelope = <S extends number | null, D extends z.ZodType>(status: S, data: D, description: string) =>
   z
@@ -78,7 +92,10 @@ const NAMED_SCHEMAS: Record<string, z.ZodType> = {
 export function componentSchemas(): Record<string, JsonSchema> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(NAMED_SCHEMAS)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'output', uri: (id) => `#/components/schemas/${id}`,
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io: 'output',
+    uri: (id) => `#/components/schemas/${id}`,
     // A literal status (200, 422) is an integer, which zod's JSON Schema calls a number.
     override: ({ jsonSchema }) => {
       if (jsonSchema.type === 'number' && Number.isInteger(jsonSchema.const)) jsonSchema.type = 'integer';
@@ -86,9 +103,7 @@ export function componentSchemas(): Record<string, JsonSchema> {
   }) as {
     schemas: Record<string, JsonSchema>;
   };
-  return Object.fromEntries(
-    Object.entries(schemas).map(([id, { $schema: _s, $id: _i, ...schema }]) => [id, withoutSafeIntegerBounds(schema) as JsonSchema]),
-  );
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _s, $id: _i, ...schema }]) => [id, withoutSafeIntegerBounds(schema) as JsonSchema]));
 }
 
 export const ref = (name: keyof typeof NAMED_SCHEMAS) => ({ $ref: `#/components/schemas/${name}` });

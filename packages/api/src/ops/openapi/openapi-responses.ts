@@ -32,17 +32,20 @@ const HEADERS = {
   },
   'ETag (PDF)': {
     description:
-      'A strong validator: the SHA-256 (hex) of everything printed (the invoice and its related rows, the seller\'s company data, `lang`, `duplicate`) and the template\'s version; for `format=facturx` also of the embedded e-invoice and its writer\'s version. Any change to them gives another value; send it back in `If-None-Match` to get 304 and no body while the document is unchanged.',
+      "A strong validator: the SHA-256 (hex) of everything printed (the invoice and its related rows, the seller's company data, `lang`, `duplicate`) and the template's version; for `format=facturx` also of the embedded e-invoice and its writer's version. Any change to them gives another value; send it back in `If-None-Match` to get 304 and no body while the document is unchanged.",
     schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$' },
     example: '"9f2c4e0b7d1a3c5e8f6b2d4a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c6d8e"',
   },
   'ETag (e-invoice)': {
     description:
-      'A strong validator: the SHA-256 (hex) of the e-invoice\'s data (the invoice, its related rows, the seller\'s company data, the texts in `lang`), the syntax and the writer\'s version. Send it back in `If-None-Match` to get 304 and no body while the document is unchanged.',
+      "A strong validator: the SHA-256 (hex) of the e-invoice's data (the invoice, its related rows, the seller's company data, the texts in `lang`), the syntax and the writer's version. Send it back in `If-None-Match` to get 304 and no body while the document is unchanged.",
     schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$' },
     example: '"4b1e0c7d9f2a3c5e8f6b2d4a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c6d8e"',
   },
-  'Cache-Control': { description: 'The answer may be kept by the client only, and must be revalidated before each use.', schema: { type: 'string', const: 'private, no-cache' } },
+  'Cache-Control': {
+    description: 'The answer may be kept by the client only, and must be revalidated before each use.',
+    schema: { type: 'string', const: 'private, no-cache' },
+  },
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' }, example: 'HEAD, GET, OPTIONS' },
   'Content-Disposition': {
     description:
@@ -57,7 +60,8 @@ export type HeaderName = keyof typeof HEADERS;
 /** Headers of every response that counted against the rate limit. */
 export const COUNTED: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
 
-const UNCOUNTED_NOTE = ' Absent only when the request went through uncounted: the rate limiter\'s store did not answer, and the limiter let it through (fails open).';
+const UNCOUNTED_NOTE =
+  " Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).";
 
 /**
  * The headers a response lists, each sent with it (`required`), save one
@@ -70,7 +74,9 @@ export function responseHeaders(names: readonly HeaderName[], options: { counted
   return Object.fromEntries(
     (['X-Request-Id', ...names] as HeaderName[]).map((name) => {
       const maybeUncounted = COUNTED.includes(name) && !options.countedAlways;
-      const header = maybeUncounted ? { ...HEADERS[name], description: HEADERS[name].description + UNCOUNTED_NOTE, required: false } : { ...HEADERS[name], required: true };
+      const header = maybeUncounted
+        ? { ...HEADERS[name], description: HEADERS[name].description + UNCOUNTED_NOTE, required: false }
+        : { ...HEADERS[name], required: true };
       return [name.replace(/ \(.*\)$/, ''), header];
     }),
   );

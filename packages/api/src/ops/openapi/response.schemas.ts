@@ -45,10 +45,7 @@ export const invoiceSchema = z
     paid: z.number().describe('Amount already paid.'),
     left_to_pay: z.number().describe('Amount still to be paid.'),
     orders: z.array(invoiceOrderSchema),
-    correct_of: z
-      .strictObject({ id: z.int(), nr: z.string() })
-      .nullable()
-      .describe('For a correcting invoice, the invoice it corrects; null otherwise.'),
+    correct_of: z.strictObject({ id: z.int(), nr: z.string() }).nullable().describe('For a correcting invoice, the invoice it corrects; null otherwise.'),
     added_time: timestamp('Creation time,'),
   })
   .describe('An invoice as listed.');
@@ -63,8 +60,16 @@ export const paginationSchema = z
       .enum(['added_date', 'issue_date', 'service_date', 'payment_term', 'payment_date'])
       .optional()
       .describe('Only when a `period` applied: the date field it filtered on.'),
-    date_from: z.iso.date().nullable().optional().describe('Only when a `period` applied: its first day, inclusive (null: open, a custom range with only `date_to`).'),
-    date_to: z.iso.date().nullable().optional().describe('Only when a `period` applied: its last day, inclusive (null: open, a custom range with only `date_from`).'),
+    date_from: z.iso
+      .date()
+      .nullable()
+      .optional()
+      .describe('Only when a `period` applied: its first day, inclusive (null: open, a custom range with only `date_to`).'),
+    date_to: z.iso
+      .date()
+      .nullable()
+      .optional()
+      .describe('Only when a `period` applied: its last day, inclusive (null: open, a custom range with only `date_from`).'),
     timezone: z.string().optional().describe('Only when a `period` applied: the IANA time zone its days were read in (APP_TIMEZONE).'),
   })
   .describe('Where this page sits in the whole result, and, when a period applied, the date range it meant at that moment.');

@@ -14,7 +14,10 @@ export const webhookEndpointSchema = z
   })
   .describe('A webhook endpoint (its secret is shown only on creation and rotation).');
 
-const secret = z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/).describe('The signing secret (`whsec_` + base64): keep it; it is not shown again.');
+const secret = z
+  .string()
+  .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/)
+  .describe('The signing secret (`whsec_` + base64): keep it; it is not shown again.');
 
 export const createdWebhookEndpointSchema = webhookEndpointSchema.extend({ secret }).describe('The new endpoint, with its secret shown this once.');
 
@@ -27,7 +30,7 @@ export const webhookDeliverySchema = z
     event_type: z.enum(EVENT_TYPES),
     attempt: z.int().min(1).describe('1 for the first try, one more per retry.'),
     status: z.enum(DELIVERY_STATUSES).describe('`pending` (due or in flight), `succeeded` (a 2xx), `failed` (anything else; a later attempt may follow).'),
-    response_status: z.int().nullable().describe('The endpoint\'s HTTP status; null when it gave none (timeout, reset, refused).'),
+    response_status: z.int().nullable().describe("The endpoint's HTTP status; null when it gave none (timeout, reset, refused)."),
     error: z.string().nullable().describe('What went wrong, readable; null on success.'),
     created: z.int().nonnegative().describe('When the attempt was scheduled, Unix seconds, UTC.'),
     next_attempt_at: z.int().nonnegative().nullable().describe('Pending: when it is due; failed: when the retry is due (null after the last one).'),

@@ -37,7 +37,10 @@ export class DownloadEInvoiceUseCase {
     clientHolds?: (version: string) => boolean;
   }): Promise<EInvoiceAnswer> {
     const loaded = await loadInvoiceDocument(this.deps, input, () => parseEInvoiceQuery(input.query));
-    const { invoice, options: { format } } = loaded;
+    const {
+      invoice,
+      options: { format },
+    } = loaded;
     const eInvoice = loaded.eInvoice();
     const version = eInvoiceVersionOf(eInvoice, format, this.deps.writer.version, this.deps.hasher);
     if (input.clientHolds?.(version)) return { kind: 'not-modified', invoiceNr: invoice.nr, version, format };

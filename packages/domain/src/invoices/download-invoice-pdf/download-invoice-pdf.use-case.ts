@@ -15,13 +15,11 @@ import { parseInvoicePdfQuery, type PdfFormat } from './invoice-pdf.query.js';
 
 /** The answer to a download: the PDF, or word that the client's copy (by version) is current. */
 export type InvoicePdf =
-  | { kind: 'not-modified'; invoiceNr: string; version: string }
-  | { kind: 'pdf'; invoiceNr: string; version: string; pdf: Buffer; source: 'cache' | 'render' };
+  { kind: 'not-modified'; invoiceNr: string; version: string } | { kind: 'pdf'; invoiceNr: string; version: string; pdf: Buffer; source: 'cache' | 'render' };
 
 /** What happened in the PDF cache on one request, for logs and metrics; `error` when storage failed. */
 export type PdfCacheEvent = { key: string; requestId: string } & (
-  | { outcome: 'hit' | 'miss' | 'not-modified' }
-  | { outcome: 'read-failed' | 'store-failed'; error: string }
+  { outcome: 'hit' | 'miss' | 'not-modified' } | { outcome: 'read-failed' | 'store-failed'; error: string }
 );
 
 /**
@@ -168,7 +166,12 @@ export class DownloadInvoicePdfUseCase {
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `pdf-${id}` },
       );
       if (rendered.cacheError !== undefined) {
-        this.deps.onCacheEvent?.({ outcome: 'store-failed', key: pdfCacheKey(rendered.version ?? version), requestId: input.requestId, error: rendered.cacheError });
+        this.deps.onCacheEvent?.({
+          outcome: 'store-failed',
+          key: pdfCacheKey(rendered.version ?? version),
+          requestId: input.requestId,
+          error: rendered.cacheError,
+        });
       }
       const pdf = nonEmpty(await this.deps.storage.getBuffer(rendered.pdfKey), rendered.pdfKey);
       await this.deps.storage.delete(pdfKey).catch(() => undefined);

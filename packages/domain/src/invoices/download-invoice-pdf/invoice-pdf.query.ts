@@ -17,13 +17,11 @@ export const invoicePdfQuerySchema = z.object({
     .transform((value) => value === 'true' || value === '1')
     .optional()
     .meta({ description: 'Mark the document as a duplicate copy.', default: 'false' }),
-  format: enumField('format', PDF_FORMATS)
-    .optional()
-    .meta({
-      description:
-        '`pdf`: the printed invoice. `facturx`: the same PDF made PDF/A-3b with the EN 16931 CII XML (the `cii` e-invoice in the same `lang`) embedded as `factur-x.xml`, Factur-X profile EN 16931.',
-      default: 'pdf',
-    }),
+  format: enumField('format', PDF_FORMATS).optional().meta({
+    description:
+      '`pdf`: the printed invoice. `facturx`: the same PDF made PDF/A-3b with the EN 16931 CII XML (the `cii` e-invoice in the same `lang`) embedded as `factur-x.xml`, Factur-X profile EN 16931.',
+    default: 'pdf',
+  }),
 });
 
 export function parseInvoicePdfQuery(pairs: Iterable<[string, string]>): { lang: DocumentLanguage; duplicate: boolean; format: PdfFormat } {

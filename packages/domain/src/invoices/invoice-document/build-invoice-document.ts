@@ -73,8 +73,7 @@ export function buildInvoiceDocument(
       leftToPay: format.money(invoice.leftToPay),
     },
     orders: invoice.orders.map((order) => ({ type: order.type, nr: order.nr, cmr: order.cmr })),
-    correction:
-      invoice.type === 'c' && invoice.correctOf ? { nr: invoice.correctOf.nr, text: t.correctionOf(invoice.correctOf.nr) } : null,
+    correction: invoice.type === 'c' && invoice.correctOf ? { nr: invoice.correctOf.nr, text: t.correctionOf(invoice.correctOf.nr) } : null,
     currency: invoice.currency,
     status: t.statuses[invoice.status],
   };

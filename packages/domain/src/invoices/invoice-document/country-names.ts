@@ -6,7 +6,33 @@
  */
 
 /** The languages whose country names an address line may be in: the documents' and those of the data's neighbours. */
-const NAME_LOCALES = ['cs', 'de', 'en', 'pl', 'ro', 'tr', 'fr', 'it', 'es', 'pt', 'nl', 'da', 'sv', 'fi', 'hu', 'sk', 'sl', 'hr', 'bg', 'el', 'lt', 'lv', 'et', 'uk', 'ru'];
+const NAME_LOCALES = [
+  'cs',
+  'de',
+  'en',
+  'pl',
+  'ro',
+  'tr',
+  'fr',
+  'it',
+  'es',
+  'pt',
+  'nl',
+  'da',
+  'sv',
+  'fi',
+  'hu',
+  'sk',
+  'sl',
+  'hr',
+  'bg',
+  'el',
+  'lt',
+  'lv',
+  'et',
+  'uk',
+  'ru',
+];
 
 /** Names seen on addresses that CLDR's one name per language leaves out (it says "Česko", "Czechia", "Türkiye"). */
 const OTHER_NAMES: Record<string, string[]> = {

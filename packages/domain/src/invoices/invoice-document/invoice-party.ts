@@ -5,7 +5,34 @@ import type { InvoiceValueFormatter } from './invoice-value.formatter.js';
 
 /** Member states whose VAT ids VIES checks, by VAT prefix (Greece writes EL, Northern Ireland's traders XI). */
 const EU_VAT_PREFIXES = new Set([
-  'AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'EL', 'ES', 'FI', 'FR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK', 'XI',
+  'AT',
+  'BE',
+  'BG',
+  'CY',
+  'CZ',
+  'DE',
+  'DK',
+  'EE',
+  'EL',
+  'ES',
+  'FI',
+  'FR',
+  'HR',
+  'HU',
+  'IE',
+  'IT',
+  'LT',
+  'LU',
+  'LV',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SE',
+  'SI',
+  'SK',
+  'XI',
 ]);
 
 /** VAT prefixes that are not the country's ISO code (EU texts call Greece EL, so data given by them may too). */

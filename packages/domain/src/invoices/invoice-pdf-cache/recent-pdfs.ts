@@ -25,18 +25,18 @@ export class RecentPdfs {
   private readonly versions: LRUCache<string, PrintedVersion & { dataVersion: string }> | null;
   private readonly pdfs: LRUCache<string, Buffer> | null;
 
-  constructor(
-    limits: {
-      /** Downloads whose printed version is remembered. */
-      versions: number;
-      /** Bytes of PDFs kept; 0 keeps none. */
-      pdfBytes: number;
-    },
-  ) {
+  constructor(limits: {
+    /** Downloads whose printed version is remembered. */
+    versions: number;
+    /** Bytes of PDFs kept; 0 keeps none. */
+    pdfBytes: number;
+  }) {
     this.versions = limits.versions > 0 ? new LRUCache({ max: limits.versions }) : null;
     // One PDF over a quarter of the budget would push out many: not kept.
     this.pdfs =
-      limits.pdfBytes > 0 ? new LRUCache({ maxSize: limits.pdfBytes, maxEntrySize: limits.pdfBytes / 4, sizeCalculation: (pdf) => Math.max(1, pdf.length) }) : null;
+      limits.pdfBytes > 0
+        ? new LRUCache({ maxSize: limits.pdfBytes, maxEntrySize: limits.pdfBytes / 4, sizeCalculation: (pdf) => Math.max(1, pdf.length) })
+        : null;
   }
 
   /** The version a download printed, if the directory's data is still at `dataVersion`. */

@@ -46,7 +46,12 @@ export class RenderInvoicePdfUseCase {
     // Factur-X: the e-invoice of the same document goes inside, and into the version.
     const eInvoice = job.format === 'facturx' ? loaded.eInvoice() : null;
     const writer = eInvoice ? this.writer() : null;
-    const version = pdfVersionOf(document, this.deps.templateVersion, this.deps.hasher, eInvoice && writer ? { writer: writer.version, invoice: eInvoice } : undefined);
+    const version = pdfVersionOf(
+      document,
+      this.deps.templateVersion,
+      this.deps.hasher,
+      eInvoice && writer ? { writer: writer.version, invoice: eInvoice } : undefined,
+    );
     const unrendered: RenderResult = { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr, version };
 
     // A job that starts after its caller gave up (a backlog, a retry) is not worth a render.

@@ -195,7 +195,9 @@ export class AttachFilesUseCase {
     const uploaded = outcomes.flatMap((o) => ('uploaded' in o ? [o.uploaded] : []));
     const unavailable = outcomes.flatMap((o) => ('unavailable' in o ? [o] : []));
     if (uploaded.length === 0 && unavailable[0]) throw unavailable[0].unavailable;
-    const failed = outcomes.flatMap((o) => ('failed' in o ? [o.failed] : 'unavailable' in o ? [{ name: o.name, error: Messages.FILE_NOT_STORED_IN_TIME }] : []));
+    const failed = outcomes.flatMap((o) =>
+      'failed' in o ? [o.failed] : 'unavailable' in o ? [{ name: o.name, error: Messages.FILE_NOT_STORED_IN_TIME }] : [],
+    );
     if (uploaded.length === 0) {
       throw new NoFilesUploadedError({ message: Messages.NO_FILES_UPLOADED, orderId: order.id, uploaded, failed });
     }

@@ -45,7 +45,13 @@ export class DeliverWebhookUseCase {
     const outcome: DeliveryOutcome =
       sent.kind === 'answered' && isSuccess(sent.status)
         ? { ...base, succeeded: true, responseStatus: sent.status, error: null, retryAt: null, failingSince: null, disableReason: null }
-        : this.failure(claimed, base, sent.kind === 'answered' ? sent.status : null, sent.kind === 'answered' ? `The endpoint answered ${sent.status}.` : sent.error, claimed.event !== null);
+        : this.failure(
+            claimed,
+            base,
+            sent.kind === 'answered' ? sent.status : null,
+            sent.kind === 'answered' ? `The endpoint answered ${sent.status}.` : sent.error,
+            claimed.event !== null,
+          );
     return outcome;
   }
 

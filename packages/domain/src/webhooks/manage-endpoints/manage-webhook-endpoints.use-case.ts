@@ -64,7 +64,11 @@ export class ManageWebhookEndpointsUseCase {
     return secret;
   }
 
-  async deliveries(directory: string, id: number, query: Iterable<[string, string]>): Promise<{ deliveries: WebhookDelivery[]; hasMore: boolean; nextAfter: number | null }> {
+  async deliveries(
+    directory: string,
+    id: number,
+    query: Iterable<[string, string]>,
+  ): Promise<{ deliveries: WebhookDelivery[]; hasMore: boolean; nextAfter: number | null }> {
     await this.get(directory, id);
     const { before, limit } = parseListDeliveriesQuery(query);
     const found = await this.deps.endpoints.listDeliveries(directory, id, before, limit + 1);

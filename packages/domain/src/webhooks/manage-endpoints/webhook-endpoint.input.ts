@@ -25,14 +25,16 @@ const description = z
 export const createWebhookEndpointSchema = z.object({
   url: url.meta({ description: 'Where events are POSTed: an absolute https URL (at most 2048 characters, no user info) of a public host.' }),
   event_types: eventTypes.optional(),
-  description: description.optional().meta({ description: 'Free text for the client\'s own use.' }),
+  description: description.optional().meta({ description: "Free text for the client's own use." }),
 });
 
 export const updateWebhookEndpointSchema = z.object({
   url: url.optional().meta({ description: 'A new target, checked as on creation.' }),
   event_types: eventTypes.optional(),
   description: description.optional(),
-  enabled: z.boolean({ error: 'The enabled field must be true or false.' }).optional().meta({ description: '`true` re-enables an endpoint (clearing `disabled_reason`); `false` pauses it: events published meanwhile are not sent to it (replay them).' }),
+  enabled: z.boolean({ error: 'The enabled field must be true or false.' }).optional().meta({
+    description: '`true` re-enables an endpoint (clearing `disabled_reason`); `false` pauses it: events published meanwhile are not sent to it (replay them).',
+  }),
 });
 
 export const replayWebhookSchema = z.object({
