@@ -71,4 +71,12 @@ describe('ports and hosts', () => {
     expect(listenConfigError(new Error('boom'), config)).toBeNull();
     expect(listenConfigError(Object.assign(new Error('spawn'), { code: 'EACCES', syscall: 'spawn' }), config, false)).toBeNull();
   });
+
+  it("when DOCS_BASE_URL is an http(s) address, then it is the guides' base; otherwise the error names it", () => {
+    expect(loadConfig({}).docsBaseUrl).toBeNull();
+    expect(loadConfig({ DOCS_BASE_URL: 'https://git.example.com/logi/-/blob/main' }).docsBaseUrl).toBe('https://git.example.com/logi/-/blob/main');
+    expect(() => loadConfig({ DOCS_BASE_URL: 'git.example.com/logi' })).toThrow(
+      /^Configuration error: DOCS_BASE_URL is invalid: must be an http:\/\/ or https:\/\/ address/,
+    );
+  });
 });

@@ -124,6 +124,21 @@ describe('the OpenAPI document', () => {
     expect(result.errors ?? []).toEqual([]);
   });
 
+  it('when the API runs with DOCS_BASE_URL, then the document it serves links the guides there', async () => {
+    const base = 'https://git.example.com/logi/-/blob/v1.4.0';
+    const published = await startTestApi({ DOCS_BASE_URL: base });
+    try {
+      const document = (await (await fetch(`${published.root}/v1/openapi.json`)).json()) as {
+        externalDocs: { url: string };
+        tags: Array<{ externalDocs?: { url: string } }>;
+      };
+      expect(document.externalDocs.url).toBe(`${base}/docs/integrate/getting-started.md`);
+      for (const tag of document.tags) if (tag.externalDocs) expect(tag.externalDocs.url.startsWith(`${base}/docs/`)).toBe(true);
+    } finally {
+      await published.stop();
+    }
+  });
+
   it('when read, then it covers exactly the five endpoints of the spec and the e-invoice and events additions (feed and webhook endpoints), each with its error answers and exact messages', () => {
     const listed = Object.entries(contract.doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
     expect(listed.sort()).toEqual(OPERATIONS.map(([method, path]) => `${method} ${path}`).sort());

@@ -181,6 +181,11 @@ const schema = z.object({
     .transform((v) => v === 'true' || v === '1')
     .default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Where the repository's docs/ are published (a Git host's file view): the OpenAPI document's guide links start there. */
+  DOCS_BASE_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s]+$/, { error: 'must be an http:// or https:// address' })
+    .optional(),
   /** The queue dashboard (/admin/queues, Redis profile) is on only when both are set; HTTP Basic credentials. */
   DASHBOARD_USER: z
     .string()
@@ -225,6 +230,8 @@ export type AppConfig = {
   };
   trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+  /** Base of the guide links in the OpenAPI document; null = repository paths (docs/integrate/...). */
+  docsBaseUrl: string | null;
   /** Credentials of the queue dashboard; null = dashboard off. */
   dashboard: { user: string; password: string } | null;
 };
@@ -313,6 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    docsBaseUrl: c.DOCS_BASE_URL ?? null,
     dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,
   };
 }

@@ -17,7 +17,12 @@ import { buildOpenApiDocument } from './openapi/openapi-document.js';
  */
 export function createOpsRouters(container: Container): Router[] {
   const config = container.get<AppConfig>(Tokens.Config);
-  const document = buildOpenApiDocument({ timeZone: config.timeZone, rateLimit: config.rateLimit, uploadMaxFiles: config.uploadMaxFiles });
+  const document = buildOpenApiDocument({
+    timeZone: config.timeZone,
+    rateLimit: config.rateLimit,
+    uploadMaxFiles: config.uploadMaxFiles,
+    docsBaseUrl: config.docsBaseUrl,
+  });
   const routers = [createDocsRouter(document, new DocsAssets()), createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness))];
   const inspector = container.get<DashboardQueues | null>(Tokens.QueueInspector);
   if (config.dashboard && inspector) {

@@ -5,7 +5,7 @@ export interface DeploymentFacts {
   rateLimit: { max: number; windowSeconds: number };
   uploadMaxFiles: number;
   /** Where the repository's files can be read (a Git host's file view); the guide links start there. Absent: repository paths. */
-  docsBaseUrl?: string;
+  docsBaseUrl?: string | null;
 }
 
 /**

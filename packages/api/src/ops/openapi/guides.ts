@@ -28,7 +28,7 @@ export interface GuideLinks {
  * descriptions, because parameters have no `externalDocs`; tags and the
  * document take `externalDocs` too, which Swagger UI shows beside them.
  */
-export function guideLinks(baseUrl?: string): GuideLinks {
+export function guideLinks(baseUrl?: string | null): GuideLinks {
   const base = !baseUrl ? '' : baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
   const url = (name: GuideName) => `${base}${GUIDES[name]}`;
   return {
