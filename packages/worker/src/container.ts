@@ -66,7 +66,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   c.bind(WorkerTokens.Knex).toDynamicValue(() =>
     createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }),
   );
-  // A render only reads: the invoice and its seller come from a replica when DATABASE_READ_URL names any (README "Read replicas").
+  // A render only reads: the invoice and its seller come from a replica when DATABASE_READ_URL names any (docs/operate/database-and-replicas.md#read-replicas-mariadb).
   c.bind(WorkerTokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(WorkerTokens.Knex), logger));
   // The database adapters are bound wrapped: an outage leaves them as the domain's ServiceUnavailableError.
   const database = <T extends object>(adapter: T): T => unavailableOnOutage(adapter, 'database');

@@ -234,14 +234,8 @@ export class BullmqJobQueue implements JobQueuePort {
   }
 
   /**
-   * Waits for the job's completed or failed event, and asks once whether it
-   * had finished already (a job sent again with the same id); after a
-   * reconnect it keeps asking, since events may then come late or never, and
-   * a job Redis no longer knows was lost (a failover to a replica that had
-   * not received it yet): waiting on for it is pointless. In place of
-   * BullMQ's Job.waitUntilFinished, whose check runs inside a promise
-   * executor: a Redis cut during that check becomes an unhandled rejection,
-   * which stops a Node process.
+   * Waits for the job's completed or failed event, asking Redis itself once and after each reconnect, in place of
+   * Job.waitUntilFinished, whose Redis cut stops the process (docs/contribute/decisions/0035-waiting-for-a-bullmq-job.md).
    */
   private outcomeOf(queue: Queue, events: QueueEvents, jobId: string, ttl: number): Promise<JobOutcome> {
     // BullMQ emits per-job events (`completed:<id>`) that its typings do not list.

@@ -3,25 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Chromium (Debian's build, and Google's) starts two crash handler processes
- * per browser whatever the flags say, double-forked so that they belong to
- * init, not to the browser or the worker. They usually exit a second after
- * their browser; under load one was seen still alive 80 s after its browser
- * closed, and a worker replaces its browser every few dozen renders, so they
- * cannot be left to themselves. (`--disable-crashpad-for-testing` stops them,
- * but then Chromium's network service crashes on an aborted iframe request
- * and the render hangs.)
- *
- * Each browser gets a crash database of its own (`BREAKPAD_DUMP_LOCATION`, a
- * fresh directory under the system temp dir, not the user's home): the
- * handlers name it on their command line (`--database=<dir>`), which tells
- * this browser's handlers from any other's. Once the browser's processes
- * are gone, `release()` kills them and removes the directory. Where there is no /proc
- * (not Linux), the handlers are left to exit on their own.
- *
- * A worker killed outright (SIGKILL) cannot remove its directories (its
- * handlers exit on their own once its browsers are gone): `sweepCrashHandlerDirs()`, run by
- * each renderer before its first browser, removes those no live handler names.
+ * A browser's own crash database: Chromium's crash handlers outlive their browser under load, and the directory on their
+ * command line tells this browser's from any other's (docs/contribute/decisions/0028-chromium-crash-handlers.md).
  */
 export class CrashHandlerDir {
   private released: Promise<number> | null = null;
@@ -42,16 +25,9 @@ export class CrashHandlerDir {
   }
 
   /**
-   * Kills this browser's crash handlers (call it once the browser is gone or
-   * disconnected) and removes the directory; resolves once they have exited
-   * (at most EXIT_WAIT_MS), with how many there were. Runs once.
-   *
-   * First it waits (at most BROWSER_EXIT_WAIT_MS) for the browser's own
-   * processes, which carry the directory in their environment, to exit: the
-   * connection closes before they do, and one of them still on its way out
-   * made the directory again, empty, 20 ms after it had been removed.
-   * `waitForBrowser: false` skips that for a browser that never came up
-   * (Playwright kills it only after a grace of its own).
+   * Kills this browser's crash handlers and removes the directory, once (call it once the browser is gone or disconnected);
+   * resolves with how many there were. It first waits for the browser's own processes, one of which could make the directory
+   * again (docs/contribute/decisions/0028-chromium-crash-handlers.md); `waitForBrowser: false` for a browser that never came up.
    */
   release(options: { waitForBrowser?: boolean } = {}): Promise<number> {
     this.released ??= (async () => {

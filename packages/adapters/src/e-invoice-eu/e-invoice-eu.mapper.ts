@@ -47,14 +47,8 @@ type LibraryDocument = LibraryInvoice['ubl:Invoice'];
 type Party = LibraryDocument['cac:AccountingSupplierParty']['cac:Party'];
 
 /**
- * The domain's e-invoice in the library's own format (UBL element names as
- * JSON keys; the library writes CII and Factur-X from the same data). Every
- * value comes from the domain document: nothing is decided here.
- *
- * `syntax` works around one gap of the library (2.3.4): its CII conversion
- * reads the preceding invoice (BT-25) as `cac:BillingReference[].cbc:ID`,
- * while its UBL side (and UBL) nest it in `cac:InvoiceDocumentReference`;
- * so the CII input carries the number where the conversion looks for it.
+ * The domain's e-invoice in the library's own format; nothing is decided here. `syntax` works around the library's
+ * CII conversion reading BT-25 elsewhere than its UBL side (docs/contribute/decisions/0024-e-invoice-library.md).
  */
 export function toLibraryInvoice(invoice: EInvoice, syntax: 'ubl' | 'cii'): LibraryInvoice {
   const currency = invoice.currency;

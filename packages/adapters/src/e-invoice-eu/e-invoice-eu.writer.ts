@@ -19,14 +19,8 @@ const FACTUR_X_FORMAT = 'Factur-X-EN16931';
 const quiet: Logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 /**
- * EN 16931 documents written by @e-invoice-eu/core: UBL 2.1 (Invoice, or
- * CreditNote for type 381), CII D16B, and Factur-X (PDF/A-3 with the CII
- * inside) from the PDF the renderer printed.
- *
- * It calls the library's format services directly: the library's own entry
- * point (InvoiceService) compiles its JSON schema on every call, about a
- * third of a second of CPU per document. The mapping is typed against that
- * schema, and the adapter tests check that both ways write the same bytes.
+ * EN 16931 documents written by @e-invoice-eu/core (UBL 2.1, CII D16B, Factur-X from the printed PDF), through its
+ * format services: its entry point compiles its schema on every call (docs/contribute/decisions/0024-e-invoice-library.md).
  */
 export class EInvoiceEuWriter implements EInvoiceWriterPort {
   readonly version = `e-invoice-eu/${LIBRARY_VERSION}/${MAPPING_REVISION}/${FINISHER_REVISION}`;

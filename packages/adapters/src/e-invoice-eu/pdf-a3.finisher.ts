@@ -24,20 +24,8 @@ const XMP_METADATA_DATE = xmp(XMP, 'xmp', 'MetadataDate');
 const ICC_COMPONENTS: Record<string, number> = { GRAY: 1, 'RGB ': 3, 'Lab ': 3, CMYK: 4 };
 
 /**
- * Makes the Factur-X PDF of @e-invoice-eu/core what a PDF/A-3 validator
- * accepts where the library leaves it short:
- * - the XMP says what the information dictionary says (ISO 19005-3
- *   6.6.2.3.1): the library writes another title, producer and creator tool
- *   there, no keywords, dates in the process's offset with UTC's digits, and
- *   the packet one byte a character rather than UTF-8;
- * - the output intent's ICC stream declares its components, `/N` (6.2.3);
- * - the header says PDF 1.7, as the XMP's pdf:PDFVersion does (6.1.2 allows
- *   1.0 to 1.7; the file has object and cross-reference streams, PDF 1.5):
- *   pdf-lib keeps the version of the PDF it loaded, Chromium's 1.4.
- * The information dictionary is the one source, each XMP twin written from
- * it, so the two agree by construction: its entries are the values the
- * library meant (its XMP names the seller as pdf:Producer) and pdf-lib keeps
- * them as Unicode.
+ * Makes the library's Factur-X PDF what a PDF/A-3 validator accepts (XMP twins written from the information dictionary,
+ * the ICC stream's `/N`, the PDF 1.7 header) (docs/contribute/decisions/0031-pdf-a3-finishing.md).
  */
 export async function finishPdfA3(pdf: Uint8Array): Promise<Buffer> {
   const document = await PDFDocument.load(pdf, { updateMetadata: false });

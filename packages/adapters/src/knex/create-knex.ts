@@ -60,14 +60,8 @@ interface KnexMysqlClient {
 }
 
 /**
- * A server that holds its connections open but answers nothing (stopped,
- * swapped out, a black-holed network) would hang a statement for ever: the
- * connect timeout covers only new connections and TCP keep-alive sees a
- * live peer. Every statement therefore carries mysql2's timeout; one that
- * runs out fails with PROTOCOL_SEQUENCE_TIMEOUT (transient: 503) and its
- * connection is destroyed, because mysql2 leaves the unanswered command at
- * the head of the connection's queue, where it would hold up every later
- * statement given that connection (their timers start only when they run).
+ * Every statement carries mysql2's timeout, and a timed-out connection is destroyed: its unanswered command would hold up
+ * every later statement given it (docs/contribute/decisions/0034-bounded-sql-statements.md).
  */
 function boundStatements(knex: Knex, timeoutMs: number): void {
   const client = knex.client as unknown as KnexMysqlClient;

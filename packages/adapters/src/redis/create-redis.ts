@@ -25,19 +25,8 @@ export interface CreateRedisOptions {
 const SENTINEL_COMMAND_TIMEOUT_MS = 1_000;
 
 /**
- * The one place Redis connections are made. Every connection reconnects on
- * its own, forever, with a backoff capped at 2 s: a Redis restart heals
- * without a process restart.
- *
- * With Sentinel, each (re)connect asks the sentinels, in turn, for the
- * current master, and a connection accepts only a server that reports itself
- * master. A failover reaches every connection in three ways: the servers
- * involved close their clients' connections (Sentinel sends CLIENT KILL with
- * the promotion and the demotion); each connection also listens for
- * `+switch-master` on the sentinels and reconnects at once (for a master that
- * was cut off from the sentinels and not told); and a write refused with
- * READONLY (a demoted master still reached) drops the connection, so the next
- * command goes to the new master.
+ * The one place Redis connections are made: each reconnects on its own, forever, and with Sentinel follows the master
+ * through a failover without a process restart (docs/contribute/decisions/0032-redis-connections-follow-sentinel.md).
  */
 export function createRedis(endpoint: RedisEndpoint | string, options: CreateRedisOptions): Redis {
   const where: RedisEndpoint = typeof endpoint === 'string' ? { url: endpoint } : endpoint;

@@ -33,20 +33,8 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: Bu
 }
 
 /**
- * Whether a head Node refused (over `PARSER_HEAD_BYTES`) was refused for its
- * request line. Node hands over only the packet on which the limit was
- * passed:
- * - a packet that starts the request shows its request line, whole or in
- *   part, so its length decides;
- * - a packet that continues the head and shows the end of a line: that line
- *   is the request line when it ends in the version; a header line in view
- *   over the query limit makes it the headers' fault (431);
- * - anything else (a line running through the whole packet, or short lines
- *   only) cannot be told apart: 414, since the query is the one part of a
- *   request the contract bounds, and a header block this large with no long
- *   line in view is unheard of.
- * Heads up to `PARSER_HEAD_BYTES` reach the app, which measures each part
- * exactly (`requestHeadLimit`).
+ * Whether a head Node refused (over `PARSER_HEAD_BYTES`) was refused for its request line, told from the one packet Node
+ * hands over; when it cannot be told, 414 (docs/contribute/decisions/0030-oversized-head-414-or-431.md).
  */
 function requestLineTooLong(packet: Buffer | undefined): boolean {
   if (!packet) return false;

@@ -30,23 +30,8 @@ const ORPHAN_PAGE_SIZE = 1_000;
 const ORPHAN_PAGES_PER_RUN = 5;
 
 /**
- * The API's safety net for what a killed process leaves behind: staged
- * uploads and rendered PDFs in storage, and upload temp files on disk. Runs
- * at start and every ten minutes; objects younger than an hour (and than
- * twice the job timeout) are never touched, so no request can lose one.
- * The same task reconciles storage with the rows: objects under `orders/`
- * that no `order_files` row points at (left when a removal failed while
- * storage was down), past the same age, are removed, at most a few thousand
- * objects looked at per run, counted in the logs and in
- * `logistics_orphan_objects_removed_total`; Idempotency-Key records past
- * their time are deleted (table store only). Beside it, every 30 s, invoices
- * and orders written straight into the database (listed by triggers) are
- * indexed for search. A third task keeps the PDF cache (`pdf-cache/`) within
- * PDF_CACHE_MAX_AGE_HOURS and PDF_CACHE_MAX_OBJECTS, a bounded amount of work
- * a run, counted in the logs and in `logistics_pdf_cache_removed_total`.
- * A fourth removes events older than EVENTS_RETENTION_DAYS, oldest first,
- * noting per directory the highest id removed (the feed's 410), and
- * finished webhook attempts of the same age.
+ * The API's safety net for what a killed process leaves behind, and the bounded upkeep of what grows (orphaned objects,
+ * expired keys, the PDF cache, old events), each a bounded amount of work a run (docs/operate/runbook.md#housekeeping-and-storage-reconciliation).
  */
 export function startHousekeeping(container: Container): Stoppable {
   const config = container.get<AppConfig>(Tokens.Config);
@@ -57,7 +42,7 @@ export function startHousekeeping(container: Container): Stoppable {
   const sweep = new SweepLeftoversUseCase({ storage, maxAgeMs });
   const metrics = container.get<ApiMetrics>(Tokens.Metrics);
   let orphansRemoved = 0;
-  // Past maxAgeMs no job can still write an object's row (see the use case), so none in flight is touched.
+  // Past maxAgeMs no job can still write an object's row, so none in flight is touched (docs/contribute/decisions/0027-orphan-object-reconciliation.md).
   const orphans = new RemoveOrphanObjectsUseCase({
     storage,
     files: container.get<OrderFileRepositoryPort>(Tokens.OrderFileRepository),

@@ -65,17 +65,8 @@ export function checkWebhookUrl(raw: string, options: WebhookTargetOptions): Web
 }
 
 /**
- * Whether a resolved or connected address must not be a webhook target: true
- * for anything that is not a public unicast address (loopback, private,
- * link-local with the cloud metadata addresses, unique-local, multicast,
- * unspecified, broadcast, carrier-grade NAT, reserved, benchmarking and
- * documentation ranges), and for anything that is not an address at all.
- *
- * IPv4 is read only in its canonical dotted-decimal form (what DNS and sockets
- * report); another spelling (`0177.0.0.1`, `2130706433`) is refused rather
- * than guessed at. IPv6 forms that carry an IPv4 address (mapped, translated,
- * NAT64 well-known prefix, 6to4) are judged by that address; the deprecated
- * IPv4-compatible form, Teredo and the local-use NAT64 prefix are refused.
+ * Whether a resolved or connected address must not be a webhook target: anything but a public unicast address, IPv4 read
+ * only in canonical form, IPv6 judged by the IPv4 address it carries (docs/contribute/decisions/0033-webhook-target-addresses.md).
  */
 export function isForbiddenAddress(address: string): boolean {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;

@@ -56,7 +56,7 @@ const SNAPSHOT_BATCH = 2_000;
 /**
  * Remembers every invoice already in the database as published, a batch at
  * a time, so that the upgrade itself makes no events (about a minute per
- * million invoices on MariaDB; see README, "Upgrading").
+ * million invoices on MariaDB; docs/operate/database-and-replicas.md#upgrading).
  */
 export async function snapshotExistingInvoices(knex: Knex): Promise<number> {
   let after = 0;

@@ -14,17 +14,8 @@ export interface KnexEventCaptureOptions {
 }
 
 /**
- * The captured changes in `event_pending` (written by triggers in the
- * writers' transactions) turned into events. One publisher at a time: each
- * batch is a transaction that first locks the single `event_publisher` row
- * (on SQLite, that write takes the database's write lock), so event ids are
- * given and committed in one order, the order readers see.
- *
- * MariaDB: the batch reads in READ COMMITTED and takes pending rows with
- * `FOR UPDATE SKIP LOCKED`, so a change whose transaction has not committed
- * (its pending row is locked by it) is left for a later batch, and a writer
- * marking an invoice the batch holds waits for the batch, then marks it
- * again. Nothing a writer committed is lost, and nothing uncommitted is read.
+ * The captured changes in `event_pending` turned into events by one publisher at a time, so ids are given and
+ * committed in the order readers see (docs/contribute/decisions/0021-events-captured-by-triggers.md).
  */
 export class KnexEventCapture implements EventCapturePort {
   private readonly mysql: boolean;

@@ -3,19 +3,8 @@ import { isMysql } from '../sql-dialect.js';
 import { rebuildDerivedData } from '../search/derived-data.js';
 
 /**
- * What the service derives from invoices and orders to stay fast at millions
- * of rows:
- * - `search_trigrams`: the trigram index for `search`, `customer_name` and
- *   `/orders/by-nr` (see search/trigram-index.ts), kept by the writers;
- * - `search_pending`: documents written behind the service's back, listed by
- *   triggers, always candidates until indexed;
- * - `invoice_counts`: invoices per directory, type, status, branch and country, kept
- *   by triggers, so totals of those filters read a few rows;
- * - `directory_versions`: bumped by triggers on every write of a directory's
- *   invoices or their rows, the key of the cached totals.
- * Triggers keep the counts and versions exact whoever writes (the fixtures
- * loader, an ERP's bulk load); the migration builds everything for the rows
- * already there.
+ * What the service derives to stay fast at millions of rows (the trigram index, `search_pending`, `invoice_counts`,
+ * `directory_versions`), kept by triggers whoever writes (docs/contribute/decisions/0022-trigram-search-index.md).
  */
 export const MYSQL_TRIGGERS: Record<string, string> = {
   invoices_derived_ai: `AFTER INSERT ON invoices FOR EACH ROW BEGIN

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The optional e-invoice fields of the fixture format (see the README,
- * "E-invoices"): an item's UN/ECE unit code, EN 16931 VAT category and
+ * The optional e-invoice fields of the fixture format (docs/integrate/e-invoices.md#defaults-for-what-the-fixtures-do-not-hold): an item's UN/ECE unit code, EN 16931 VAT category and
  * exemption reason, and the client company's country code. Null means "use
  * the documented default", so every existing row keeps its meaning.
  */

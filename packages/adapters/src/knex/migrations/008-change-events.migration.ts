@@ -3,24 +3,8 @@ import { isMysql } from '../sql-dialect.js';
 import { PENDING_FILE, PENDING_INVOICE, snapshotExistingInvoices } from '../events/event-tables.js';
 
 /**
- * Events (contract, "Events"), captured in the writers' own transactions
- * whoever writes (the API, the CLI, an ERP's SQL), published by the
- * service:
- * - `event_pending`: triggers note each invoice (kind 1) whose row or order
- *   rows a transaction wrote, and each order file row inserted (kind 2), one
- *   row per entity however many rows the transaction wrote; a rolled-back
- *   transaction leaves none;
- * - `events`: the published events; their ids are given by the publisher,
- *   one publisher at a time (`event_publisher`), never by the writers, so
- *   they grow in the order readers see them whatever order writers commit in;
- * - `event_snapshots`: each invoice's list item as last published, from which
- *   the publisher tells created, updated (and what changed) and deleted, and
- *   skips writes that changed nothing a client sees;
- * - `event_retention`: per directory, the highest event id removed by
- *   retention (the feed's 410).
- * Item rows are not watched: the list item does not show them, so their
- * changes alone make no event. Existing invoices are snapshotted here, so
- * upgrading makes no events for them.
+ * Events captured by triggers in the writers' own transactions, whoever writes, and numbered by one publisher
+ * (docs/contribute/decisions/0021-events-captured-by-triggers.md).
  */
 const MYSQL_TRIGGERS: Record<string, string> = {
   invoices_events_ai: `AFTER INSERT ON invoices FOR EACH ROW INSERT IGNORE INTO event_pending (kind, entity_id) VALUES (${PENDING_INVOICE}, NEW.id)`,

@@ -3,16 +3,8 @@ import { isMysql } from '../sql-dialect.js';
 import { rebuildCustomerNameCounts } from '../search/derived-data.js';
 
 /**
- * Invoices per directory and customer name (`customer_name_counts`), kept by
- * triggers like `invoice_counts`, whoever writes. The total of a
- * `customer_name` filter alone is then summed over the directory's distinct
- * names that match (a few thousand rows) instead of testing every invoice's
- * name: `Cargo` in a fifth of a million invoices took 0.5 to 1.4 s to count
- * from the name index, once per data version, so after every write in a busy
- * directory (BENCHMARKS.md). Names are kept byte for byte (MariaDB:
- * utf8mb4_bin), so names the collation calls equal but `LIKE` tells apart
- * (`ß` and `ss`) are counted apart; the query matches them with the same
- * predicate as the invoices.
+ * Invoices per directory and customer name, kept by triggers byte for byte, so a `customer_name` total sums a few
+ * thousand rows instead of testing every invoice (docs/contribute/decisions/0023-kept-customer-name-counts.md).
  */
 const MYSQL_TRIGGERS: Record<string, string> = {
   invoices_name_counts_ai: `AFTER INSERT ON invoices FOR EACH ROW

@@ -2,18 +2,8 @@ import type { Knex } from 'knex';
 import { isMysql } from '../sql-dialect.js';
 
 /**
- * Writers straight into the database (an ERP's load, several at once) could
- * deadlock in the derived-data triggers: the first statement was the kept
- * counts' upsert, and two transactions inserting the first invoices of a new
- * count key both took the gap's lock and then each waited for the other's
- * (SHOW ENGINE INNODB STATUS: `invoice_counts` ... `locks gap before rec
- * insert intention waiting`, both ways). Every trigger that writes derived
- * data of a directory now bumps that directory's version first, on a row
- * that always exists (one per client, made with the client): writers of one
- * directory queue on that row's lock before they touch any other derived
- * row, in the same order, so they no longer deadlock; they were already
- * serialized there one statement later. MariaDB only: SQLite has one writer
- * at a time.
+ * Every derived-data trigger bumps its directory's version row first, so concurrent writers of one directory queue
+ * on that lock instead of deadlocking on gap locks (docs/contribute/decisions/0025-directory-lock-first.md).
  */
 const BUMP = (row: string) => `INSERT INTO directory_versions (directory, version) VALUES (${row}.directory, 1) ON DUPLICATE KEY UPDATE version = version + 1;`;
 const BUMP_OF_INVOICE = (row: string) =>

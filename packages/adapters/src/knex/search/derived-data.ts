@@ -22,16 +22,8 @@ const BATCH = 2_000;
 const ROWS_PER_INSERT = 5_000;
 
 /**
- * Rebuilds everything the service derives from the base tables: the trigram
- * index (`search_trigrams`, empty pending list), the kept counts
- * (`invoice_counts`, `customer_name_counts`) and the directories' data versions (bumped, so every
- * cached total is dropped). `pnpm cli search:reindex` runs it; an operator
- * runs that after loading rows straight into the database. Run it while no
- * other process writes invoices or orders.
- *
- * The postings are written unsorted into a keyless table, then copied in key
- * order into a fresh index table that replaces the old one: appends instead
- * of random inserts into a large B-tree.
+ * Rebuilds the trigram index, the kept counts and the data versions (`pnpm cli search:reindex`, while no other process
+ * writes invoices or orders); postings are appended in key order (docs/contribute/decisions/0022-trigram-search-index.md).
  */
 export async function rebuildDerivedData(knex: Knex, options: { onProgress?: (progress: RebuildProgress) => void } = {}): Promise<RebuildResult> {
   const report = options.onProgress ?? (() => undefined);

@@ -1,17 +1,6 @@
 /**
- * The text side of the trigram index: how texts are folded, cut into
- * trigrams and turned into the numbers the index stores.
- *
- * The index only narrows candidates; the databases' own predicates decide
- * (MariaDB's utf8mb4_unicode_ci LIKE, SQLite's `ufold` + instr). For that to
- * be safe the index must never miss a row either predicate would match: if a
- * text contains a fragment for the database, the folded text must contain the
- * folded fragment. So this fold is coarser than either database's matching:
- * compatibility decomposition, every mark dropped, control and format
- * characters dropped (the collation ignores them), letters that keep a weight
- * of their own mapped to their base letter, expansions spelled out. Folding
- * more than the database does only adds candidates, which the predicate then
- * rejects.
+ * The text side of the trigram index: folded coarser than either database's matching, so the index never misses
+ * a row the database's own predicate would match (docs/contribute/decisions/0022-trigram-search-index.md).
  */
 
 const MARKS_AND_IGNORABLES = /[\p{M}\p{Cc}\p{Cf}]/gu;

@@ -6,15 +6,8 @@ import { isMysql } from '../sql-dialect.js';
 const CANDIDATES_PER_SLOT = 4;
 
 /**
- * The pending rows of `webhook_deliveries` as a queue. A claim is one
- * transaction that locks only attempt rows: due ones, in order of
- * `next_attempt_at` on its index (MariaDB: `FOR UPDATE SKIP LOCKED`, so
- * processes claiming at once take different rows; READ COMMITTED, so no
- * gap locks); the endpoints are read without locks. A taken attempt's
- * `next_attempt_at` moves to the end of its lease, so it leaves the due range
- * at once and, if the process dies, comes due again when the lease ends.
- * Attempts of endpoints that are gone or no longer enabled fail when they
- * come due. Recording a success touches the endpoint only when it was failing.
+ * The pending rows of `webhook_deliveries` as a queue: a claim locks only due attempt rows and leases them,
+ * so processes take different rows and a dead one's come due again (docs/contribute/decisions/0018-webhook-deliveries-in-the-database.md).
  */
 export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
   private readonly mysql: boolean;

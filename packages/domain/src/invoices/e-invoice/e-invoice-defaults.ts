@@ -2,7 +2,7 @@ import { VAT_CATEGORIES, type VatCategory } from './e-invoice.js';
 
 /**
  * Defaults for what EN 16931 needs and the fixture format does not carry.
- * Each can be given per row instead (optional fixture fields, see the README):
+ * Each can be given per row instead (optional fixture fields, docs/integrate/e-invoices.md#defaults-for-what-the-fixtures-do-not-hold):
  * `items[].unit_code`, `items[].tax_category`, `items[].tax_exemption_reason`,
  * `company.country`.
  */

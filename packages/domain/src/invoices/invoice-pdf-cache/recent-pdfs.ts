@@ -1,20 +1,8 @@
 import { LRUCache } from 'lru-cache';
 
 /**
- * What one process remembers of the PDFs it served, so that a repeated
- * download costs one read of the directory's data version instead of
- * reading the invoice, its rows and the seller's company data, printing
- * them as a document and hashing it, and then a storage request:
- * - which version a download printed (per directory, invoice and query),
- *   valid only while the directory's data version is the one it was read
- *   under: every write of an invoice, its rows or the client's company data
- *   bumps that version (triggers), so a remembered version is never used
- *   for changed data;
- * - the bytes of recent PDFs by version. A version names its bytes (it is a
- *   hash of everything printed and the template), so these never go stale;
- *   they are bounded in bytes.
- * Both are least-recently-used maps. Nothing here is shared between
- * processes: storage stays the cache they share.
+ * What one process remembers of the PDFs it served (printed versions, valid only under the data version they were read
+ * under, and recent bytes by version), so a repeated download costs one read of the data version (docs/contribute/decisions/0029-pdf-cache-by-printed-version.md).
  */
 export interface PrintedVersion {
   version: string;

@@ -12,14 +12,9 @@ type RenderJob = JobPayloads['render-invoice-pdf'];
 type RenderResult = JobResults['render-invoice-pdf'];
 
 /**
- * Job handler (in-process queue and worker alike): prints one invoice of a
- * directory as PDF. With `cache`, the PDF is kept under the version of what
- * was printed (read here, so the key always matches the bytes even when the
- * data changed since the caller looked); a PDF another job already kept
- * there is used as it is. Otherwise, or when the cache cannot keep it, it is
- * stored under the key the caller chose. Running it twice overwrites the
- * same object, so a retried job, or two requests that missed the cache
- * together, are harmless: each write is a whole PDF of the same data.
+ * Job handler (in-process queue and worker alike): prints one invoice as PDF, with `cache` kept under the version of what
+ * it read and printed, so the key always matches the bytes; otherwise, or when the cache cannot keep it, under the
+ * caller's key. Running it twice is harmless (docs/contribute/decisions/0029-pdf-cache-by-printed-version.md).
  */
 export class RenderInvoicePdfUseCase {
   constructor(

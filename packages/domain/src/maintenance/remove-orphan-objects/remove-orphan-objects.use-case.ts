@@ -14,33 +14,9 @@ export interface RemoveOrphanObjectsResult {
 }
 
 /**
- * Storage reconciliation: removes objects under `orders/` that no
- * `order_files` row points at. A stored file is an object plus its row; the
- * job that writes them removes the object again when its row cannot be
- * written, but when storage is down at that moment too, the object stays.
- * Such an orphan is never served (files are reached through their rows) and
- * only holds space; this finds it and removes it.
- *
- * Why no upload in flight can lose its object: an object under `orders/` is
- * written by the store-order-file job only before that job's deadline (a job
- * past it copies nothing), and its row commits only before the same deadline
- * (checked inside the insert's transaction), which is at most
- * JOB_TIMEOUT_MS after the request began, hence before the object was
- * written plus JOB_TIMEOUT_MS. So once an object is older than `maxAgeMs`
- * (the housekeeping's bound: an hour and at least twice JOB_TIMEOUT_MS, with
- * room for a commit and for clocks that differ by minutes), whether it has a
- * row is final: a row that is not there now can never come, and a row that
- * is there is never deleted by the service. A rewrite of the same key (a job
- * that runs again) makes the object younger, never older, so it only moves
- * it out of reach. The check (rows for a page of keys) and the removal
- * therefore cannot race with any writer, and an object with a row is never
- * removed. A failure to list, read rows or remove ends the run with an
- * error and keeps the walk's place, so the next run tries the same page again.
- *
- * Work is bounded per run: at most `maxPages` pages of `pageSize` objects are
- * looked at, and the walk's place (the storage's page marker) is kept
- * between runs of this instance, so a large bucket is covered over several
- * runs and then walked again from the start.
+ * Storage reconciliation: removes objects under `orders/` that no `order_files` row points at, only past `maxAgeMs`, when
+ * no writer can still commit their row; a few pages a run, the walk's place kept between runs
+ * (docs/contribute/decisions/0027-orphan-object-reconciliation.md).
  */
 export class RemoveOrphanObjectsUseCase {
   /** The page marker where the next run goes on; null: from the start. */
@@ -50,7 +26,7 @@ export class RemoveOrphanObjectsUseCase {
     private readonly deps: {
       storage: FileStoragePort;
       files: OrderFileRepositoryPort;
-      /** Older than this, whether an object has a row is final (see above); the longest job deadline, with room. */
+      /** Older than this, whether an object has a row is final (see the class); the longest job deadline, with room. */
       maxAgeMs: number;
       /** Objects looked at per page (one listing request on S3, which answers at most 1,000). */
       pageSize?: number;

@@ -19,18 +19,8 @@ const POSITION_DIGITS = 13;
 const POSITION_SPAN = 16 ** POSITION_DIGITS;
 
 /**
- * Keeps the PDF cache bounded by age and by count. Cached PDFs are named by
- * a content hash, so a removed one is only rendered again when asked for:
- * nothing is lost but time, and any object may go at any moment.
- *
- * Work is bounded per run: at most `maxPages` listings of `pageSize`
- * objects, and at most `maxDeletes` removals. The walk's place is kept
- * between runs of this instance, as the orphan sweep does. The count bound
- * needs the count: when a run sees the whole prefix (the usual case: the
- * default bound fits in its listings), the oldest beyond `maxObjects` go;
- * when it sees only a stretch of the key space, that stretch may keep its
- * share of `maxObjects`. Hash keys spread evenly over the key space, so
- * the shares add up to the bound.
+ * Keeps the PDF cache bounded by age and by count, a bounded amount of work a run: any cached PDF may go at any moment (it
+ * is only rendered again), and a stretch of the hash-named key space keeps its share of the count (docs/contribute/decisions/0029-pdf-cache-by-printed-version.md).
  */
 export class SweepPdfCacheUseCase {
   /** The page marker where the next run goes on; null: from the start. */
