@@ -27,7 +27,7 @@ const INFRASTRUCTURE = [
 ];
 
 /** What the domain may import: pure libraries (validation, dates, IP addresses) and their types. */
-const DOMAIN_LIBRARIES = ['zod', 'luxon', '@types/luxon', 'ipaddr[.]js'];
+const DOMAIN_LIBRARIES = ['zod', 'luxon', '@types/luxon', 'ipaddr[.]js', 'lru-cache'];
 
 /**
  * Each process's composition root: the only files of api and worker that import @logi/adapters.
@@ -137,7 +137,7 @@ module.exports = {
   options: {
     // Not cruised: the build's output, and the packages' installed dependencies (a dependency on one is
     // still seen, as a module not followed, so the rules on npm packages can judge it).
-    exclude: { path: '(^|/)dist/|^packages/[^/]+/node_modules/' },
+    exclude: { path: '^packages/[^/]+/(dist|node_modules)/' },
     doNotFollow: { path: '(^|/)node_modules/' },
     // Type-only imports count: a type from adapters couples a file to adapters as much as a value does.
     tsPreCompilationDeps: true,

@@ -86,8 +86,8 @@ describe('layer rules', () => {
         // The domain imports infrastructure, an installed library it does not list, a Node built-in and a package of ours.
         plant(
           'packages/domain/src/probe.ts',
-          "import type { Knex } from 'knex';\nimport type { CompilerOptions } from 'typescript';\nimport { readFileSync } from 'node:fs';\nimport type { AppConfig } from '@logi/config';\n" +
-            'export type Probe = [Knex, CompilerOptions, AppConfig, typeof readFileSync];\n',
+          "import type { Knex } from 'knex';\nimport type { CompilerOptions } from 'typescript';\nimport type { Mock } from 'vitest';\nimport { readFileSync } from 'node:fs';\nimport type { AppConfig } from '@logi/config';\n" +
+            'export type Probe = [Knex, CompilerOptions, Mock, AppConfig, typeof readFileSync];\n',
         );
         // Two adapter files that import each other, types only.
         plant('packages/adapters/src/probe-a.ts', "import type { B } from './probe-b.js';\nexport interface A { b?: B }\n");
@@ -104,9 +104,13 @@ describe('layer rules', () => {
           // knex is not even installed for the domain.
           'not-to-unresolvable',
         ]);
-        // The library rule judges what resolves, not only names it cannot find.
+        // The library rule judges what resolves, not only names it cannot find; a package whose entry is in its dist/ too.
         const libraries = from('packages/domain/src/probe.ts').filter((v) => v.rule.name === 'domain-only-pure-libraries');
-        expect(libraries.map((v) => v.to).sort()).toEqual([expect.stringMatching(/(^|\/)node_modules\/typescript\//), 'knex']);
+        expect(libraries.map((v) => v.to).sort()).toEqual([
+          expect.stringMatching(/(^|\/)node_modules\/typescript\//),
+          expect.stringMatching(/(^|\/)node_modules\/vitest\/dist\//),
+          'knex',
+        ]);
         expect(rulesOf(from('packages/adapters/src/probe-a.ts'))).toEqual(['no-circular']);
         // Nothing else: what the copy breaks, the planted files break.
         expect(summary.violations.filter((v) => !v.from.includes('probe'))).toEqual([]);
