@@ -56,9 +56,12 @@ function curlCommands(text: string): string[] {
   const commands: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     if (NOT_FOR_DEMO.test(lines[i]!.trim())) {
-      // The marked block: from its opening fence to its closing one.
-      if (!lines[i + 1]?.startsWith('```')) throw new Error(`a quick-start skip marker not followed by a fenced block: ${lines[i]}`);
-      i += 2;
+      // The marked block: from its opening fence (after blank lines, which Prettier puts there) to its closing one.
+      const marker = lines[i];
+      i++;
+      while (i < lines.length && lines[i]!.trim() === '') i++;
+      if (!lines[i]?.startsWith('```')) throw new Error(`a quick-start skip marker not followed by a fenced block: ${marker}`);
+      i++;
       while (i < lines.length && !lines[i]!.startsWith('```')) i++;
       continue;
     }
@@ -156,6 +159,8 @@ describe('the quick start', () => {
       '```',
     ].join('\n');
     expect(curlCommands(text)).toEqual(['curl -s http://127.0.0.1:3000/health/live']);
+    // As Prettier lays it out: a blank line between the marker and its block.
+    expect(curlCommands(text.replace('-->\n', '-->\n\n'))).toEqual(['curl -s http://127.0.0.1:3000/health/live']);
     expect(() => curlCommands('<!-- quick-start: skip (no block follows) -->\ntext')).toThrow(/not followed by a fenced block/);
   });
 });
