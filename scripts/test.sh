@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need, starts what is not running, and runs every test:
-# type check, layer rules, lint, format check, build, compose file check, domain, adapters (SQLite, MariaDB, Redis, S3 server),
+# type check, layer rules, lint, format check, OpenAPI lint (Spectral), build, compose file check, domain, adapters (SQLite, MariaDB, Redis, S3 server),
 # PDFs (Chromium), API over HTTP in both profiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +24,9 @@ pnpm -s lint
 
 log "format check (Prettier)"
 pnpm -s format:check
+
+log "OpenAPI document lint (Spectral: spectral:oas and OWASP API Security, .spectral.yaml)"
+pnpm -s openapi:lint
 
 log "build (what pnpm start, pnpm worker and pnpm cli run)"
 pnpm -s build

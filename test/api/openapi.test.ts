@@ -227,7 +227,7 @@ describe('the OpenAPI document', () => {
       expect((parameter as { description?: string }).description).toBeTruthy();
       expect(parameter.schema.type).toBeDefined();
     }
-    expect(list.get('per_page')!.schema).toEqual({ type: 'integer', minimum: 1, maximum: 500, default: 250 });
+    expect(list.get('per_page')!.schema).toEqual({ type: 'integer', format: 'int32', minimum: 1, maximum: 500, default: 250 });
     expect(list.get('page')!.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
     expect(list.get('period')!.schema.enum).toEqual(['cur_month', 'prev_month', 'last_30_days', 'last_60_days', 'last_90_days', 'custom']);
     expect(list.get('sort_dir')!.schema).toMatchObject({ enum: ['asc', 'desc'], default: 'desc' });
@@ -248,7 +248,7 @@ describe('the OpenAPI document', () => {
     ] as const;
     for (const [method, path, name] of pathIds) {
       const id = params(method, path).get(name)!;
-      expect(id, `${method} ${path}`).toMatchObject({ in: 'path', required: true, schema: { type: 'integer', minimum: 1 } });
+      expect(id, `${method} ${path}`).toMatchObject({ in: 'path', required: true, schema: { type: 'integer', format: 'int64', minimum: 1 } });
       expect(id.schema.description).toContain('(404)');
     }
     const deliveries = params('get', '/webhook-endpoints/{endpoint_id}/deliveries');

@@ -183,7 +183,13 @@ function wireValues(schema: Schema, where: Location | 'item', label: string): { 
       const item = wireValues(schema.items as Schema, 'item', `${label} item`);
       const minItems = Math.max(1, schema.minItems ?? 1);
       const maxItems = Math.min(schema.maxItems ?? 4, 4);
-      const valid = fc.array(item.valid, { minLength: minItems, maxLength: Math.max(minItems, maxItems) }).map((items) => items.join(','));
+      const short = fc.array(item.valid, { minLength: minItems, maxLength: Math.max(minItems, maxItems) });
+      // A list without maxItems (`x-bounded-by`: only the 8 KiB query bounds it) of short items (enum members, ids) is
+      // now and then sent long, past any small cap, yet well inside 8 KiB with the other parameters.
+      const shortItems = Array.isArray(schema.items?.enum) || schema.items?.type === 'integer';
+      const long = fc.array(item.valid, { minLength: 20, maxLength: 50 });
+      const lists = schema.maxItems === undefined && shortItems ? fc.oneof({ weight: 4, arbitrary: short }, { weight: 1, arbitrary: long }) : short;
+      const valid = lists.map((items) => items.join(','));
       const invalidItem = item.invalid;
       const invalid = invalidItem
         ? fc
@@ -205,7 +211,7 @@ function stringValues(
   label: string,
   refused: (values: Array<string | fc.Arbitrary<string>>) => fc.Arbitrary<string>,
 ): { valid: fc.Arbitrary<string>; invalid: fc.Arbitrary<string> | null } {
-  const known = new Set(['type', 'enum', 'format', 'pattern', 'minLength', 'maxLength', 'default', 'description', 'contentMediaType']);
+  const known = new Set(['type', 'enum', 'format', 'pattern', 'minLength', 'maxLength', 'default', 'description', 'contentMediaType', 'x-bounded-by']);
   if (Object.keys(schema).some((key) => !known.has(key))) throw unsupported(label, schema);
   const unit = where === 'header' ? VISIBLE_UNIT : TEXT_UNIT;
   const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : null;
@@ -222,11 +228,14 @@ function stringValues(
     return { valid: day, invalid: refused(['2026-02-29', '2026-13-01', '2026-04-31', '2026-1-1', '20260101', '2026-01-01T00:00:00Z', ' 2026-01-01']) };
   }
   if (schema.format !== undefined && schema.format !== 'binary') throw unsupported(label, schema);
-  // A pattern with no length of its own bounds the value itself (`^[A-Za-z]{2}$`); otherwise text up to maxLength.
-  const valid =
-    pattern && max === undefined
-      ? fc.stringMatching(pattern).filter((v) => v.length > 0 || min === 0)
-      : text(min, max ?? 40, unit).filter((v) => !pattern || pattern.test(v));
+  // A pattern draws the values (text rarely matches `^[A-Za-z]{2}$`); a wide maxLength adds text up to it, so the bound is reached.
+  const withinLength = (v: string) => [...v].length >= min && (max === undefined || [...v].length <= max);
+  const valid = pattern
+    ? fc.oneof(
+        fc.stringMatching(pattern).filter(withinLength),
+        ...(max !== undefined && max - min > 12 ? [text(max - 8, max, unit).filter((v) => pattern.test(v))] : []),
+      )
+    : text(min, max ?? 40, unit);
   const tooLong = max === undefined ? [] : [fc.string({ unit: VISIBLE_UNIT.filter((c) => c !== ','), minLength: max + 1, maxLength: max + 16 })];
   const noMatch = pattern ? [' ', '\t ', 'a b', 'abc', '1', 'x'.repeat(300), 'é', text(1, 8, unit)] : [];
   const invalidCandidates = [...tooLong, ...noMatch, ...(min > 0 ? [''] : [])];
@@ -337,7 +346,7 @@ function jsonValues(schema: Schema, label: string): { valid: fc.Arbitrary<unknow
   }
   switch (schema.type) {
     case 'integer': {
-      onlyKeywords(schema, ['minimum', 'maximum'], label);
+      onlyKeywords(schema, ['minimum', 'maximum', 'format'], label);
       // The server bounds every integer it reads (2^53-1 at most): a schema without both bounds does not say where.
       if (!Number.isSafeInteger(schema.minimum) || !Number.isSafeInteger(schema.maximum))
         throw unsupported(`${label} (an integer needs safe minimum and maximum)`, schema);
@@ -373,7 +382,7 @@ function jsonValues(schema: Schema, label: string): { valid: fc.Arbitrary<unknow
       return { valid, invalid: refused(OTHER_JSON, [...tooLong, ...tooShort, ...noMatch]) };
     }
     case 'array': {
-      onlyKeywords(schema, ['items', 'minItems', 'maxItems'], label);
+      onlyKeywords(schema, ['items', 'minItems', 'maxItems', 'x-bounded-by'], label);
       const item = jsonValues(schema.items as Schema, `${label} item`);
       const minItems = schema.minItems ?? 0;
       const maxItems = Math.max(minItems, Math.min(schema.maxItems ?? 4, 4));

@@ -59,7 +59,7 @@ const idempotencyKeyParameter = (guides: GuideLinks) => ({
     'A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and stores nothing; the same key with another request is 422, a retry while the first still runs 409.',
     `What is kept, for how long, and which answers are not: ${guides.link('uploads')}.`,
   ].join(' '),
-  schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]{1,255}$' },
   example: '5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11',
 });
 

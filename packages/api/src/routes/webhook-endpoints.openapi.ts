@@ -82,6 +82,7 @@ export function webhookEndpointPaths(guides: GuideLinks) {
         operationId: 'getWebhookEndpoint',
         tags: ['Webhooks'],
         summary: 'Read a webhook endpoint',
+        description: 'One endpoint of the client, as the list shows it: its secret is shown only on creation and on rotation.',
         parameters: [endpointId],
         responses: { '200': jsonResponse('The endpoint, without its secret.', ref('WebhookEndpointEnvelope'), COUNTED), '404': notFound, ...commonErrors() },
       },
@@ -190,18 +191,21 @@ export function webhooksSection(guides: GuideLinks) {
             `The schedule, a receiver, and what to do after an outage: ${guides.link('events-and-webhooks')}.`,
           ].join('\n\n'),
           parameters: [
-            { name: 'webhook-id', ...header('The event id (the same on every retry).', { type: 'string', pattern: '^[0-9]+$' }) },
+            { name: 'webhook-id', ...header('The event id (the same on every retry).', { type: 'string', maxLength: 16, pattern: '^[0-9]{1,16}$' }) },
             {
               name: 'webhook-timestamp',
-              ...header('Unix seconds of this attempt; refuse ones far from your clock (replays).', { type: 'string', pattern: '^[0-9]+$' }),
+              ...header('Unix seconds of this attempt; refuse ones far from your clock (replays).', {
+                type: 'string',
+                maxLength: 16,
+                pattern: '^[0-9]{1,16}$',
+              }),
             },
             {
               name: 'webhook-signature',
               ...header(
                 '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed by the base64-decoded secret; two space-separated entries during a secret rotation.',
-                {
-                  type: 'string',
-                },
+                // One entry of 47 characters per secret (HMAC-SHA256 is 44 in base64), two at most.
+                { type: 'string', maxLength: 95, pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)?$' },
               ),
             },
           ],

@@ -185,7 +185,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a webhook endpoint */
+        /**
+         * Read a webhook endpoint
+         * @description One endpoint of the client, as the list shows it: its secret is shown only on creation and on rotation.
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
@@ -4941,7 +4944,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Send again every kept event past this event id (one the endpoint takes). */
+                    /**
+                     * Format: int64
+                     * @description Send again every kept event past this event id (one the endpoint takes).
+                     */
                     after: number;
                 };
             };

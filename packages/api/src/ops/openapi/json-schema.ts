@@ -11,7 +11,24 @@ export type JsonSchema = Record<string, unknown>;
  */
 export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonSchema;
-  return io === 'input' ? rest : (withoutSafeIntegerBounds(rest) as JsonSchema);
+  return io === 'input' ? (withIntegerFormats(rest) as JsonSchema) : (withoutSafeIntegerBounds(rest) as JsonSchema);
+}
+
+const INT32 = 2 ** 31;
+
+/**
+ * A request integer says how wide it is (`int32` when its bounds fit, else
+ * `int64`: ids and cursors go up to 2^53-1), so a client can pick its type.
+ */
+export function withIntegerFormats(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withIntegerFormats);
+  if (value === null || typeof value !== 'object') return value;
+  const out: JsonSchema = Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, withIntegerFormats(inner)]));
+  if (out.type === 'integer' && out.format === undefined) {
+    const fits = typeof out.minimum === 'number' && typeof out.maximum === 'number' && out.minimum >= -INT32 && out.maximum < INT32;
+    out.format = fits ? 'int32' : 'int64';
+  }
+  return out;
 }
 
 export function withoutSafeIntegerBounds(value: unknown): unknown {

@@ -24,7 +24,15 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
       description: apiDescription(facts, guides),
     },
     externalDocs: guides.externalDocs('getting-started', 'Getting started, and the guides that explain this reference.'),
-    servers: [{ url: '/v1', description: 'This server' }],
+    // Relative: every environment serves its own document. `x-internal: false`: the API is for outside client systems (OWASP API9).
+    servers: [
+      {
+        url: '/v1',
+        description:
+          'The deployment serving this document, whichever environment it is (production, staging, local): each has its own keys and data. For client systems, with an API key of a client directory.',
+        'x-internal': false,
+      },
+    ],
     security: [
       { bearerAuth: [], clientDirectory: [] },
       { bearerAuth: [], legacyDirectory: [] },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toJsonSchema, type JsonSchema } from './json-schema.js';
+import { toJsonSchema, withIntegerFormats, type JsonSchema } from './json-schema.js';
 
 /** Metadata the domain's query schemas attach with `.meta()`. */
 interface FieldMeta {
@@ -18,6 +18,8 @@ export interface QueryParameter {
   explode?: boolean;
 }
 
+const QUERY_LIST_BOUND = 'No item limit of its own: the 8 KiB query string bounds it (414).';
+
 /** A text item of a comma-separated list, as sent: no comma, and something besides spaces. */
 const LIST_TEXT_ITEM = '^[^,]*[^,\\s][^,]*$';
 
@@ -30,7 +32,7 @@ const LIST_TEXT_ITEM = '^[^,]*[^,\\s][^,]*$';
 export function queryParameters(schema: z.ZodObject, required: readonly string[] = []): QueryParameter[] {
   return Object.entries(schema.shape).map(([name, field]) => {
     const meta = (z.globalRegistry.get(field as z.ZodType) ?? {}) as FieldMeta;
-    const value = describeValue(field as z.ZodType);
+    const value = withIntegerFormats(describeValue(field as z.ZodType)) as JsonSchema;
     if (meta.format) value.format = meta.format;
     if (meta.default !== undefined) value.default = typedDefault(value, meta.default);
     const parameter: QueryParameter = { name, in: 'query', required: required.includes(name), schema: value };
@@ -71,7 +73,9 @@ function describeValue(schema: z.ZodType): JsonSchema {
       const items = describeValue(def.element as z.ZodType);
       // On the wire a text item is what lies between commas, trimmed: it holds no comma and must not be spaces only.
       if (items.type === 'string' && items.enum === undefined) items.pattern = LIST_TEXT_ITEM;
-      return { type: 'array', ...(minItems === undefined ? {} : { minItems }), ...(maxItems === undefined ? {} : { maxItems }), items };
+      // A list takes any number of items (repeats count once): only the 8 KiB query string bounds it, which `x-bounded-by` says.
+      const bound = maxItems === undefined ? { 'x-bounded-by': QUERY_LIST_BOUND } : { maxItems };
+      return { type: 'array', ...(minItems === undefined ? {} : { minItems }), ...bound, items };
     }
     default:
       return toJsonSchema(schema, 'input');

@@ -10,7 +10,11 @@ import { isCalendarDate, periodRange, PERIODS } from './periods.js';
 export const MAX_PER_PAGE = 500;
 export const DEFAULT_PER_PAGE = defaultInvoiceCriteria('').perPage;
 
-const calendarDate = (name: string) => z.string().refine(isCalendarDate, { error: `The ${name} field must be a valid date in the format YYYY-MM-DD.` });
+const calendarDate = (name: string) => {
+  const error = `The ${name} field must be a valid date in the format YYYY-MM-DD.`;
+  // YYYY-MM-DD is 10 characters: the bound lets the document say so (a longer value was never a date).
+  return z.string().max(10, { error, abort: true }).refine(isCalendarDate, { error });
+};
 
 /**
  * The query of GET /invoices: every parameter optional, each a single string.
@@ -40,6 +44,7 @@ export const listInvoicesQuerySchema = z.object({
     .meta({ description: 'Case-insensitive substring of the customer name, taken literally (spaces around it trimmed, like nr).' }),
   customer_country: z
     .string()
+    .length(2, { error: 'The customer_country field must be two letters.', abort: true })
     .regex(/^[A-Za-z]{2}$/, { error: 'The customer_country field must be two letters.' })
     .transform((value) => value.toLowerCase())
     .optional()

@@ -5,17 +5,24 @@ import { readSingleValues } from '../../shared/query-params.js';
 import { integerField } from '../../shared/query-fields.js';
 import { fieldErrorsFromZod } from '../../shared/zod-errors.js';
 import { EVENT_TYPES, type EventType } from '../../events/event.js';
+import { WebhookUrlMessages } from '../webhook-target.rules.js';
 
 export const WEBHOOK_URL_MAX = 2048;
 export const WEBHOOK_DESCRIPTION_MAX = 255;
 
 const url = z
   .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'The url field is required.' : 'The url field must be a string.') })
-  .min(1, { error: 'The url field is required.' });
+  .min(1, { error: 'The url field is required.' })
+  // The target rules (webhook-target.rules.ts) refuse a longer one with the same message; stated here for the document.
+  .max(WEBHOOK_URL_MAX, { error: WebhookUrlMessages.TOO_LONG });
 const eventTypes = z
   .array(z.enum(EVENT_TYPES, { error: 'The selected event_types is invalid.' }), { error: 'The event_types field must be an array of event types.' })
   .transform((types) => [...new Set(types)])
-  .meta({ description: 'Event types to send; empty or absent: every type.' });
+  // Any number of them (repeats count once): only the 64 KiB body bounds the list, which the document says (`x-bounded-by`).
+  .meta({
+    description: 'Event types to send; empty or absent: every type.',
+    'x-bounded-by': 'No item limit of its own: the 64 KiB JSON body bounds it (413); repeated types count once.',
+  });
 const description = z
   .string({ error: 'The description field must be a string.' })
   .max(WEBHOOK_DESCRIPTION_MAX, { error: `The description field must not be greater than ${WEBHOOK_DESCRIPTION_MAX} characters.` })
