@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import readline from 'node:readline';
+import { vi } from 'vitest';
 
 /** A service process (API, worker, CLI) started as an operator starts it: its output and JSON log lines kept. */
 export class ServiceProcess {
@@ -31,19 +32,25 @@ export class ServiceProcess {
     return service;
   }
 
-  /** Until `url` answers 200; fails at once if the process exits first. */
+  /** Until `url` answers 200 (vitest's poll of that state); fails at once if the process exits first. */
   async ready(url: string, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (this.child.exitCode !== null) throw new Error(`exited with ${this.child.exitCode} before ${url} was ready:\n${this.output.join('\n')}`);
-      const status = await fetch(url).then(
-        (response) => response.status,
-        () => 0,
-      );
-      if (status === 200) return;
-      if (Date.now() > deadline) throw new Error(`${url} not ready within ${timeoutMs / 1000} s:\n${this.output.join('\n')}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const exited = () => new Error(`exited with ${this.child.exitCode} before ${url} was ready:\n${this.output.join('\n')}`);
+    await vi
+      .waitFor(
+        async () => {
+          if (this.child.exitCode !== null) return;
+          const status = await fetch(url).then(
+            (response) => response.status,
+            () => 0,
+          );
+          if (status !== 200) throw new Error(`${url} answered ${status || 'nothing'}`);
+        },
+        { timeout: timeoutMs, interval: 100 },
+      )
+      .catch((error: unknown) => {
+        throw new Error(`${url} not ready within ${timeoutMs / 1000} s (${String(error)}):\n${this.output.join('\n')}`);
+      });
+    if (this.child.exitCode !== null) throw exited();
   }
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
