@@ -309,7 +309,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       const jobId = `pdf-${randomUUID()}`;
       const started = Date.now();
       const result = q.runAndWait('render-invoice-pdf', pdfPayload(34), { jobId, timeoutMs: 20_000 }).catch((e: unknown) => e);
-      await vi.waitFor(async () => expect(await direct.getJobState(jobId)).toBe('waiting'), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(async () => expect(await direct.getJobState(jobId)).toBe('prioritized'), { timeout: 5_000, interval: 20 });
       // The connections drop, the job disappears meanwhile, and they come straight back (within the 1 s grace).
       await proxy.cut();
       await direct.remove(jobId);
@@ -385,5 +385,52 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     expect(await admin.lrange(`${prefix}:pdf:active`, 0, -1)).toContain(jobId);
     release.resolve();
     expect(await result).toBeInstanceOf(ServiceUnavailableError);
+  });
+});
+
+describe('BullmqJobQueue fair shares between directories', () => {
+  const payloadOf = (directory: string, invoiceId: number): JobPayloads['render-invoice-pdf'] => ({ ...pdfPayload(invoiceId), directory });
+
+  it('when one directory queues a backlog, then a job of another waits behind at most one job of each busy directory, and bulk jobs come last', async () => {
+    const q = queue();
+    await ready(q);
+    const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
+    opened.push(inspect);
+    const jobs: Array<Promise<unknown>> = [];
+    const run = (directory: string, invoiceId: number, bulk = false) =>
+      jobs.push(
+        q.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), {
+          jobId: `fair-${directory}-${invoiceId}-${randomUUID()}`,
+          timeoutMs: 30_000,
+          bulk,
+        }),
+      );
+    // Added in this order with no worker running: A's backlog, then B's, then exports, then one job of C.
+    const queued = async (count: number) => expect.poll(() => inspect.getPrioritizedCount(), { timeout: 10_000 }).toBe(count);
+    for (let i = 1; i <= 8; i++) run('A', i);
+    await queued(8);
+    for (let i = 1; i <= 8; i++) run('B', i);
+    await queued(16);
+    for (let i = 1; i <= 2; i++) run('X', i, true);
+    await queued(18);
+    run('C', 1);
+    await queued(19);
+
+    const started: string[] = [];
+    const w = new BullmqJobWorker({
+      redis: REDIS_URL,
+      prefix,
+      concurrency: 1,
+      logger,
+      closeTimeoutMs: 5_000,
+      handlers: handlers(async (p) => (started.push(`${p.directory}${p.invoiceId}`), { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' })),
+    });
+    opened.push(w);
+    await Promise.all(jobs);
+    expect(started).toHaveLength(19);
+    expect(started.slice(0, 5)).toEqual(['A1', 'B1', 'C1', 'A2', 'B2']);
+    expect(started.slice(-2)).toEqual(['X1', 'X2']);
+    // Each directory's own jobs keep their order.
+    expect(started.filter((s) => s.startsWith('A'))).toEqual(Array.from({ length: 8 }, (_, i) => `A${i + 1}`));
   });
 });

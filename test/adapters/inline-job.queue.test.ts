@@ -147,3 +147,35 @@ describe('InlineJobQueue', () => {
     await expect(queue.runAndWait('render-invoice-pdf', pdfPayload(1), { jobId: 'x', timeoutMs: 100 })).rejects.toBeInstanceOf(ServiceUnavailableError);
   });
 });
+
+describe('InlineJobQueue fair shares', () => {
+  const payloadOf = (directory: string, invoiceId: number): JobPayloads['render-invoice-pdf'] => ({ ...pdfPayload(invoiceId), directory });
+
+  it('when one directory queues a backlog, then a job of another directory waits behind at most one job of each busy directory', async () => {
+    const started: string[] = [];
+    const gate = deferred();
+    const queue = new InlineJobQueue(
+      () =>
+        handlersWith(async (p) => {
+          started.push(`${p.directory}${p.invoiceId}`);
+          if (p.invoiceId === 0) await gate.promise;
+          return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
+        }),
+      { concurrency: 1 },
+    );
+    const run = (directory: string, invoiceId: number, bulk = false) =>
+      queue.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), { jobId: `${directory}-${invoiceId}`, timeoutMs: 10_000, bulk });
+    const jobs = [run('A', 0)];
+    await expect.poll(() => started).toEqual(['A0']);
+    for (let i = 1; i <= 10; i++) jobs.push(run('A', i));
+    for (let i = 1; i <= 10; i++) jobs.push(run('B', i));
+    for (let i = 1; i <= 3; i++) jobs.push(run('X', i, true));
+    jobs.push(run('C', 1));
+    gate.resolve();
+    await Promise.all(jobs);
+    expect(started.slice(0, 6)).toEqual(['A0', 'A1', 'B1', 'C1', 'A2', 'B2']);
+    // Bulk jobs (exports) start after every job a request waits for.
+    expect(started.slice(-3)).toEqual(['X1', 'X2', 'X3']);
+    await queue.close();
+  });
+});

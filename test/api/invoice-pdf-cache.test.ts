@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tokens } from '@logi/api';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { DIRS } from '../support/test-fixture.js';
+import { pdfCacheKey } from '@logi/domain';
 
 const run = promisify(execFile);
 const STRONG_ETAG = /^"[0-9a-f]{64}"$/;
@@ -60,7 +61,7 @@ describe('GET /invoices/{id}/pdf: cache and conditional requests', () => {
     expect(first.response.headers.get('cache-control')).toBe('private, no-cache');
     expect(first.body.subarray(0, 5).toString()).toBe('%PDF-');
     expect(await renderJobs()).toBe(jobsBefore + 1);
-    expect(await api.objectKeys()).toContain(`pdf-cache/${first.etag!.slice(1, -1)}.pdf`);
+    expect(await api.objectKeys()).toContain(pdfCacheKey(first.etag!.slice(1, -1), DIRS.baltic));
 
     const second = await download('/invoices/9003/pdf?lang=de');
     expect(second.response.status).toBe(200);
@@ -125,7 +126,7 @@ describe('GET /invoices/{id}/pdf: cache and conditional requests', () => {
     expect(text).toContain('Omega Logistics');
     expect(text).not.toContain('Zeta Spedition');
     const keys = await api.objectKeys();
-    expect(keys).toContain(`pdf-cache/${after.etag!.slice(1, -1)}.pdf`);
+    expect(keys).toContain(pdfCacheKey(after.etag!.slice(1, -1), DIRS.baltic));
     expect(keys.filter((key) => !key.startsWith('pdf-cache/'))).toEqual([]);
   });
   it("when the seller's company data or an item changes, then the next download prints it under a new ETag (what the process remembers is tied to the data version)", async () => {

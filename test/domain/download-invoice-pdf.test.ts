@@ -10,6 +10,7 @@ import {
   type PdfCacheEvent,
   type PdfRendererPort,
   RecentPdfs,
+  pdfCacheKey,
 } from '@logi/domain';
 import { balticClient, FakeClients, FakeHasher, FakeInvoices, FakeQueue, FakeStorage, sampleInvoice } from './fakes.js';
 
@@ -70,7 +71,7 @@ describe('download invoice pdf', () => {
     expect(jobs).toEqual([
       { directory: 'baltic', invoiceId: 9001, lang: 'pl', duplicate: true, pdfKey: 'pdf/id1.pdf', cache: true, requestId: 'r1', deadline: 5_900 },
     ]);
-    expect([...storage.objects.keys()]).toEqual([`pdf-cache/${result.version}.pdf`]);
+    expect([...storage.objects.keys()]).toEqual([pdfCacheKey(result.version, 'baltic')]);
   });
 
   it('when the same PDF is asked again, then it is read from the cache: same bytes, same version, no job, no render', async () => {

@@ -7,6 +7,7 @@ import {
   type EInvoiceWriterPort,
   type InvoiceDocument,
   type PdfRendererPort,
+  pdfCacheKey,
 } from '@logi/domain';
 import { balticClient, FakeClients, FakeHasher, FakeInvoices, FakeQueue, FakeStorage, sampleInvoice } from './fakes.js';
 
@@ -81,7 +82,7 @@ describe('Factur-X downloads', () => {
     expect(writer.embedded[0]).toMatchObject({ number: 'FV/11/2026/0007', lang: 'de' });
     expect(facturX.version).not.toBe(plain.version);
     expect([...storage.objects.keys()].filter((key) => key.startsWith('pdf-cache/')).sort()).toEqual(
-      [`pdf-cache/${facturX.version}.pdf`, `pdf-cache/${plain.version}.pdf`].sort(),
+      [pdfCacheKey(facturX.version, 'baltic'), pdfCacheKey(plain.version, 'baltic')].sort(),
     );
     const cached = await download([
       ['format', 'facturx'],

@@ -8,6 +8,7 @@ import {
   type InvoiceDocument,
   type JobPayloads,
   type PdfRendererPort,
+  pdfCacheKey,
 } from '@logi/domain';
 import { FakeHasher, FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js';
 
@@ -141,7 +142,7 @@ describe('RenderInvoicePdfUseCase', () => {
   it('when the cache is asked for, then the PDF is kept under the version of what was printed and handed over from there', async () => {
     const { useCase, storage, renderer } = setup();
     const result = await useCase.execute(job({ cache: true }));
-    expect(result.pdfKey).toBe(`pdf-cache/${result.version}.pdf`);
+    expect(result.pdfKey).toBe(pdfCacheKey(result.version!, 'baltic'));
     expect(storage.objects.get(result.pdfKey)?.toString()).toBe('%PDF Faktura VAT FV/11/2026/0007');
     expect(storage.objects.has('pdf/abc.pdf')).toBe(false);
     expect(renderer.documents).toHaveLength(1);

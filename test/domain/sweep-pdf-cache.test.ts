@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SweepPdfCacheUseCase, type PdfCacheRemoval } from '@logi/domain';
+import { SweepPdfCacheUseCase, pdfCacheKey, type PdfCacheRemoval } from '@logi/domain';
 import { FakeStorage } from './fakes.js';
 
 const HOUR = 3_600_000;
@@ -53,6 +53,38 @@ describe('sweep the PDF cache', () => {
       [key('d'), 'count'],
     ]);
     expect(await sweep.execute()).toMatchObject({ looked: 3, overCount: 0 });
+  });
+
+  it('when one directory fills the cache past the bound, then its own oldest PDFs go and another directory keeps its share', async () => {
+    const version = (n: number) => n.toString(16).padStart(64, '0');
+    // The ordinary directory's five PDFs are the oldest; the abusive one wrote twenty after them.
+    const storage = storageWith([
+      ...Array.from({ length: 5 }, (_, i) => [pdfCacheKey(version(i), 'ORDINARY'), i] as [string, number]),
+      ...Array.from({ length: 20 }, (_, i) => [pdfCacheKey(version(100 + i), 'BULKY'), 10 + i] as [string, number]),
+    ]);
+    const sweep = new SweepPdfCacheUseCase({ storage, maxAgeMs: HOUR, maxObjects: 15, now: () => 100 });
+    expect(await sweep.execute()).toMatchObject({ looked: 25, expired: 0, overCount: 10 });
+    const left = cached(storage);
+    expect(left.filter((k) => k.endsWith(`.${Buffer.from('ORDINARY').toString('hex')}.pdf`))).toHaveLength(5);
+    // BULKY lost its ten oldest.
+    expect(left.filter((k) => k.endsWith(`.${Buffer.from('BULKY').toString('hex')}.pdf`)).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => pdfCacheKey(version(110 + i), 'BULKY')).sort(),
+    );
+  });
+
+  it('when two directories both hold more than a fair share, then both come down to the same count', async () => {
+    const version = (n: number) => n.toString(16).padStart(64, '0');
+    const storage = storageWith([
+      ...Array.from({ length: 12 }, (_, i) => [pdfCacheKey(version(i), 'A'), i] as [string, number]),
+      ...Array.from({ length: 8 }, (_, i) => [pdfCacheKey(version(100 + i), 'B'), i] as [string, number]),
+      [pdfCacheKey(version(500), 'C'), 0] as [string, number],
+    ]);
+    const sweep = new SweepPdfCacheUseCase({ storage, maxAgeMs: HOUR, maxObjects: 11, now: () => 100 });
+    expect(await sweep.execute()).toMatchObject({ looked: 21, overCount: 10 });
+    const owners = cached(storage).map((k) => Buffer.from(k.split('.')[1]!, 'hex').toString());
+    expect(owners.filter((o) => o === 'A')).toHaveLength(5);
+    expect(owners.filter((o) => o === 'B')).toHaveLength(5);
+    expect(owners.filter((o) => o === 'C')).toHaveLength(1);
   });
 
   it('when one run may remove only a few, then it stops there and the next run goes on', async () => {

@@ -88,7 +88,7 @@ describe('when a worker is killed in the middle of a job', () => {
     await expect.poll(() => second.logs.some((line) => line.msg === 'job completed' && line.job === 'render-invoice-pdf'), { timeout: 10_000 }).toBe(true);
     expect(first.logs.some((line) => line.msg === 'job completed')).toBe(false);
     // The rendered PDF was handed over and removed: only its cached copy stays in storage.
-    expect((await api.objectKeys()).map((key) => key.replace(/[0-9a-f]{64}/, '<hash>'))).toEqual(['pdf-cache/<hash>.pdf']);
+    expect((await api.objectKeys()).map((key) => key.replace(/[0-9a-f]{64}\.[0-9a-f]+/, '<hash>.<owner>'))).toEqual(['pdf-cache/<hash>.<owner>.pdf']);
   });
 });
 

@@ -50,6 +50,7 @@ export * from './invoices/invoice-document/load-invoice-document.js';
 export * from './invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
 export * from './jobs/build-job-handlers.js';
 export * from './jobs/failure-reason.js';
+export * from './jobs/fair-queue.js';
 export * from './maintenance/sweep-leftovers/sweep-leftovers.use-case.js';
 export * from './maintenance/remove-orphan-objects/remove-orphan-objects.use-case.js';
 export * from './maintenance/sweep-pdf-cache/sweep-pdf-cache.use-case.js';

@@ -15,6 +15,7 @@ import {
 import type { RedisEndpoint } from '@logi/config';
 import { createRedis, whenRedisReady } from '../redis/create-redis.js';
 import { decodeJobFailure } from './job-failure.codec.js';
+import { fairPriority } from './fair-priority.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
@@ -213,13 +214,18 @@ export class BullmqJobQueue implements JobQueuePort {
     try {
       // The events stream must be read before the job can finish, or its answer could be missed.
       await events.waitUntilReady();
-      job = await queue.add(name, payload, {
-        jobId: options.jobId,
-        attempts: this.options.attempts ?? 3,
-        backoff: { type: 'exponential', delay: this.options.backoffMs ?? 500 },
-        removeOnComplete: { age: this.options.keepCompletedSeconds ?? 3600 },
-        removeOnFail: { age: this.options.keepFailedSeconds ?? 24 * 3600 },
-      });
+      // The job's place among the directories' jobs (docs/contribute/decisions/0036-fair-render-scheduling.md).
+      const place = await fairPriority(this.client, queue, payload.directory, options.bulk ?? false);
+      job = await queue
+        .add(name, payload, {
+          jobId: options.jobId,
+          priority: place.priority,
+          attempts: this.options.attempts ?? 3,
+          backoff: { type: 'exponential', delay: this.options.backoffMs ?? 500 },
+          removeOnComplete: { age: this.options.keepCompletedSeconds ?? 3600 },
+          removeOnFail: { age: this.options.keepFailedSeconds ?? 24 * 3600 },
+        })
+        .finally(place.settled);
     } catch (error) {
       // A command that timed out may still have added the job.
       throw new JobOutcomeUnknownError(`job queue unavailable: ${reasonOf(error)}`);

@@ -7,6 +7,7 @@ import type { RedisEndpoint } from '@logi/config';
 import { createRedis } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 import { encodeDomainError } from './job-failure.codec.js';
+import { fairStarted } from './fair-priority.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
@@ -35,6 +36,8 @@ export interface BullmqJobWorkerOptions {
  */
 export class BullmqJobWorker {
   private readonly connection: Redis;
+  /** Commands of our own (the fair shares' virtual time); BullMQ may block on the workers' connection. */
+  private readonly commands: Redis;
   private readonly workers: Worker[];
   private closing: Promise<void> | null = null;
 
@@ -46,8 +49,15 @@ export class BullmqJobWorker {
       connectionName: `${prefix}:worker`,
       onError: (error) => logger.warn({ err: error }, 'redis connection error'),
     });
+    this.commands = createRedis(options.redis, {
+      role: 'client',
+      connectionName: `${prefix}:worker-commands`,
+      onError: (error) => logger.warn({ err: error }, 'redis connection error'),
+    });
     this.workers = JOB_NAMES.map((name) => {
-      const worker = new (bullmq().Worker)(QUEUE_NAME_BY_JOB[name], (job: Job) => this.process(job), {
+      const queueName = QUEUE_NAME_BY_JOB[name];
+      const keys = { toKey: (type: string) => `${prefix}:${queueName}:${type}` };
+      const worker = new (bullmq().Worker)(queueName, (job: Job) => this.process(job, keys), {
         connection: this.connection,
         prefix,
         concurrency: options.concurrency,
@@ -76,10 +86,12 @@ export class BullmqJobWorker {
     return this.closing;
   }
 
-  private async process(job: Job): Promise<unknown> {
+  private async process(job: Job, keys: { toKey(type: string): string }): Promise<unknown> {
     const name = job.name as JobName;
     const data = job.data as { requestId?: string };
     const log = this.options.logger.child({ requestId: data.requestId, jobId: job.id, job: name, attempt: job.attemptsMade + 1 });
+    // Off the job's path: a lost update only makes the next jobs' shares less exact, never wrong.
+    fairStarted(this.commands, keys, job.opts.priority).catch((error: unknown) => log.warn({ err: error }, 'fair share not updated'));
     const handler = this.options.handlers[name] as JobHandler<JobName> | undefined;
     if (!handler) {
       log.error('unknown job name');
@@ -130,7 +142,9 @@ export class BullmqJobWorker {
         }
       }),
     );
-    if (this.connection.status === 'ready') await this.connection.quit().catch(() => this.connection.disconnect());
-    else this.connection.disconnect();
+    for (const redis of [this.connection, this.commands]) {
+      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+      else redis.disconnect();
+    }
   }
 }

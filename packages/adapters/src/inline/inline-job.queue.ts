@@ -1,4 +1,5 @@
 import {
+  FairQueue,
   ServiceUnavailableError,
   withTimeout,
   type JobHandler,
@@ -32,7 +33,8 @@ interface Execution {
  */
 export class InlineJobQueue implements JobQueuePort {
   private readonly running = new Map<string, Execution>();
-  private readonly waitingForSlot: Array<() => void> = [];
+  /** Jobs waiting for a slot, shared fairly between directories (docs/contribute/decisions/0036-fair-render-scheduling.md). */
+  private readonly waitingForSlot = new FairQueue<() => void>();
   private active = 0;
   private closed = false;
 
@@ -50,7 +52,7 @@ export class InlineJobQueue implements JobQueuePort {
     if (this.closed) throw new ServiceUnavailableError('job queue is closed');
     let execution = this.running.get(options.jobId);
     if (!execution) {
-      execution = this.start(name, payload, options.jobId);
+      execution = this.start(name, payload, options);
     }
     execution.waiters += 1;
     try {
@@ -68,7 +70,7 @@ export class InlineJobQueue implements JobQueuePort {
   async close(): Promise<void> {
     this.closed = true;
     // Woken with a slot of their own, they see `closed` and give it back without running.
-    for (const wake of this.waitingForSlot.splice(0)) {
+    for (const wake of this.waitingForSlot.drain()) {
       this.active += 1;
       wake();
     }
@@ -76,11 +78,12 @@ export class InlineJobQueue implements JobQueuePort {
     await withTimeout(Promise.all(pending), this.options.closeTimeoutMs ?? 10_000, { onTimeout: () => undefined });
   }
 
-  private start<N extends JobName>(name: N, payload: JobPayloads[N], jobId: string): Execution {
+  private start<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Execution {
+    const { jobId } = options;
     const execution: Execution = { promise: Promise.resolve(), waiters: 0 };
     execution.promise = (async () => {
       try {
-        await this.acquireSlot();
+        await this.acquireSlot(payload.directory, options.bulk ?? false);
         try {
           if (this.closed) throw new ServiceUnavailableError('job queue is closed');
           if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
@@ -105,13 +108,13 @@ export class InlineJobQueue implements JobQueuePort {
     return execution;
   }
 
-  private async acquireSlot(): Promise<void> {
+  private async acquireSlot(directory: string, bulk: boolean): Promise<void> {
     if (this.active < this.options.concurrency) {
       this.active += 1;
       return;
     }
     // releaseSlot hands its slot straight to the next waiter, so `active` is not touched here.
-    await new Promise<void>((resolve) => this.waitingForSlot.push(resolve));
+    await new Promise<void>((resolve) => this.waitingForSlot.push(directory, resolve, { bulk }));
   }
 
   private releaseSlot(): void {

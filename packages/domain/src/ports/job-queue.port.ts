@@ -5,6 +5,11 @@ export interface RunJobOptions {
   timeoutMs: number;
   /** Deterministic id, so a job that is retried or sent twice runs as one. */
   jobId: string;
+  /**
+   * Bulk work (exports): starts only when no job a request waits for is waiting. Jobs are shared fairly between the
+   * payload's directories either way (docs/contribute/decisions/0036-fair-render-scheduling.md).
+   */
+  bulk?: boolean;
 }
 
 /**

@@ -73,7 +73,7 @@ export class DownloadInvoicePdfUseCase {
       query: { lang, duplicate, format },
       printed: { version, invoiceNr },
     } = remembered ?? (await this.print(input, dataVersion));
-    const key = pdfCacheKey(version);
+    const key = pdfCacheKey(version, input.directory);
 
     if (input.clientHolds?.(version)) {
       this.deps.onCacheEvent?.({ outcome: 'not-modified', key, requestId: input.requestId });
@@ -168,7 +168,7 @@ export class DownloadInvoicePdfUseCase {
       if (rendered.cacheError !== undefined) {
         this.deps.onCacheEvent?.({
           outcome: 'store-failed',
-          key: pdfCacheKey(rendered.version ?? version),
+          key: pdfCacheKey(rendered.version ?? version, input.directory),
           requestId: input.requestId,
           error: rendered.cacheError,
         });

@@ -32,9 +32,25 @@ export interface FacturXPart {
   invoice: EInvoice;
 }
 
-export function pdfCacheKey(version: string): string {
+/**
+ * Where a PDF of `directory` is cached: `pdf-cache/<version>.<owner>.pdf`, the owner the directory's UTF-8 bytes in hex,
+ * so that the sweep can keep each directory's fair share (docs/contribute/decisions/0036-fair-render-scheduling.md).
+ */
+export function pdfCacheKey(version: string, directory: string): string {
   if (!VERSION.test(version)) throw new Error(`Not a PDF version: ${JSON.stringify(version.slice(0, 80))}`);
-  return `${PDF_CACHE_PREFIX}${version}.pdf`;
+  return `${PDF_CACHE_PREFIX}${version}.${ownerOf(directory)}.pdf`;
+}
+
+function ownerOf(directory: string): string {
+  let hex = '';
+  for (const byte of new TextEncoder().encode(directory)) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
+/** The owner part of a cache key (`''` for a key of a release before fair shares, which named no owner). */
+export function pdfCacheOwner(key: string): string {
+  const match = /^pdf-cache\/[0-9a-f]{64}\.([0-9a-f]+)\.pdf$/.exec(key);
+  return match ? match[1]! : '';
 }
 
 /**

@@ -51,7 +51,7 @@ export class RenderInvoicePdfUseCase {
 
     // A job that starts after its caller gave up (a backlog, a retry) is not worth a render.
     if (this.late(job)) return unrendered;
-    const cacheKey = job.cache ? pdfCacheKey(version) : null;
+    const cacheKey = job.cache ? pdfCacheKey(version, job.directory) : null;
     // Another request for the same page may have rendered it meanwhile; a failed look is a miss.
     if (cacheKey && (await this.deps.storage.exists(cacheKey).catch(() => false))) return { ...unrendered, pdfKey: cacheKey };
 

@@ -1,4 +1,4 @@
-import { PDF_CACHE_PREFIX } from '../../invoices/invoice-pdf-cache/pdf-version.js';
+import { PDF_CACHE_PREFIX, pdfCacheOwner } from '../../invoices/invoice-pdf-cache/pdf-version.js';
 import type { FileStoragePort, StoredObject } from '../../ports/file-storage.port.js';
 
 export interface SweepPdfCacheResult {
@@ -80,8 +80,7 @@ export class SweepPdfCacheUseCase {
     const allowed = Math.floor(this.deps.maxObjects * Math.max(0, Math.min(1, share)));
     const excess = kept.length - allowed;
     if (excess > 0) {
-      const oldestFirst = kept.sort((a, b) => a.writtenAt.getTime() - b.writtenAt.getTime() || (a.key < b.key ? -1 : 1));
-      for (const object of oldestFirst.slice(0, Math.min(excess, budget))) {
+      for (const object of fairRemovals(kept, Math.min(excess, budget))) {
         await this.remove(object.key, 'count');
         result.overCount += 1;
       }
@@ -93,6 +92,34 @@ export class SweepPdfCacheUseCase {
     await this.deps.storage.delete(key);
     this.deps.onRemoved?.(key, reason);
   }
+}
+
+/**
+ * The `count` objects to remove so that each directory keeps a fair share: always from the directory that holds the
+ * most (oldest first within it), so a directory below the others' counts loses nothing while one holds more.
+ */
+function fairRemovals(objects: StoredObject[], count: number): StoredObject[] {
+  const byOwner = new Map<string, StoredObject[]>();
+  for (const object of objects) {
+    const owner = pdfCacheOwner(object.key);
+    const list = byOwner.get(owner) ?? [];
+    list.push(object);
+    byOwner.set(owner, list);
+  }
+  const owners = [...byOwner.values()].map((list) => list.sort((a, b) => a.writtenAt.getTime() - b.writtenAt.getTime() || (a.key < b.key ? -1 : 1)));
+  const removed: StoredObject[] = [];
+  const taken = owners.map(() => 0);
+  while (removed.length < count) {
+    let largest = -1;
+    for (let i = 0; i < owners.length; i++) {
+      const left = owners[i]!.length - taken[i]!;
+      if (left > 0 && (largest < 0 || left > owners[largest]!.length - taken[largest]!)) largest = i;
+    }
+    if (largest < 0) break;
+    removed.push(owners[largest]![taken[largest]!]!);
+    taken[largest]! += 1;
+  }
+  return removed;
 }
 
 /** Where `key` (`pdf-cache/<hex>.pdf`) sits in the key space, 0..1; `fallback` for no key or one that is not a version. */

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * Fair shares of a BullMQ queue between client directories, with the open-source queue's priorities: each job's
+ * priority is its start-time fair queueing tag (FairTags in the domain), kept per queue in Redis and moved on by the
+ * worker as it starts jobs. Jobs a request waits for take priorities below BULK_BASE, bulk jobs (exports) the range
+ * above, so a bulk job starts only when no request's job waits (docs/contribute/decisions/0036-fair-render-scheduling.md).
+ */
+const BULK_BASE = 2 ** 20;
+/** BullMQ's highest priority number (lowest priority). */
+const PRIORITY_LIMIT = 2 ** 21 - 1;
+/** BullMQ scores a prioritized job `priority * 2^32 + counter`. */
+const SCORE_PER_PRIORITY = 2 ** 32;
+/** Tags of a queue that nobody used for a day go. */
+const TAG_TTL_MS = 24 * 3600 * 1000;
+/** Longer than adding a job takes once its tag is known. */
+const ASSIGNING_MS = 10_000;
+
+/** Anything with BullMQ's key naming (Queue and Worker both). */
+interface QueueKeys {
+  toKey(type: string): string;
+}
+
+// KEYS: virtual time, next tag per directory, the queue's prioritized jobs, tags handed out whose job may not be added yet.
+// ARGV: directory, score range of the kind, TTL, this assignment's token.
+// When no job of the kind waits and none is being added, every directory is even again: the tags start over, which
+// keeps them small. (An API process that died between tag and add holds the start-over back for ASSIGNING_MS at most.)
+const ASSIGN_TAG = `
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowMs - ${ASSIGNING_MS})
+if redis.call('ZCARD', KEYS[4]) == 0 and redis.call('ZCOUNT', KEYS[3], ARGV[2], ARGV[3]) == 0 then redis.call('DEL', KEYS[1], KEYS[2]) end
+local virtual = tonumber(redis.call('GET', KEYS[1]) or '0')
+local tag = math.max(virtual, tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0'))
+redis.call('HSET', KEYS[2], ARGV[1], tag + 1)
+redis.call('ZADD', KEYS[4], nowMs, ARGV[5])
+for i = 1, 2 do redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+redis.call('PEXPIRE', KEYS[4], ${ASSIGNING_MS})
+return tag
+`;
+
+// KEYS: virtual time. ARGV: the started job's tag, TTL.
+const STARTED = `
+if tonumber(redis.call('GET', KEYS[1]) or '-1') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+return 0
+`;
+
+function kindOf(bulk: boolean): string {
+  return bulk ? 'bulk' : 'interactive';
+}
+
+function tagKeys(queue: QueueKeys, bulk: boolean): [string, string, string] {
+  const kind = kindOf(bulk);
+  return [queue.toKey(`fair:${kind}:virtual`), queue.toKey(`fair:${kind}:next`), queue.toKey(`fair:${kind}:assigning`)];
+}
+
+export interface FairPlace {
+  priority: number;
+  /** Call once the job is added (or adding failed). */
+  settled(): void;
+}
+
+/** The BullMQ priority of a new job of `directory`: its fair tag, in the range of its kind. */
+export async function fairPriority(redis: Redis, queue: QueueKeys, directory: string, bulk: boolean): Promise<FairPlace> {
+  const base = bulk ? BULK_BASE : 0;
+  const ceiling = bulk ? PRIORITY_LIMIT : BULK_BASE - 1;
+  // Scores of this kind's waiting jobs: priorities base+1 .. ceiling (exact in a double: below 2^53).
+  const low = String((base + 1) * SCORE_PER_PRIORITY);
+  const high = `(${String((ceiling + 1) * SCORE_PER_PRIORITY)}`;
+  const [virtual, next, assigning] = tagKeys(queue, bulk);
+  const token = randomUUID();
+  const tag = (await redis.eval(ASSIGN_TAG, 4, virtual, next, queue.toKey('prioritized'), assigning, directory, low, high, TAG_TTL_MS, token)) as number;
+  return {
+    // Past a million jobs of continuous backlog the tags stop growing: the order among the last ones is then first come.
+    priority: Math.min(base + 1 + tag, ceiling),
+    settled: () => void redis.zrem(assigning, token).catch(() => undefined),
+  };
+}
+
+/** A worker started a job of this priority: the queue's virtual time moves on to its tag. */
+export async function fairStarted(redis: Redis, queue: QueueKeys, priority: number | undefined): Promise<void> {
+  // A job without a priority was added by a release without fair shares.
+  if (!priority || priority < 1) return;
+  const bulk = priority > BULK_BASE;
+  const tag = priority - 1 - (bulk ? BULK_BASE : 0);
+  await redis.eval(STARTED, 1, tagKeys(queue, bulk)[0], tag, TAG_TTL_MS);
+}
