@@ -225,7 +225,7 @@ export class BullmqJobQueue implements JobQueuePort {
           removeOnComplete: { age: this.options.keepCompletedSeconds ?? 3600 },
           removeOnFail: { age: this.options.keepFailedSeconds ?? 24 * 3600 },
         })
-        .finally(place.settled);
+        .finally(() => place.settled());
     } catch (error) {
       // A command that timed out may still have added the job.
       throw new JobOutcomeUnknownError(`job queue unavailable: ${reasonOf(error)}`);
