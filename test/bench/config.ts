@@ -8,7 +8,7 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Scratch space: SQLite databases, API data dirs, S3 server files (git-ignored). */
 export const WORK_DIR = path.join(ROOT, '.tmp', 'bench');
 
-export const PARTS = ['seed', 'queries', 'throughput', 'pdf', 'upload', 'inprocess', 'events', 'tracing', 'startup'] as const;
+export const PARTS = ['seed', 'queries', 'throughput', 'pdf', 'upload', 'inprocess', 'events', 'tracing', 'startup', 'fairness'] as const;
 /** `seed` alone only prepares the databases; the others imply it where they need data. */
 const DEFAULT_PARTS = PARTS.filter((part) => part !== 'seed');
 export type Part = (typeof PARTS)[number];
@@ -115,6 +115,8 @@ export interface BenchConfig {
   eventsLatencySamples: number;
   /** API and floor delivery rounds, alternated (BENCH_EVENTS_DELIVERY_ROUNDS). */
   eventsDeliveryRounds: number;
+  /** The fairness part (issue 25): the ordinary tenant's PDFs and writes per phase, the abusive tenant's PDFs in flight and long polls held. */
+  fairness: { pdfs: number; writes: number; burst: number; polls: number };
 }
 
 export function loadBenchConfig(): BenchConfig {
@@ -145,6 +147,12 @@ export function loadBenchConfig(): BenchConfig {
     eventsFeedRequests: integer('BENCH_EVENTS_FEED_REQUESTS', 1000, 10),
     eventsLatencySamples: integer('BENCH_EVENTS_LATENCY_SAMPLES', 40, 3),
     eventsDeliveryRounds: integer('BENCH_EVENTS_DELIVERY_ROUNDS', 2),
+    fairness: {
+      pdfs: integer('BENCH_FAIRNESS_PDFS', 30, 5),
+      writes: integer('BENCH_FAIRNESS_WRITES', 20, 3),
+      burst: integer('BENCH_FAIRNESS_BURST', 48),
+      polls: integer('BENCH_FAIRNESS_POLLS', 8),
+    },
   };
 }
 

@@ -71,7 +71,7 @@ export async function redisAnswers(url: string): Promise<boolean> {
   }
 }
 
-async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+export async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   try {
@@ -88,7 +88,7 @@ async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
 }
 
 /** A `pnpm worker` process (through tsx directly), tracked like every child. */
-async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+export async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   const output = new OutputTail();
   const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')], {
     cwd: ROOT,

@@ -43,9 +43,11 @@ export class ReceiverProcess {
     });
   }
 
-  static async start(): Promise<ReceiverProcess> {
+  /** `delayMs`: every answer that much after the request arrived (a slow receiver). */
+  static async start(options: { delayMs?: number } = {}): Promise<ReceiverProcess> {
     const output = new OutputTail();
-    const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/bench/receiver-server.ts')], {
+    const args = options.delayMs ? ['--delay-ms', String(options.delayMs)] : [];
+    const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/bench/receiver-server.ts'), ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });

@@ -12,11 +12,15 @@
  * Times are wall-clock milliseconds with sub-millisecond precision
  * (`performance.timeOrigin + performance.now()`), comparable across
  * processes of one machine. It stops when its IPC channel closes.
+ * `--delay-ms <n>` (the fairness part's slow receiver): every answer is
+ * sent n ms after the body was read (the request still counts at receipt).
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 const SAMPLES = 4;
+const delayAt = process.argv.indexOf('--delay-ms');
+const DELAY_MS = delayAt >= 0 ? Number(process.argv[delayAt + 1]) : 0;
 
 interface Sample {
   path: string;
@@ -36,7 +40,9 @@ const server = http.createServer((req, res) => {
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     const at = performance.timeOrigin + performance.now();
-    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 2 }).end('ok');
+    const answer = () => res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 2 }).end('ok');
+    if (DELAY_MS > 0) setTimeout(answer, DELAY_MS);
+    else answer();
     count += 1;
     if (count === 1) first = at;
     last = at;

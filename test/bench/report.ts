@@ -9,6 +9,8 @@ import type { EventsResults } from './events.js';
 import { tracingCheck, tracingSection } from './tracing-report.js';
 import type { TracingResults } from './tracing.js';
 import { startupCheck, startupSection } from './startup-report.js';
+import { fairnessChecks, fairnessSection } from './fairness-report.js';
+import type { FairnessResults } from './fairness.js';
 import type { StartupResults } from './startup.js';
 import { bytes, count, escapeCell, ms, seconds, table, verdict, when } from './report-format.js';
 import type { PdfRow } from './pdf.js';
@@ -74,6 +76,7 @@ export interface BenchResults {
   events?: EventsResults;
   tracing?: TracingResults;
   startup?: StartupResults;
+  fairness?: FairnessResults;
   /** The last run's command line knobs. */
   lastRun?: { at: string; env: Record<string, string> };
 }
@@ -206,6 +209,12 @@ function summary(results: BenchResults): Summary {
     if (!startup.met) missed += 1;
     lines.push(`| ${startup.target} | ${startup.measured} | ${verdict(startup.met)} |`);
   }
+  if (results.fairness) {
+    for (const check of fairnessChecks(results.fairness)) {
+      if (check.met === false) missed += 1;
+      lines.push(`| ${check.target} | ${check.measured} | ${check.met === null ? 'reported' : verdict(check.met)} |`);
+    }
+  }
   return { lines, missed };
 }
 
@@ -226,7 +235,7 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   out.push(
     sum.lines.length
       ? table(
-          ['Target (issue 8; events: issue 18; tracing, start-up: issue 19)', 'Measured', ''],
+          ['Target (issue 8; events: issue 18; tracing, start-up: issue 19; fair sharing: issue 25)', 'Measured', ''],
           sum.lines.map((line) => line.slice(2, -2).split(' | ')),
         )
       : 'No part has run yet.',
@@ -241,6 +250,7 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   if (results.events) out.push(...eventsSection(results.events));
   if (results.tracing) out.push(...tracingSection(results.tracing));
   if (results.startup) out.push(...startupSection(results.startup));
+  if (results.fairness) out.push(...fairnessSection(results.fairness));
   if (Object.keys(results.seeds).length) out.push(...seedSection(results));
   if (results.machine) out.push(...machineSection(results.machine));
   out.push('## How to reproduce');
