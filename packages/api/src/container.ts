@@ -261,7 +261,9 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       }),
     ),
   );
-  c.bind(Tokens.ListEvents).toDynamicValue(() => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock) }));
+  c.bind(Tokens.ListEvents).toDynamicValue(
+    () => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock), maxWaiting: config.eventsMaxWaiting }),
+  );
   c.bind(Tokens.PublishEvents).toDynamicValue(() => new PublishEventsUseCase({ capture: get<EventCapturePort>(Tokens.EventCapture) }));
   c.bind(Tokens.ManageWebhooks).toDynamicValue(
     () =>

@@ -279,6 +279,8 @@ export interface paths {
          *
          *     Keep `next_after` and send it as `after` next time: a cursor never skips an event and never sees one twice. While `has_more` is true, ask again at once. With `wait`, an answer with no event waits until one arrives for this client (or the time runs out): a long poll.
          *
+         *     A client may hold EVENTS_MAX_WAITING (5 by default) requests with `wait` > 0 open at once on one API process; one more is 429 `Too many waiting requests.` with `Retry-After: 1`: keep one long poll per consumer and send the next when it is answered.
+         *
          *     Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from `GET /invoices`, then follow the feed from the newest event.
          *
          *     What makes an event, how soon it is in the feed, and how to resync: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
@@ -5572,7 +5574,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            /** @description Too many requests in this window (`Too Many Attempts.`), or, with `wait` > 0, this client already holds EVENTS_MAX_WAITING long polls on this API process (`Too many waiting requests.`, `Retry-After: 1`). */
             429: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5608,8 +5610,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 429;
-                        /** @constant */
-                        message?: "Too Many Attempts.";
+                        /** @enum {unknown} */
+                        message?: "Too Many Attempts." | "Too many waiting requests.";
                     };
                 };
             };
