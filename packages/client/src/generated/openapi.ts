@@ -23,6 +23,8 @@ export interface paths {
          *
          *     Bytes already attached to this order are not stored again (the item's `duplicate_of`), and an `Idempotency-Key` makes a retry of the whole request safe.
          *
+         *     With UPLOAD_QUOTA_MB_PER_DAY set, the files take from the client's daily quota (MiB per calendar day in APP_TIMEZONE) in part order: a file that would pass it is in `failed` with `Daily upload quota exceeded.` and the others are stored; duplicates count nothing.
+         *
          *     Part names, file names and content types, duplicates and retries: [docs/integrate/uploads.md](docs/integrate/uploads.md).
          */
         post: operations["uploadOrderFiles"];
