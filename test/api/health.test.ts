@@ -104,7 +104,7 @@ describe('GET /health/ready (embedded profile)', () => {
     );
     const seconds = (Date.now() - started) / 1000;
     const probes = pings.total - before;
-    expect(statuses.length).toBeGreaterThan(100);
+    expect(statuses.length).toBeGreaterThan(40);
     expect(new Set(statuses)).toEqual(new Set([200]));
     expect(pings.mostAtOnce).toBe(1);
     expect(probes).toBeGreaterThanOrEqual(1);
