@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventFeedPort } from '@logi/domain';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { EventFeedPort, ListEventsUseCase } from '@logi/domain';
 import { Tokens } from '@logi/api';
 import { eventPageSchema } from '../../packages/api/src/ops/openapi/event.schemas.js';
 import { envelopeOf, PROFILE, startTestApi, type TestApi } from '../support/api-harness.js';
@@ -129,6 +129,41 @@ describe(`GET /v1/events (${PROFILE})`, () => {
     const { data } = await waiting;
     expect(Date.now() - woken).toBeLessThan(10_000);
     expect(data.events.map((event) => [event.type, event.data.object.id])).toEqual([['invoice.updated', 9004]]);
+  });
+
+  it('when a directory holds EVENTS_MAX_WAITING (5) long polls, then one more is 429 with Retry-After 1; each slot comes back when its poll ends', async () => {
+    const listEvents = api.container.get<ListEventsUseCase>(Tokens.ListEvents);
+    const after = await latest();
+    const clients = Array.from({ length: 5 }, () => new AbortController());
+    const polls = clients.map((client) =>
+      api.call(`/events?after=${after}&wait=30`, { signal: client.signal }).then(
+        (response) => response.status,
+        () => 'gone' as const,
+      ),
+    );
+    await vi.waitFor(() => expect(listEvents.waitingOf(DIRS.baltic)).toBe(5));
+
+    const refused = await api.call(`/events?after=${after}&wait=1`);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await envelopeOf(refused)).toEqual({ status: 429, message: 'Too many waiting requests.', data: null });
+    // A read without wait, and another directory's long poll, are not held back.
+    expect((await feed(`?after=${after}`)).response.status).toBe(200);
+    expect((await feed('?after=0&limit=1&wait=1', 'alpine')).response.status).toBe(200);
+
+    // Two clients go away: their slots are free again, and a poll answered after its wait gives its slot back too.
+    clients[0]!.abort();
+    clients[1]!.abort();
+    await vi.waitFor(() => expect(listEvents.waitingOf(DIRS.baltic)).toBe(3));
+    const answered = await feed(`?after=${after}&wait=1`);
+    expect(answered.response.status).toBe(200);
+    expect(answered.data).toEqual({ events: [], has_more: false, next_after: after });
+    expect(listEvents.waitingOf(DIRS.baltic)).toBe(3);
+
+    // An event answers the three others.
+    await api.knex('invoices').where({ id: 9004 }).update({ branch_id: 8 });
+    expect(await Promise.all(polls)).toEqual(['gone', 'gone', 200, 200, 200]);
+    expect(listEvents.waitingOf(DIRS.baltic)).toBe(0);
   });
 
   it('when limit is smaller than what is there, then has_more is true and next_after is the last id returned', async () => {

@@ -1,15 +1,51 @@
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Knex } from 'knex';
 import { Tokens } from '@logi/api';
+import type { FileStoragePort } from '@logi/domain';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { replaceDirectoryWithFile } from '../support/break-storage.js';
 import { freePort } from '../support/free-port.js';
 
+/** The storage's pings (the readiness probe's storage check): how many ran, and most at once. */
+const pings = { total: 0, running: 0, mostAtOnce: 0 };
+
+/** The real storage, with its pings counted. */
+function countingPings(storage: FileStoragePort): FileStoragePort {
+  return new Proxy(storage, {
+    get(target, property) {
+      if (property === 'ping') {
+        return async () => {
+          pings.total += 1;
+          pings.running += 1;
+          pings.mostAtOnce = Math.max(pings.mostAtOnce, pings.running);
+          try {
+            return await target.ping();
+          } finally {
+            pings.running -= 1;
+          }
+        };
+      }
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 let api: TestApi;
 beforeAll(async () => {
   // A limit of one: any request the limiter counted would be refused from the second on.
-  api = await startTestApi({ RATE_LIMIT_MAX: '1' }, { profile: 'embedded' });
+  api = await startTestApi(
+    { RATE_LIMIT_MAX: '1' },
+    {
+      profile: 'embedded',
+      beforeStart: async (_dataDir, { container }) => {
+        const storage = container.get<FileStoragePort>(Tokens.FileStorage);
+        container.unbind(Tokens.FileStorage);
+        container.bind(Tokens.FileStorage).toConstantValue(countingPings(storage));
+      },
+    },
+  );
 });
 afterAll(async () => {
   await api?.stop();
@@ -51,20 +87,65 @@ describe('GET /health/ready (embedded profile)', () => {
     expect((await api.call('/orders/file-categories')).status).toBe(429);
   });
 
-  it('when the storage cannot be written, then 503 naming storage, with Retry-After, and 200 again once it heals', async () => {
+  it('when many calls come at once and for a while, then one probe runs at a time, at most about one a second, and every call answers 200', async () => {
+    const before = pings.total;
+    pings.mostAtOnce = 0;
+    const started = Date.now();
+    const statuses: number[] = [];
+    // 20 callers, each asking again as soon as it is answered, for 2.5 s.
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (Date.now() - started < 2_500) {
+          const response = await fetch(`${api.root}/health/ready`);
+          statuses.push(response.status);
+          await response.arrayBuffer();
+        }
+      }),
+    );
+    const seconds = (Date.now() - started) / 1000;
+    const probes = pings.total - before;
+    expect(statuses.length).toBeGreaterThan(40);
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    expect(pings.mostAtOnce).toBe(1);
+    expect(probes).toBeGreaterThanOrEqual(1);
+    expect(probes).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+  });
+
+  it('when the storage cannot be written, then 503 naming storage, with Retry-After, within a second and a probe; 200 again as soon once it heals', async () => {
+    // The storage check's probe takes up to its 2 s timeout (it retries a fast failure); a report lives 1 s.
+    const SHOWS_WITHIN_MS = 1_000 + 2_000 + 1_500;
     const restore = await replaceDirectoryWithFile(path.join(api.dataDir, 'files'));
+    let restored = false;
     try {
-      const response = await fetch(`${api.root}/health/ready`);
-      expect(response.status).toBe(503);
+      const broken = Date.now();
+      const response = await vi.waitFor(
+        async () => {
+          const answer = await fetch(`${api.root}/health/ready`);
+          if (answer.status !== 503) throw new Error(`still ${answer.status}`);
+          return answer;
+        },
+        { timeout: SHOWS_WITHIN_MS, interval: 50 },
+      );
+      expect(Date.now() - broken).toBeLessThan(SHOWS_WITHIN_MS);
       expect(response.headers.get('retry-after')).toBe('5');
       const body = await envelopeOf(response);
       expect(body.message).toBe('Service Unavailable: storage');
       expect(body.data).toEqual({ checks: { database: 'ok', storage: 'failed', job_queue: 'ok', pdf_renderer: 'ok' }, failing: ['storage'] });
       expect(JSON.stringify(body)).not.toContain(api.dataDir);
-    } finally {
       await restore();
+      restored = true;
+      const healed = Date.now();
+      await vi.waitFor(
+        async () => {
+          const answer = await fetch(`${api.root}/health/ready`);
+          if (answer.status !== 200) throw new Error(`still ${answer.status}`);
+        },
+        { timeout: SHOWS_WITHIN_MS, interval: 50 },
+      );
+      expect(Date.now() - healed).toBeLessThan(SHOWS_WITHIN_MS);
+    } finally {
+      if (!restored) await restore();
     }
-    expect((await fetch(`${api.root}/health/ready`)).status).toBe(200);
   });
 
   it('when HEAD is sent, then it answers like GET without a body', async () => {
@@ -105,8 +186,15 @@ describe('GET /health/ready in the production profile (MariaDB, Redis, S3)', () 
       expect(body.data).toEqual({ checks: { database: 'ok', storage: 'ok', job_queue: 'ok', redis: 'ok' } });
 
       await production.stack!.s3.stop();
-      const down = await fetch(`${production.root}/health/ready`);
-      expect(down.status).toBe(503);
+      // A report lives about a second: the next probe finds S3 gone.
+      const down = await vi.waitFor(
+        async () => {
+          const answer = await fetch(`${production.root}/health/ready`);
+          if (answer.status !== 503) throw new Error(`still ${answer.status}`);
+          return answer;
+        },
+        { timeout: 10_000, interval: 50 },
+      );
       const downBody = await envelopeOf(down);
       expect(downBody.data.failing).toEqual(['storage']);
       expect(downBody.message).toBe('Service Unavailable: storage');

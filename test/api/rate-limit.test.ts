@@ -106,6 +106,31 @@ describe('rate limiting behind a proxy', () => {
     expect((await from('203.0.113.7')).status).toBe(429);
     expect((await from('198.51.100.9')).status).toBe(401);
   });
+
+  it('when a client writes its own X-Forwarded-For entries before the one the proxy appended, then it is still counted by its real address', async () => {
+    const spoofed = (claimed: string) => proxied.call('/invoices', { as: null, headers: { 'X-Forwarded-For': `${claimed}, 192.0.2.44` } });
+    expect((await spoofed('10.1.1.1')).status).toBe(401);
+    expect((await spoofed('10.2.2.2')).status).toBe(429);
+    expect((await spoofed('10.3.3.3')).status).toBe(429);
+  });
+});
+
+describe('rate limiting behind two proxies', () => {
+  let proxied: TestApi;
+  beforeAll(async () => {
+    proxied = await startTestApi({ RATE_LIMIT_MAX: '1', TRUST_PROXY: '2' }, { label: 'proxy-hops' });
+  });
+  afterAll(async () => {
+    await proxied?.stop();
+  });
+
+  it('when TRUST_PROXY is 2, then the client is the entry two hops from the right, whatever the client wrote left of it', async () => {
+    // The outer proxy appends the client (192.0.2.55), the inner one the outer proxy (10.0.0.2).
+    const via = (forwarded: string) => proxied.call('/invoices', { as: null, headers: { 'X-Forwarded-For': forwarded } });
+    expect((await via('6.6.6.6, 192.0.2.55, 10.0.0.2')).status).toBe(401);
+    expect((await via('7.7.7.7, 8.8.8.8, 192.0.2.55, 10.0.0.2')).status).toBe(429);
+    expect((await via('192.0.2.56, 10.0.0.2')).status).toBe(401);
+  });
 });
 
 /** The parameters of a one-item structured field such as `"default";r=4;t=30` (RFC 8941), by name. */

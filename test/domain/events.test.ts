@@ -4,6 +4,7 @@ import {
   eventsOf,
   EventsExpiredError,
   ListEventsUseCase,
+  TooManyWaitingRequestsError,
   previousAttributes,
   ValidationError,
   type ChangeEvent,
@@ -117,7 +118,7 @@ describe('ListEventsUseCase', () => {
   it('when more events are past after than the limit, then a page, has_more and next_after = the last id returned', async () => {
     const feed = new FakeFeed();
     for (let index = 0; index < 5; index += 1) feed.publish('d', 'invoice.created');
-    const events = new ListEventsUseCase({ feed, clock });
+    const events = new ListEventsUseCase({ feed, clock, maxWaiting: 5 });
     const page = await events.execute({
       directory: 'd',
       query: [
@@ -133,14 +134,14 @@ describe('ListEventsUseCase', () => {
   it('when retention removed events past after, then EventsExpiredError; at or past the removed id, pages as usual', async () => {
     const feed = new FakeFeed();
     feed.removed = 3;
-    const events = new ListEventsUseCase({ feed, clock });
+    const events = new ListEventsUseCase({ feed, clock, maxWaiting: 5 });
     await expect(events.execute({ directory: 'd', query: [['after', '2']] })).rejects.toBeInstanceOf(EventsExpiredError);
     await expect(events.execute({ directory: 'd', query: [['after', '3']] })).resolves.toMatchObject({ events: [] });
   });
 
   it('when waiting with a types filter, then an event of another type does not end the wait and the next wait starts past it', async () => {
     const feed = new FakeFeed();
-    const events = new ListEventsUseCase({ feed, clock });
+    const events = new ListEventsUseCase({ feed, clock, maxWaiting: 5 });
     const answer = events.execute({
       directory: 'd',
       query: [
@@ -159,10 +160,54 @@ describe('ListEventsUseCase', () => {
   it('when the client goes away during a wait, then the answer comes at once with what there is', async () => {
     const feed = new FakeFeed();
     const gone = new AbortController();
-    const answer = new ListEventsUseCase({ feed, clock }).execute({ directory: 'd', query: [['wait', '30']], signal: gone.signal });
+    const answer = new ListEventsUseCase({ feed, clock, maxWaiting: 5 }).execute({ directory: 'd', query: [['wait', '30']], signal: gone.signal });
     await expect.poll(() => feed.waits.length).toBe(1);
     gone.abort();
     expect((await answer).events).toEqual([]);
+  });
+
+  it('when the directory already holds maxWaiting long polls, then one more is TooManyWaitingRequestsError; other directories and wait=0 are not held back', async () => {
+    const feed = new FakeFeed();
+    const events = new ListEventsUseCase({ feed, clock, maxWaiting: 2 });
+    const gone = new AbortController();
+    const waits = [1, 2].map(() => events.execute({ directory: 'd', query: [['wait', '30']], signal: gone.signal }));
+    expect(events.waitingOf('d')).toBe(2);
+    await expect(events.execute({ directory: 'd', query: [['wait', '1']] })).rejects.toBeInstanceOf(TooManyWaitingRequestsError);
+    await expect(events.execute({ directory: 'd', query: [['wait', '0']] })).resolves.toMatchObject({ events: [] });
+    const otherGone = new AbortController();
+    const other = events.execute({ directory: 'e', query: [['wait', '30']], signal: otherGone.signal });
+    expect(events.waitingOf('e')).toBe(1);
+    gone.abort();
+    await Promise.all(waits);
+    expect(events.waitingOf('d')).toBe(0);
+    otherGone.abort();
+    await other;
+    expect(events.waitingOf('e')).toBe(0);
+  });
+
+  it('when a long poll ends with an error, then its slot is given back', async () => {
+    const feed = new FakeFeed();
+    feed.removed = 3;
+    const events = new ListEventsUseCase({ feed, clock, maxWaiting: 1 });
+    await expect(
+      events.execute({
+        directory: 'd',
+        query: [
+          ['after', '1'],
+          ['wait', '30'],
+        ],
+      }),
+    ).rejects.toBeInstanceOf(EventsExpiredError);
+    expect(events.waitingOf('d')).toBe(0);
+    await expect(
+      events.execute({
+        directory: 'd',
+        query: [
+          ['after', '2'],
+          ['wait', '30'],
+        ],
+      }),
+    ).rejects.toBeInstanceOf(EventsExpiredError);
   });
 
   it.each([
@@ -171,7 +216,7 @@ describe('ListEventsUseCase', () => {
     [[['wait', '31']], 'wait'],
     [[['types', 'invoice.paid']], 'types'],
   ])('when the query is %j, then a validation error names %s', async (query, field) => {
-    const error = await new ListEventsUseCase({ feed: new FakeFeed(), clock })
+    const error = await new ListEventsUseCase({ feed: new FakeFeed(), clock, maxWaiting: 5 })
       .execute({ directory: 'd', query: query as Array<[string, string]> })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);

@@ -21,6 +21,7 @@ export * from './knex/knex-client.repository.js';
 export * from './knex/knex-order.repository.js';
 export * from './knex/knex-file-category.repository.js';
 export * from './knex/knex-order-file.repository.js';
+export * from './knex/knex-upload-quota.repository.js';
 export * from './knex/knex-idempotency.store.js';
 export * from './knex/knex-invoice.repository.js';
 export * from './knex/replicas/read-replicas.js';

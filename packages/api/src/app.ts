@@ -20,8 +20,8 @@ export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDep
   limiter: RateLimiter;
   /** Routes that need no credentials and are not rate limited (docs, health). */
   publicRouters?: Router[];
-  /** Trust X-Forwarded-For (behind a proxy) for the per-IP rate limit. */
-  proxy?: boolean;
+  /** Trusted proxy hops: the per-IP rate limit reads the client from X-Forwarded-For that many entries from the right (0 = the socket's peer). */
+  proxyHops?: number;
   /** Wraps every request just inside the request id (metrics); gets the routers to name the route. */
   observe?: (routers: Router[]) => Koa.Middleware<AppState>;
 }
@@ -31,7 +31,10 @@ export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDep
  * path and method checks, then (client routes only) rate limit and credentials.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: deps.proxy ?? false });
+  const hops = deps.proxyHops ?? 0;
+  // Koa keeps only the last maxIpsCount entries and takes the first of them: the address the outermost trusted proxy
+  // saw. Entries left of it were written by the client and are never read.
+  const app = new Koa<AppState>({ proxy: hops > 0, maxIpsCount: hops });
   // Errors are all answered by errorHandler; Koa's own printer would only repeat them.
   app.silent = true;
 

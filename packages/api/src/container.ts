@@ -64,6 +64,7 @@ import {
   NodeWebhookSender,
   DnsHostResolver,
   KnexOrderFileRepository,
+  KnexUploadQuotaRepository,
   KnexOrderRepository,
   RedisIdempotencyStore,
   Sha256ApiKeyHasher,
@@ -211,6 +212,13 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         maxFiles: config.uploadMaxFiles,
         jobTimeoutMs: config.jobTimeoutMs,
         newId: randomUUID,
+        quota: {
+          // On the primary: every process reserves on the same rows.
+          usage: database(new KnexUploadQuotaRepository(get<Knex>(Tokens.Knex))),
+          bytesPerDay: config.uploadQuotaBytesPerDay,
+          timeZone: config.timeZone,
+          clock: get<ClockPort>(Tokens.Clock),
+        },
       }),
   );
   c.bind(Tokens.ListInvoices).toDynamicValue(
@@ -261,7 +269,9 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       }),
     ),
   );
-  c.bind(Tokens.ListEvents).toDynamicValue(() => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock) }));
+  c.bind(Tokens.ListEvents).toDynamicValue(
+    () => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock), maxWaiting: config.eventsMaxWaiting }),
+  );
   c.bind(Tokens.PublishEvents).toDynamicValue(() => new PublishEventsUseCase({ capture: get<EventCapturePort>(Tokens.EventCapture) }));
   c.bind(Tokens.ManageWebhooks).toDynamicValue(
     () =>

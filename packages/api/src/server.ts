@@ -67,7 +67,7 @@ export async function startServer(container: Container, options: { publicRouters
     manageWebhooks: container.get(Tokens.ManageWebhooks),
     publicRouters: [...createOpsRouters(container), ...(options.publicRouters ?? [])],
     observe: httpMetrics(metrics),
-    proxy: config.trustProxy,
+    proxyHops: config.trustProxyHops,
   });
   const handle = app.callback();
   // Koa's handler answers its own failures (ctx.onerror): its promise never rejects, nobody waits on it.

@@ -128,6 +128,8 @@ const schema = z.object({
   RATE_LIMIT_MAX: positiveInt('RATE_LIMIT_MAX').default(60),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt('RATE_LIMIT_WINDOW_SECONDS').default(60),
   UPLOAD_MAX_FILES: positiveInt('UPLOAD_MAX_FILES').default(20),
+  /** MiB (2^20 bytes) a client directory may store per calendar day in APP_TIMEZONE, across all processes; 0 = no limit. */
+  UPLOAD_QUOTA_MB_PER_DAY: positiveInt('UPLOAD_QUOTA_MB_PER_DAY', 0).default(0),
   METRICS_HOST: z.string().default('127.0.0.1'),
   METRICS_PORT: portNumber('METRICS_PORT').default(9464),
   /** How long the API waits for a job (PDF render, file store) before answering 503. */
@@ -155,6 +157,8 @@ const schema = z.object({
   EVENTS_RETENTION_DAYS: positiveInt('EVENTS_RETENTION_DAYS').default(30),
   /** How often each process looks for captured changes to publish as events (back to back while a backlog lasts). */
   EVENTS_PUBLISH_INTERVAL_MS: positiveInt('EVENTS_PUBLISH_INTERVAL_MS', 10).default(250),
+  /** Long polls (`wait` > 0) one client directory may hold open at once on one API process. */
+  EVENTS_MAX_WAITING: positiveInt('EVENTS_MAX_WAITING').default(5),
   /** A webhook attempt (connect, send, answer's status line) ends after this long. */
   WEBHOOK_TIMEOUT_MS: positiveInt('WEBHOOK_TIMEOUT_MS', 100).default(10_000),
   /** Seconds before each retry of a failed attempt, in turn; then the delivery is marked failed. */
@@ -175,11 +179,25 @@ const schema = z.object({
   /** Webhook attempts in flight per delivering process, and to any one endpoint from it. */
   WEBHOOK_CONCURRENCY: positiveInt('WEBHOOK_CONCURRENCY').default(16),
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt('WEBHOOK_CONCURRENCY_PER_ENDPOINT').default(4),
-  /** Behind a reverse proxy: take the client address from X-Forwarded-For (per-IP rate limits). */
+  /**
+   * Reverse proxies in front of the API that each append their peer to X-Forwarded-For: the client address is that
+   * many entries from the right, so entries a client wrote itself are never read. `true` is 1 hop, `false` 0 (off).
+   */
   TRUST_PROXY: z
-    .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
-    .transform((v) => v === 'true' || v === '1')
-    .default(false),
+    .string()
+    .transform((value, ctx) => {
+      if (value === 'true' || value === 'false') return value === 'true' ? 1 : 0;
+      if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be the number of trusted proxy hops, a whole number >= 0, or true (1) or false (0) (got "${value}")`,
+          path: ['TRUST_PROXY'],
+        });
+        return z.NEVER;
+      }
+      return Number(value);
+    })
+    .default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Where the repository's docs/ are published (a Git host's file view): the OpenAPI document's guide links start there. */
   DOCS_BASE_URL: z
@@ -210,6 +228,8 @@ export type AppConfig = {
   timeZone: string;
   rateLimit: { max: number; windowSeconds: number };
   uploadMaxFiles: number;
+  /** UPLOAD_QUOTA_MB_PER_DAY in bytes; 0 = no limit. */
+  uploadQuotaBytesPerDay: number;
   metrics: { host: string; port: number };
   jobTimeoutMs: number;
   jobLockMs: number;
@@ -219,6 +239,7 @@ export type AppConfig = {
   /** The PDF cache's bounds; maxObjects 0 = off. */
   pdfCache: { maxAgeHours: number; maxObjects: number; memoryBytes: number };
   events: { retentionDays: number; publishIntervalMs: number };
+  eventsMaxWaiting: number;
   webhooks: {
     timeoutMs: number;
     retryScheduleSeconds: number[];
@@ -228,7 +249,8 @@ export type AppConfig = {
     concurrency: number;
     concurrencyPerEndpoint: number;
   };
-  trustProxy: boolean;
+  /** Trusted proxy hops in front of the API (TRUST_PROXY); 0 = X-Forwarded-For is ignored. */
+  trustProxyHops: number;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** Base of the guide links in the OpenAPI document; null = repository paths (docs/integrate/...). */
   docsBaseUrl: string | null;
@@ -301,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     timeZone: c.APP_TIMEZONE,
     rateLimit: { max: c.RATE_LIMIT_MAX, windowSeconds: c.RATE_LIMIT_WINDOW_SECONDS },
     uploadMaxFiles: c.UPLOAD_MAX_FILES,
+    uploadQuotaBytesPerDay: c.UPLOAD_QUOTA_MB_PER_DAY * 1024 * 1024,
     metrics: { host: c.METRICS_HOST, port: c.METRICS_PORT },
     jobTimeoutMs: c.JOB_TIMEOUT_MS,
     jobLockMs: c.JOB_LOCK_MS,
@@ -309,6 +332,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
     pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS, memoryBytes: c.PDF_MEMORY_CACHE_MB * 1024 * 1024 },
     events: { retentionDays: c.EVENTS_RETENTION_DAYS, publishIntervalMs: c.EVENTS_PUBLISH_INTERVAL_MS },
+    eventsMaxWaiting: c.EVENTS_MAX_WAITING,
     webhooks: {
       timeoutMs: c.WEBHOOK_TIMEOUT_MS,
       retryScheduleSeconds: c.WEBHOOK_RETRY_SCHEDULE,
@@ -318,7 +342,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       concurrency: c.WEBHOOK_CONCURRENCY,
       concurrencyPerEndpoint: c.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
     },
-    trustProxy: c.TRUST_PROXY,
+    trustProxyHops: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
     docsBaseUrl: c.DOCS_BASE_URL ?? null,
     dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,

@@ -16,6 +16,7 @@ export type * from './ports/client-repository.port.js';
 export type * from './ports/order-repository.port.js';
 export type * from './ports/file-category-repository.port.js';
 export type * from './ports/order-file-repository.port.js';
+export type * from './ports/upload-quota.port.js';
 export type * from './ports/file-storage.port.js';
 export type * from './ports/invoice-repository.port.js';
 export type * from './ports/pdf-renderer.port.js';

@@ -97,6 +97,7 @@ export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLin
           'The order is checked first (404 whatever the body), then every file is validated before any is stored: a request that fails validation stores nothing.',
           'Each valid file is stored or listed in `failed` with the reason: 201 when at least one was stored, 422 `No files were uploaded` with the payload when none could be. A store job that does not finish within `JOB_TIMEOUT_MS` writes nothing: its file is in `failed` (send it again), or, when no file of the request was stored, the answer is 503 with `Retry-After` and the whole request may be sent again.',
           "Bytes already attached to this order are not stored again (the item's `duplicate_of`), and an `Idempotency-Key` makes a retry of the whole request safe.",
+          "With UPLOAD_QUOTA_MB_PER_DAY set, the files take from the client's daily quota (MiB per calendar day in APP_TIMEZONE) in part order: a file that would pass it is in `failed` with `Daily upload quota exceeded.` and the others are stored; duplicates count nothing.",
           `Part names, file names and content types, duplicates and retries: ${guides.link('uploads')}.`,
         ].join('\n\n'),
         parameters: [pathIdParameter('order_id', 'Order', 3001), idempotencyKeyParameter(guides)],

@@ -23,6 +23,8 @@ export interface paths {
          *
          *     Bytes already attached to this order are not stored again (the item's `duplicate_of`), and an `Idempotency-Key` makes a retry of the whole request safe.
          *
+         *     With UPLOAD_QUOTA_MB_PER_DAY set, the files take from the client's daily quota (MiB per calendar day in APP_TIMEZONE) in part order: a file that would pass it is in `failed` with `Daily upload quota exceeded.` and the others are stored; duplicates count nothing.
+         *
          *     Part names, file names and content types, duplicates and retries: [docs/integrate/uploads.md](docs/integrate/uploads.md).
          */
         post: operations["uploadOrderFiles"];
@@ -278,6 +280,8 @@ export interface paths {
          * @description Every change to this client's invoices and order files, oldest first, whoever made it (this API or another system writing the database): `invoice.created`, `invoice.updated` (with `previous_attributes`), `invoice.deleted`, `order.file_attached`.
          *
          *     Keep `next_after` and send it as `after` next time: a cursor never skips an event and never sees one twice. While `has_more` is true, ask again at once. With `wait`, an answer with no event waits until one arrives for this client (or the time runs out): a long poll.
+         *
+         *     A client may hold EVENTS_MAX_WAITING (5 by default) requests with `wait` > 0 open at once on one API process; one more is 429 `Too many waiting requests.` with `Retry-After: 1`: keep one long poll per consumer and send the next when it is answered.
          *
          *     Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from `GET /invoices`, then follow the feed from the newest event.
          *
@@ -5572,7 +5576,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            /** @description Too many requests in this window (`Too Many Attempts.`), or, with `wait` > 0, this client already holds EVENTS_MAX_WAITING long polls on this API process (`Too many waiting requests.`, `Retry-After: 1`). */
             429: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5608,8 +5612,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 429;
-                        /** @constant */
-                        message?: "Too Many Attempts.";
+                        /** @enum {unknown} */
+                        message?: "Too Many Attempts." | "Too many waiting requests.";
                     };
                 };
             };

@@ -8,3 +8,12 @@ export class EventsExpiredError extends DomainError {
     super(Messages.EVENTS_EXPIRED);
   }
 }
+
+/** The directory already holds EVENTS_MAX_WAITING long polls on this process (429, try again in a second). */
+export class TooManyWaitingRequestsError extends DomainError {
+  readonly code = 'TOO_MANY_WAITING_REQUESTS';
+  readonly retryAfterSeconds = 1;
+  constructor() {
+    super(Messages.TOO_MANY_WAITING_REQUESTS);
+  }
+}

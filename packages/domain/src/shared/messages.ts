@@ -10,6 +10,8 @@ export const Messages = {
   FILES_UPLOADED: 'Files uploaded',
   /** A file of a partly stored upload whose job the queue did not finish in time. */
   FILE_NOT_STORED_IN_TIME: 'The file could not be stored in time; nothing was kept. Send it again.',
+  /** A file that would take the directory past UPLOAD_QUOTA_MB_PER_DAY. */
+  UPLOAD_QUOTA_EXCEEDED: 'Daily upload quota exceeded.',
   IDEMPOTENCY_KEY_TOO_LONG: 'The Idempotency-Key header must not be greater than 255 characters.',
   IDEMPOTENCY_KEY_INVALID: 'The Idempotency-Key header must contain only visible ASCII characters.',
   IDEMPOTENCY_KEY_REUSED: 'The Idempotency-Key header was already used for a different request.',
@@ -26,6 +28,7 @@ export const Messages = {
   SERVER_ERROR: 'Server Error',
   OK: 'OK',
   EVENTS_EXPIRED: 'Events after this cursor are no longer kept.',
+  TOO_MANY_WAITING_REQUESTS: 'Too many waiting requests.',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found',
 } as const;
 

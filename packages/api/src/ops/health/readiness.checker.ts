@@ -4,6 +4,8 @@ import { withTimeout } from '@logi/domain';
 
 /** Pause between two attempts at a dependency that failed fast. */
 const RETRY_INTERVAL_MS = 100;
+/** A report this young answers a call without asking the dependencies again. */
+export const READINESS_MAX_AGE_MS = 1_000;
 
 export interface DependencyCheck {
   /** Named in the 503 answer: `database`, `storage`, `job_queue`, `redis`, `pdf_renderer`. */
@@ -41,19 +43,26 @@ export interface ReadinessReport {
  * Asks every dependency at once, each bounded by its own timeout, so one
  * that hangs cannot make the probe itself hang. Reasons go to the log only:
  * the endpoint is public and error texts may hold hosts or paths.
+ *
+ * The endpoint is public and unthrottled, so calls never drive the probes:
+ * one probe runs at a time, calls during it share its answer, and a report
+ * younger than `maxAgeMs` answers without asking again. A change shows
+ * within `maxAgeMs` plus one probe's time.
  */
 export class ReadinessChecker {
+  private latest: { checks: Record<string, CheckOutcome>; failing: string[]; finishedAt: number } | null = null;
+  private running: Promise<{ checks: Record<string, CheckOutcome>; failing: string[] }> | null = null;
+
   constructor(
     private readonly checks: readonly DependencyCheck[],
     private readonly logger: Logger,
     private readonly replicas: () => ReplicaStatus[] | null = () => null,
+    private readonly maxAgeMs = READINESS_MAX_AGE_MS,
   ) {}
 
   async check(): Promise<ReadinessReport> {
-    const outcomes = await Promise.all(this.checks.map((check) => this.run(check)));
-    const checks: Record<string, CheckOutcome> = {};
-    this.checks.forEach((check, i) => (checks[check.name] = outcomes[i]!));
-    const failing = this.checks.filter((_, i) => outcomes[i] !== 'ok').map((check) => check.name);
+    const { checks, failing } = await this.dependencies();
+    // The replicas' state is their own checker's, already in memory: read it on each call.
     const replicas = this.replicas();
     if (!replicas) return { ready: failing.length === 0, checks, failing };
     return {
@@ -63,6 +72,24 @@ export class ReadinessChecker {
       replicas: Object.fromEntries(replicas.map((r) => [r.name, { state: r.state, lag_seconds: r.lagSeconds }])),
       degraded: replicas.filter((r) => r.state !== 'ok').map((r) => r.name),
     };
+  }
+
+  /** The latest report while it is young enough, else the probe in flight, else a new probe. */
+  private dependencies(): Promise<{ checks: Record<string, CheckOutcome>; failing: string[] }> {
+    if (this.latest && Date.now() - this.latest.finishedAt < this.maxAgeMs) return Promise.resolve(this.latest);
+    this.running ??= this.probe().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async probe(): Promise<{ checks: Record<string, CheckOutcome>; failing: string[] }> {
+    const outcomes = await Promise.all(this.checks.map((check) => this.run(check)));
+    const checks: Record<string, CheckOutcome> = {};
+    this.checks.forEach((check, i) => (checks[check.name] = outcomes[i]!));
+    const failing = this.checks.filter((_, i) => outcomes[i] !== 'ok').map((check) => check.name);
+    this.latest = { checks, failing, finishedAt: Date.now() };
+    return this.latest;
   }
 
   /**

@@ -2,7 +2,8 @@ import type { ClockPort } from '../../ports/clock.port.js';
 import type { EventFeedPort } from '../../ports/event-feed.port.js';
 import type { ChangeEvent } from '../event.js';
 import { EventsExpiredError } from '../events.errors.js';
-import { parseListEventsQuery } from './list-events.query.js';
+import { parseListEventsQuery, type ListEventsQuery } from './list-events.query.js';
+import { WaitingSlots } from './waiting-slots.js';
 
 export interface EventPage {
   events: ChangeEvent[];
@@ -15,12 +16,33 @@ export interface EventPage {
  * GET /events: validate the query, refuse a cursor retention has passed,
  * read one page; with `wait`, an empty page waits for the next event of the
  * directory (or the end of the wait, or the client leaving) and reads again.
+ * A request with `wait` holds one of the directory's `maxWaiting` slots of
+ * this process until it ends, however it ends.
  */
 export class ListEventsUseCase {
-  constructor(private readonly deps: { feed: EventFeedPort; clock: ClockPort }) {}
+  private readonly waiting: WaitingSlots;
+
+  constructor(private readonly deps: { feed: EventFeedPort; clock: ClockPort; maxWaiting: number }) {
+    this.waiting = new WaitingSlots(deps.maxWaiting);
+  }
 
   async execute(input: { directory: string; query: Iterable<[string, string]>; signal?: AbortSignal }): Promise<EventPage> {
     const query = parseListEventsQuery(input.query);
+    const release = query.waitSeconds > 0 ? this.waiting.take(input.directory) : () => undefined;
+    try {
+      return await this.read(input.directory, query, input.signal);
+    } finally {
+      release();
+    }
+  }
+
+  /** Long polls of the directory this process holds open now. */
+  waitingOf(directory: string): number {
+    return this.waiting.heldBy(directory);
+  }
+
+  private async read(directory: string, query: ListEventsQuery, signal: AbortSignal | undefined): Promise<EventPage> {
+    const input = { directory, signal };
     if ((await this.deps.feed.removedThrough(input.directory)) > query.after) throw new EventsExpiredError();
     const deadline = this.deps.clock.now().getTime() + query.waitSeconds * 1000;
     for (;;) {

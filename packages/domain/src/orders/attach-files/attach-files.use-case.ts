@@ -7,10 +7,12 @@ import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.
 import { jobDeadline, whenJobSettled } from '../../jobs/job-definitions.js';
 import type { OrderRepositoryPort } from '../../ports/order-repository.port.js';
 import type { IdempotencyStorePort } from '../../ports/idempotency-store.port.js';
+import type { ClockPort } from '../../ports/clock.port.js';
+import type { UploadQuotaPort } from '../../ports/upload-quota.port.js';
 import { idempotencyKeyErrors, runIdempotently } from '../../idempotency/idempotent-request.js';
 import type { Order, OrderFile } from '../order.js';
 import { OrderNotFoundError } from '../orders.errors.js';
-import { parseCategoryId, validateFiles, type ReceivedFile, type ReceivedUpload } from './upload-rules.js';
+import { filesCountedByQuota, parseCategoryId, quotaDay, validateFiles, type ReceivedFile, type ReceivedUpload } from './upload-rules.js';
 import { NoFilesUploadedError, type AttachFilesAnswer, type AttachFilesPayload, type FailedUpload, type UploadedFile } from './attach-files.result.js';
 
 export interface AttachFilesInput {
@@ -29,6 +31,21 @@ export interface AttachFilesInput {
  */
 type Outcome = { uploaded: UploadedFile } | { failed: FailedUpload } | { unavailable: ServiceUnavailableError; name: string };
 
+/** Bytes a file took from its directory's daily quota, given back if it is not stored. */
+interface Reservation {
+  day: string;
+  bytes: number;
+}
+
+/** UPLOAD_QUOTA_MB_PER_DAY: bytes a directory may store per calendar day in `timeZone`. */
+export interface UploadQuota {
+  usage: UploadQuotaPort;
+  /** 0 = no limit. */
+  bytesPerDay: number;
+  timeZone: string;
+  clock: ClockPort;
+}
+
 /** POST /orders/{id}/files: check the order, read and validate the files, store each, report. */
 export class AttachFilesUseCase {
   constructor(
@@ -46,6 +63,8 @@ export class AttachFilesUseCase {
       newId: () => string;
       /** Unix ms; the system clock by default. */
       now?: () => number;
+      /** The daily quota; none when absent. */
+      quota?: UploadQuota;
     },
   ) {}
 
@@ -68,10 +87,13 @@ export class AttachFilesUseCase {
   /**
    * Stores each file whose bytes the order does not have yet; a file the
    * order already has (or an earlier part of this request) is answered with
-   * the existing file and nothing is written for it.
+   * the existing file and nothing is written for it. With a daily quota, the
+   * files take from it in request order before any is stored; one that would
+   * pass it fails, and one that is not stored after all gives its bytes back.
    */
   private async attach(order: Order, files: ReceivedFile[], categoryId: number | null, requestId: string): Promise<AttachFilesPayload> {
     const attached = await this.attachedByContent(order);
+    const reservations = await this.reserveQuota(order.directory, files, new Set(attached.keys()));
     const firstOfBytes = new Map<string, Promise<Outcome>>();
     const outcomes = await Promise.all(
       files.map(async (file) => {
@@ -79,12 +101,46 @@ export class AttachFilesUseCase {
         if (existing) return { uploaded: { id: existing.id, name: file.name, categoryId: existing.categoryId, duplicateOf: existing.id } };
         const first = firstOfBytes.get(file.sha256);
         if (first) return first.then((outcome) => sameAs(outcome, file.name));
-        const stored = this.store(order, file, categoryId, requestId);
+        const reservation = reservations.get(file);
+        const stored =
+          reservation === null
+            ? Promise.resolve<Outcome>({ failed: { name: file.name, error: Messages.UPLOAD_QUOTA_EXCEEDED } })
+            : this.store(order, file, categoryId, requestId).then((outcome) => this.settleQuota(order.directory, outcome, reservation));
         firstOfBytes.set(file.sha256, stored);
         return stored;
       }),
     );
     return this.report(order, outcomes);
+  }
+
+  /**
+   * Each file that would store new bytes, in request order: its reservation,
+   * or null when it would pass the day's quota. Empty without a quota. A
+   * database failure midway gives back what was taken and fails the request.
+   */
+  private async reserveQuota(directory: string, files: ReceivedFile[], attached: ReadonlySet<string>): Promise<Map<ReceivedFile, Reservation | null>> {
+    const reservations = new Map<ReceivedFile, Reservation | null>();
+    const quota = this.deps.quota;
+    if (!quota || quota.bytesPerDay === 0) return reservations;
+    const day = quotaDay(quota.clock.now(), quota.timeZone);
+    try {
+      for (const file of filesCountedByQuota(files, attached)) {
+        const reserved = await quota.usage.reserve(directory, day, file.size, quota.bytesPerDay);
+        reservations.set(file, reserved ? { day, bytes: file.size } : null);
+      }
+    } catch (error) {
+      for (const taken of reservations.values()) if (taken) await quota.usage.release(directory, taken.day, taken.bytes).catch(() => undefined);
+      throw error;
+    }
+    return reservations;
+  }
+
+  /** A file that was not stored gives its bytes back (a failed give-back leaves the day overcounted, never undercounted). */
+  private async settleQuota(directory: string, outcome: Outcome, reservation: Reservation | undefined): Promise<Outcome> {
+    if (reservation && !('uploaded' in outcome)) {
+      await this.deps.quota?.usage.release(directory, reservation.day, reservation.bytes).catch(() => undefined);
+    }
+    return outcome;
   }
 
   /** The order's files by SHA-256 (the oldest one when several share bytes). */

@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import type { FieldErrors } from '../../shared/common.errors.js';
 
 /** 10 MiB: exactly this many bytes are accepted, one more is not. */
@@ -60,4 +61,23 @@ export function parseCategoryId(raw: string | undefined): { id: number | null } 
   if (!/^-?\d{1,15}$/.test(value)) return { error: 'The category_id field must be an integer.' };
   if (Number(value) < 1) return { error: 'The selected category_id is invalid.' };
   return { id: Number(value) };
+}
+
+/** The calendar day (YYYY-MM-DD in `timeZone`, APP_TIMEZONE) whose UPLOAD_QUOTA_MB_PER_DAY an upload at `now` counts against. */
+export function quotaDay(now: Date, timeZone: string): string {
+  return DateTime.fromJSDate(now, { zone: timeZone }).toISODate()!;
+}
+
+/**
+ * The files of a request that take from the daily quota, in request order:
+ * bytes the order already has, and a later part repeating an earlier one's
+ * bytes, store nothing new and count nothing.
+ */
+export function filesCountedByQuota(files: readonly ReceivedFile[], attachedSha256: ReadonlySet<string>): ReceivedFile[] {
+  const seen = new Set<string>();
+  return files.filter((file) => {
+    if (attachedSha256.has(file.sha256) || seen.has(file.sha256)) return false;
+    seen.add(file.sha256);
+    return true;
+  });
 }
