@@ -53,7 +53,11 @@ export class BullmqQueueInspector {
     const startedAt = Date.now();
     if (!(await whenRedisReady(this.client, timeoutMs))) throw new Error('Redis is not connected');
     const counts = Promise.all(
-      this.queues.map(async (queue) => [queue.name, (await queue.getJobCounts(...WATCHED_JOB_STATES)) as Record<WatchedJobState, number>] as const),
+      this.queues.map(async (queue) => {
+        // Jobs wait as `prioritized` since renders are shared fairly (ADR 0036); an operator sees them all as waiting.
+        const { prioritized = 0, ...counts } = await queue.getJobCounts(...WATCHED_JOB_STATES, 'prioritized');
+        return [queue.name, { ...counts, waiting: (counts.waiting ?? 0) + prioritized } as Record<WatchedJobState, number>] as const;
+      }),
     );
     const answered = await withTimeout(counts, Math.max(1, timeoutMs - (Date.now() - startedAt)), {
       onTimeout: () => {
