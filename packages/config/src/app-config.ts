@@ -175,6 +175,8 @@ const schema = z.object({
   /** Webhook attempts in flight per delivering process, and to any one endpoint from it. */
   WEBHOOK_CONCURRENCY: positiveInt('WEBHOOK_CONCURRENCY').default(16),
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt('WEBHOOK_CONCURRENCY_PER_ENDPOINT').default(4),
+  /** Webhook attempts in flight to one client directory's endpoints, per delivering process. */
+  WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY: positiveInt('WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY').default(8),
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (per-IP rate limits). */
   TRUST_PROXY: z
     .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
@@ -227,6 +229,7 @@ export type AppConfig = {
     allowPrivateTargets: boolean;
     concurrency: number;
     concurrencyPerEndpoint: number;
+    maxInFlightPerDirectory: number;
   };
   trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
@@ -317,6 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       concurrency: c.WEBHOOK_CONCURRENCY,
       concurrencyPerEndpoint: c.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+      maxInFlightPerDirectory: c.WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY,
     },
     trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,

@@ -12,6 +12,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   SERVICE_UNAVAILABLE: 503,
   EVENTS_EXPIRED: 410,
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,
+  WEBHOOK_REPLAY_RUNNING: 409,
 };
 
 /** Messages for statuses raised by the HTTP layer itself. */

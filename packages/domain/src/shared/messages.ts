@@ -27,6 +27,7 @@ export const Messages = {
   OK: 'OK',
   EVENTS_EXPIRED: 'Events after this cursor are no longer kept.',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found',
+  WEBHOOK_REPLAY_RUNNING: 'A replay of this endpoint is still running.',
 } as const;
 
 export function orderNrNotFoundMessage(nr: string): string {

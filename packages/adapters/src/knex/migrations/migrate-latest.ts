@@ -13,6 +13,7 @@ import * as eventRetentionIndex from './010-event-retention-index.migration.js';
 import * as vatSortIndex from './011-vat-sort-index.migration.js';
 import * as customerNameCounts from './012-customer-name-counts.migration.js';
 import * as directoryLockFirst from './013-directory-lock-first.migration.js';
+import * as webhookFairClaims from './014-webhook-fair-claims.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -39,6 +40,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '012-customer-name-counts', up: customerNameCounts.up, down: customerNameCounts.down, config: { transaction: false } },
   // Triggers dropped and made again one by one: DDL commits on MariaDB anyway.
   { name: '013-directory-lock-first', up: directoryLockFirst.up, down: directoryLockFirst.down, config: { transaction: false } },
+  { name: '014-webhook-fair-claims', up: webhookFairClaims.up, down: webhookFairClaims.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {
