@@ -300,6 +300,6 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
     // The failed one's retry is pending, and does not hold the replay.
     expect(await db.knex('webhook_deliveries').where({ endpoint_id: 1, status: 'pending' }).select('attempt')).toEqual([{ attempt: 2 }]);
     expect(await endpoints.replay(NORTH, 1, 0, NOW)).toBe(2);
-    await db.knex('webhook_endpoints').update({ replay_after_id: null, failing_since: null });
+    await db.knex('webhook_endpoints').update({ failing_since: null });
   });
 });

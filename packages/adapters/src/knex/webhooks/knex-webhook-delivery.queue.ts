@@ -30,12 +30,12 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
   async claimDue(now: number, bounds: DeliverySlotBounds, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     if (bounds.limit <= 0) return [];
     const work = async (trx: Knex.Transaction) => {
-      // One index dive per endpoint (its oldest due attempt): a deep backlog costs its endpoint one row here.
-      const oldestDue = trx('webhook_deliveries as d')
+      // One index entry per endpoint, its oldest pending attempt (due when that one is): a deep backlog, or many
+      // attempts not yet due, cost their endpoint one entry here (ADR 0040).
+      const oldestPending = trx('webhook_deliveries as d')
         .select('d.next_attempt_at')
         .whereRaw('d.endpoint_id = e.id')
         .andWhere('d.status', 'pending')
-        .andWhere('d.next_attempt_at', '<=', now)
         .orderBy('d.next_attempt_at')
         .limit(1)
         .as('oldest_due');
@@ -48,9 +48,9 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         'e.previous_secret',
         'e.previous_secret_until',
         'e.failing_since',
-        oldestDue,
+        oldestPending,
       );
-      const heads = endpointRows.filter((row) => row.oldest_due != null);
+      const heads = endpointRows.filter((row) => row.oldest_due != null && Number(row.oldest_due) <= now);
       if (heads.length === 0) return [];
       const stale = heads.filter((row) => Number(row.enabled) !== 1).map((row) => Number(row.id));
       if (stale.length > 0) {
@@ -125,7 +125,11 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
 
   /** An endpoint's oldest due attempts, locked (MariaDB: rows another process holds are passed over). */
   private async oldestDue(trx: Knex.Transaction, endpointId: number, now: number, limit: number): Promise<Row[]> {
-    const rows = trx('webhook_deliveries')
+    // MariaDB would take the (status, next_attempt_at) index for an endpoint with a deep backlog, and walk other
+    // endpoints' older rows to find its few (ADR 0040): the per-endpoint index reads exactly the rows taken.
+    const table = this.mysql ? trx.raw('?? FORCE INDEX (??)', ['webhook_deliveries', 'webhook_deliveries_endpoint_due_index']) : 'webhook_deliveries';
+    const rows = trx
+      .from(table)
       .select('id', 'endpoint_id', 'event_id', 'event_type', 'attempt')
       .where({ endpoint_id: endpointId, status: 'pending' })
       .andWhere('next_attempt_at', '<=', now)

@@ -131,25 +131,16 @@ export class KnexWebhookEndpointRepository implements WebhookEndpointRepositoryP
    */
   private async beginReplay(directory: string, endpointId: number, now: number): Promise<'begun' | 'running' | 'missing'> {
     const work = async (trx: Knex.Transaction) => {
-      const endpoint = (await trx('webhook_endpoints')
-        .select('replay_after_id', 'replay_inserting_until')
-        .where({ directory, id: endpointId })
-        .forUpdate()
-        .first()) as Record<string, unknown> | undefined;
+      const endpoint = (await trx('webhook_endpoints').select('replay_inserting_until').where({ directory, id: endpointId }).forUpdate().first()) as
+        Record<string, unknown> | undefined;
       if (!endpoint) return 'missing';
       if (endpoint.replay_inserting_until != null && Number(endpoint.replay_inserting_until) > now) return 'running';
-      if (endpoint.replay_after_id != null) {
-        const unsent = (await trx('webhook_deliveries')
-          .select('id')
-          .where({ endpoint_id: endpointId, status: 'pending', replay: 1, attempt: 1 })
-          .andWhere('id', '>', Number(endpoint.replay_after_id))
-          .first()) as unknown;
-        if (unsent) return 'running';
-      }
-      const last = (await trx('webhook_deliveries').max({ id: 'id' }).first()) as { id: unknown } | undefined;
+      // Retries are new rows without the mark: only a replay's first attempts hold it.
+      const unsent = (await trx('webhook_deliveries').select('id').where({ endpoint_id: endpointId, replay: 1, status: 'pending' }).first()) as unknown;
+      if (unsent) return 'running';
       await trx('webhook_endpoints')
         .where({ id: endpointId })
-        .update({ replay_after_id: Number(last?.id ?? 0), replay_inserting_until: now + REPLAY_QUEUEING_LEASE_SECONDS });
+        .update({ replay_inserting_until: now + REPLAY_QUEUEING_LEASE_SECONDS });
       return 'begun';
     };
     return isMysql(this.knex) ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work);
