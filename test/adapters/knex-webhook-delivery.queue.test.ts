@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DeliverySlotBounds } from '@logi/domain';
-import { KnexWebhookDeliveryQueue, KnexWebhookEndpointRepository, loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
+import { createKnex, KnexWebhookDeliveryQueue, KnexWebhookEndpointRepository, loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
 
@@ -265,6 +265,46 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
         ),
       ),
     ).toEqual([1, 2]);
+  });
+
+  it('when several processes claim at once (MariaDB: pools of their own), then each attempt is taken by one of them, and each within its bounds', async () => {
+    for (const endpointId of [1, 2, 4, 5, 6]) await pending(endpointId, 40, NOW - 10);
+    // SQLite is one delivering process (the embedded API): its claims share one connection.
+    const others = profile === 'mariadb' ? [0, 1, 2].map(() => createKnex({ databaseUrl: db.databaseUrl, dataDir: db.dataDir })) : [];
+    try {
+      const queues = [queue, ...(others.length > 0 ? others.map((knex) => new KnexWebhookDeliveryQueue(knex)) : [queue, queue, queue])];
+      const rounds = await Promise.all(
+        queues.map((each) =>
+          each.claimDue(
+            NOW,
+            slots(
+              8,
+              () => 2,
+              () => 4,
+            ),
+            30,
+          ),
+        ),
+      );
+      const ids = rounds.flat().map((item) => item.delivery.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.length).toBeGreaterThanOrEqual(8);
+      for (const claimed of rounds) {
+        expect(claimed.length).toBeLessThanOrEqual(8);
+        const perEndpoint = new Map<number, number>();
+        for (const item of claimed) perEndpoint.set(item.delivery.endpointId, (perEndpoint.get(item.delivery.endpointId) ?? 0) + 1);
+        expect(Math.max(...perEndpoint.values())).toBeLessThanOrEqual(2);
+        expect(claimed.filter((item) => item.directory === NORTH).length).toBeLessThanOrEqual(4);
+      }
+      const leased = (await db
+        .knex('webhook_deliveries')
+        .where('next_attempt_at', NOW + 30)
+        .count({ n: '*' })
+        .first()) as { n: unknown };
+      expect(Number(leased.n)).toBe(ids.length);
+    } finally {
+      await Promise.all(others.map((knex) => knex.destroy()));
+    }
   });
 
   it('when a replay is still being sent, then another replay of the endpoint is refused until every event it queued had its first attempt (retries do not count)', async () => {
