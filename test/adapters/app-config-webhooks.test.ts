@@ -21,3 +21,11 @@ describe('WEBHOOK_RETRY_SCHEDULE', () => {
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,0' })).toThrow(/^Configuration error: WEBHOOK_RETRY_SCHEDULE must be a comma-separated list/);
   });
 });
+
+describe('WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY', () => {
+  it('when it is unset, then a directory has 8 attempts in flight per process; set, its value; not a positive integer, the error names it', () => {
+    expect(loadConfig({}).webhooks.maxInFlightPerDirectory).toBe(8);
+    expect(loadConfig({ WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY: '3' }).webhooks.maxInFlightPerDirectory).toBe(3);
+    expect(() => loadConfig({ WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY: '0' })).toThrow(/^Configuration error: WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY /);
+  });
+});

@@ -57,6 +57,7 @@ describe('migrateLatest', () => {
       '012-customer-name-counts',
       '013-directory-lock-first',
       '014-upload-quota-usage',
+      '015-webhook-fair-claims',
     ]);
     for (const table of TABLES) expect(await connections[0]!.schema.hasTable(table)).toBe(true);
     expect(await connections[0]!.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
@@ -83,6 +84,7 @@ describe('migrateLatest', () => {
       '012-customer-name-counts',
       '013-directory-lock-first',
       '014-upload-quota-usage',
+      '015-webhook-fair-claims',
     ]);
     const [rows] = (await mariadb.knex.raw(
       'SELECT TABLE_NAME AS name, ENGINE AS engine, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME',

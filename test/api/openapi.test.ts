@@ -45,7 +45,7 @@ const OPERATIONS: ReadonlyArray<readonly [string, string, readonly string[]]> = 
   // No body is needed; one that is sent is read, and refused as any JSON body is.
   ['post', '/webhook-endpoints/{endpoint_id}/rotate-secret', ['200', '404', '413', '415']],
   ['get', '/webhook-endpoints/{endpoint_id}/deliveries', ['200', '404', '422']],
-  ['post', '/webhook-endpoints/{endpoint_id}/replay', ['202', '404', '410', ...JSON_BODY]],
+  ['post', '/webhook-endpoints/{endpoint_id}/replay', ['202', '404', '409', '410', ...JSON_BODY]],
 ];
 const WEBHOOK_ID_OPERATIONS = OPERATIONS.filter(([, path]) => path.startsWith('/webhook-endpoints/{endpoint_id}'));
 /** The contract's event types, each a `webhooks` entry, with the schema of its event. */
@@ -183,6 +183,9 @@ describe('the OpenAPI document', () => {
     expect(unprocessable('post', '/webhook-endpoints')).toContain('A client directory may have at most');
     expect(JSON.stringify(contract.operation('post', '/webhook-endpoints/{endpoint_id}/replay').responses['410'])).toContain(
       '"const":"Events after this cursor are no longer kept."',
+    );
+    expect(JSON.stringify(contract.operation('post', '/webhook-endpoints/{endpoint_id}/replay').responses['409'])).toContain(
+      '"const":"A replay of this endpoint is still running."',
     );
   });
 
@@ -465,6 +468,20 @@ describe('real responses match the document', () => {
     expect(
       (await fits(await json('POST', `${endpoint}/replay`, '{"after":0}'), 'post', '/webhook-endpoints/{endpoint_id}/replay', 202)).data.scheduled,
     ).toEqual(expect.any(Number));
+    // A first attempt a replay queued and nobody has made yet (due far ahead): another replay is refused.
+    await api.knex('webhook_deliveries').insert({
+      endpoint_id: id,
+      event_id: 1,
+      event_type: 'invoice.updated',
+      attempt: 1,
+      status: 'pending',
+      created: 0,
+      next_attempt_at: 4_000_000_000,
+      replay: 1,
+    });
+    expect(await fits(await json('POST', `${endpoint}/replay`, '{"after":0}'), 'post', '/webhook-endpoints/{endpoint_id}/replay', 409)).toMatchObject({
+      message: 'A replay of this endpoint is still running.',
+    });
 
     expect(await fits(await json('POST', '/webhook-endpoints', '{"url":'), 'post', '/webhook-endpoints', 400)).toMatchObject({ message: 'Bad Request' });
     expect(await fits(await json('PATCH', endpoint, '{"__proto__":{"enabled":true}}'), 'patch', '/webhook-endpoints/{endpoint_id}', 400)).toMatchObject({

@@ -64,11 +64,12 @@ async function serverCounters(knex: Knex): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((row) => [row.Variable_name, Number(row.Value)]));
 }
 
-/** KnexWebhookDeliveryQueue.claimDue's locking statement, built the same way (attempt rows only; the endpoints are read after it without locks). */
-function claimStatement(knex: Knex, now: number, limit: number): Knex.QueryBuilder {
-  return knex('webhook_deliveries')
+/** KnexWebhookDeliveryQueue.claimDue's locking statement, built the same way: one endpoint's oldest due attempts (ADR 0038; the endpoints are read before it without locks). */
+function claimStatement(knex: Knex, now: number, endpointId: number, limit: number): Knex.QueryBuilder {
+  return knex
+    .from(knex.raw('?? FORCE INDEX (??)', ['webhook_deliveries', 'webhook_deliveries_endpoint_due_index']))
     .select('id', 'endpoint_id', 'event_id', 'event_type', 'attempt')
-    .where('status', 'pending')
+    .where({ endpoint_id: endpointId, status: 'pending' })
     .andWhere('next_attempt_at', '<=', now)
     .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
     .limit(limit)
@@ -202,10 +203,8 @@ export async function benchDelivery(io: BenchDatabase, options: { rounds: number
         [now, now, io.directory, EVENTS_PER_ROUND, io.directory],
       );
       if (round === 0) {
-        const statement = claimStatement(knex, now, DELIVERY_CONCURRENCY * 4)
-          .toSQL()
-          .toNative();
-        claim = { sql: claimStatement(knex, now, DELIVERY_CONCURRENCY * 4).toString(), explain: await explain(knex, statement.sql, [...statement.bindings]) };
+        const statement = claimStatement(knex, now, endpoints[0]!.id, 4).toSQL().toNative();
+        claim = { sql: claimStatement(knex, now, endpoints[0]!.id, 4).toString(), explain: await explain(knex, statement.sql, [...statement.bindings]) };
       }
       const counted = await counting.done;
       const after = await serverCounters(knex);

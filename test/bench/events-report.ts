@@ -186,7 +186,7 @@ export function eventsSection(e: EventsResults): string[] {
     `Over the best API round the server counted ${Object.entries(d.serverCounters ?? {})
       .map(([name, value]) => `${count(value)} \`${name}\``)
       .join(', ')} (server-wide: other clients included; lock time in ms). ` +
-      'The claim statement of `KnexWebhookDeliveryQueue.claimDue` as knex writes it for MariaDB, and its plan with the backlog pending:',
+      "The locking statement of `KnexWebhookDeliveryQueue.claimDue` (one endpoint's oldest due attempts) as knex writes it for MariaDB, and its plan with the backlog pending:",
     '',
     '```sql',
     d.claim?.sql ?? '',

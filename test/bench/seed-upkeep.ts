@@ -23,7 +23,14 @@ export type ReindexStatus = 'ok' | 'unavailable' | 'skipped';
  * reindex (14 to 37 minutes at 1M); any other migration rebuilds the derived
  * data.
  */
-export const KEEP_DERIVED_DATA = new Set(['010-event-retention-index', '011-vat-sort-index', '012-customer-name-counts', '013-directory-lock-first']);
+export const KEEP_DERIVED_DATA = new Set([
+  '010-event-retention-index',
+  '011-vat-sort-index',
+  '012-customer-name-counts',
+  '013-directory-lock-first',
+  '014-upload-quota-usage',
+  '015-webhook-fair-claims',
+]);
 
 /** Fresh statistics for the planner: every table of the schema. */
 export async function analyze(knex: Knex): Promise<void> {

@@ -32,6 +32,7 @@ describe('delivery rules', () => {
 function claimed(overrides: Partial<ClaimedDelivery> = {}): ClaimedDelivery {
   return {
     delivery: { id: 11, endpointId: 2, eventId: 42, eventType: 'invoice.updated', attempt: 1 },
+    directory: 'north',
     url: 'https://hooks.example.com/x',
     secrets: { current: 'whsec_new', previous: 'whsec_old', previousUntil: 2_000 },
     failingSince: null,

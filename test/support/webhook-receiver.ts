@@ -53,6 +53,12 @@ export class WebhookReceiver {
     });
   }
 
+  /** Answers every held request with `status` (those still open: an attempt may have timed out meanwhile). */
+  release(status = 200): void {
+    for (const res of this.held) if (!res.writableEnded && !res.destroyed) res.writeHead(status, { 'Content-Type': 'text/plain' }).end('released');
+    this.held.clear();
+  }
+
   /** Resolves once `count` requests in all have arrived (or rejects after `ms`). */
   waitFor(count: number, ms = 30_000): Promise<void> {
     if (this.requests.length >= count) return Promise.resolve();

@@ -308,6 +308,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
             queue: get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue),
             concurrency: config.webhooks.concurrency,
             perEndpoint: config.webhooks.concurrencyPerEndpoint,
+            perDirectory: config.webhooks.maxInFlightPerDirectory,
             attemptTimeoutMs: config.webhooks.timeoutMs,
             intervalMs: config.events.publishIntervalMs,
             logger,

@@ -179,6 +179,8 @@ const schema = z.object({
   /** Webhook attempts in flight per delivering process, and to any one endpoint from it. */
   WEBHOOK_CONCURRENCY: positiveInt('WEBHOOK_CONCURRENCY').default(16),
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt('WEBHOOK_CONCURRENCY_PER_ENDPOINT').default(4),
+  /** Webhook attempts in flight to one client directory's endpoints, per delivering process. */
+  WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY: positiveInt('WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY').default(8),
   /**
    * Reverse proxies in front of the API that each append their peer to X-Forwarded-For: the client address is that
    * many entries from the right, so entries a client wrote itself are never read. `true` is 1 hop, `false` 0 (off).
@@ -248,6 +250,7 @@ export type AppConfig = {
     allowPrivateTargets: boolean;
     concurrency: number;
     concurrencyPerEndpoint: number;
+    maxInFlightPerDirectory: number;
   };
   /** Trusted proxy hops in front of the API (TRUST_PROXY); 0 = X-Forwarded-For is ignored. */
   trustProxyHops: number;
@@ -341,6 +344,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       allowPrivateTargets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       concurrency: c.WEBHOOK_CONCURRENCY,
       concurrencyPerEndpoint: c.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+      maxInFlightPerDirectory: c.WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY,
     },
     trustProxyHops: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,

@@ -77,6 +77,7 @@ export type * from './ports/webhook-sender.port.js';
 export type * from './ports/host-resolver.port.js';
 export * from './webhooks/webhook-endpoint.js';
 export * from './webhooks/delivery-rules.js';
+export * from './webhooks/delivery-slots.rules.js';
 export * from './webhooks/webhooks.errors.js';
 export * from './webhooks/manage-endpoints/webhook-endpoint.input.js';
 export * from './webhooks/manage-endpoints/manage-webhook-endpoints.use-case.js';

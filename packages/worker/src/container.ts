@@ -159,6 +159,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         queue: get<WebhookDeliveryQueuePort>(WorkerTokens.WebhookDeliveryQueue),
         concurrency: config.webhooks.concurrency,
         perEndpoint: config.webhooks.concurrencyPerEndpoint,
+        perDirectory: config.webhooks.maxInFlightPerDirectory,
         attemptTimeoutMs: config.webhooks.timeoutMs,
         intervalMs: config.events.publishIntervalMs,
         logger,

@@ -9,6 +9,8 @@ export interface WebhookDeliveringOptions {
   concurrency: number;
   /** Attempts in flight to one endpoint from this process: a slow endpoint holds at most these slots. */
   perEndpoint: number;
+  /** Attempts in flight to one client directory's endpoints from this process: one directory never holds every slot. */
+  perDirectory: number;
   /** WEBHOOK_TIMEOUT_MS: an attempt's claim outlives it by LEASE_MARGIN_SECONDS before another process may take it. */
   attemptTimeoutMs: number;
   intervalMs: number;
@@ -22,21 +24,26 @@ const LEASE_MARGIN_SECONDS = 5;
 const RECORD_EVERY_MS = 20;
 /** After an attempt ends, the next claim waits this long for others to end too (one claim fills several slots). */
 const CLAIM_COALESCE_MS = 5;
+/** With free slots, claims come at least this often: a due attempt with a free slot starts within 2 s (contract, "Fair sharing"). */
+const MAX_CLAIM_INTERVAL_MS = 1_000;
 
 /**
  * Delivers due webhook attempts from this process, on its own slots (never
  * the job queue's): it claims as many as it has free slots, no endpoint more
- * than `perEndpoint`, sends them concurrently, claims again soon after
+ * than `perEndpoint` and no directory more than `perDirectory` (shared fairly:
+`shareDeliverySlots`), sends them concurrently, claims again soon after
  * attempts end, else every `intervalMs`, and records outcomes in batches.
  * An outcome not recorded (the process dies, the database is away) leaves its
  * attempt to come due again when its lease ends: at least once.
  * stop() waits for the attempts in flight and records them.
  */
 export function startWebhookDelivering(options: WebhookDeliveringOptions): PeriodicTask {
-  const { deliver, queue, concurrency, perEndpoint, intervalMs, logger } = options;
+  const { deliver, queue, concurrency, perEndpoint, perDirectory, logger } = options;
+  const intervalMs = Math.min(options.intervalMs, MAX_CLAIM_INTERVAL_MS);
   const leaseSeconds = Math.ceil(options.attemptTimeoutMs / 1000) + LEASE_MARGIN_SECONDS;
   const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const inFlight = new Map<number, number>();
+  const inFlightOfDirectory = new Map<string, number>();
   const running = new Set<Promise<void>>();
   let finished: DeliveryOutcome[] = [];
   let recording: Promise<void> = Promise.resolve();
@@ -81,7 +88,9 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
 
   const start = (claimed: ClaimedDelivery) => {
     const endpointId = claimed.delivery.endpointId;
+    const directory = claimed.directory;
     inFlight.set(endpointId, (inFlight.get(endpointId) ?? 0) + 1);
+    inFlightOfDirectory.set(directory, (inFlightOfDirectory.get(directory) ?? 0) + 1);
     const attempt = deliver
       .execute(claimed)
       .then((outcome) => {
@@ -96,6 +105,9 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
         const left = (inFlight.get(endpointId) ?? 1) - 1;
         if (left > 0) inFlight.set(endpointId, left);
         else inFlight.delete(endpointId);
+        const leftOfDirectory = (inFlightOfDirectory.get(directory) ?? 1) - 1;
+        if (leftOfDirectory > 0) inFlightOfDirectory.set(directory, leftOfDirectory);
+        else inFlightOfDirectory.delete(directory);
         running.delete(attempt);
         claimIn(CLAIM_COALESCE_MS);
       });
@@ -109,7 +121,15 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     try {
       const free = concurrency - running.size;
       if (free > 0) {
-        const claimed = await queue.claimDue(nowSeconds(), free, (endpointId) => perEndpoint - (inFlight.get(endpointId) ?? 0), leaseSeconds);
+        const claimed = await queue.claimDue(
+          nowSeconds(),
+          {
+            limit: free,
+            endpointSlots: (endpointId) => perEndpoint - (inFlight.get(endpointId) ?? 0),
+            directorySlots: (directory) => perDirectory - (inFlightOfDirectory.get(directory) ?? 0),
+          },
+          leaseSeconds,
+        );
         if (failing) logger.info('webhook delivery works again');
         failing = false;
         for (const item of claimed) start(item);

@@ -13,6 +13,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   EVENTS_EXPIRED: 410,
   TOO_MANY_WAITING_REQUESTS: 429,
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,
+  WEBHOOK_REPLAY_RUNNING: 409,
 };
 
 /** Messages for statuses raised by the HTTP layer itself. */

@@ -151,12 +151,17 @@ export function webhookEndpointPaths(guides: GuideLinks) {
         tags: ['Webhooks'],
         summary: 'Send kept events again',
         description:
-          'Schedules every kept event past `after` that the endpoint takes, to be sent again (each as a new first attempt); the answer says how many. When events past `after` were already removed by retention: 410, as in the feed.',
+          'Schedules every kept event past `after` that the endpoint takes, to be sent again (each as a new first attempt); the answer says how many. When events past `after` were already removed by retention: 410, as in the feed. While an earlier replay of the endpoint is still being sent (an event it queued has not had its first attempt yet): 409; replays are not stacked.',
         parameters: [endpointId],
         requestBody: jsonBody(replayWebhookSchema),
         responses: {
           '202': jsonResponse('Scheduled.', ref('ReplayEnvelope'), COUNTED),
           '404': notFound,
+          '409': errorResponse(
+            409,
+            'An earlier replay of this endpoint is still being sent: try again once its events have had their first attempts.',
+            Messages.WEBHOOK_REPLAY_RUNNING,
+          ),
           '410': errorResponse(410, 'Events past `after` were removed by retention.', Messages.EVENTS_EXPIRED),
           '422': invalid('`after` missing or invalid (`errors` names it; `body` when the body is not a JSON object).', 'after', 'The after field is required.'),
           ...commonErrors(),

@@ -259,7 +259,7 @@ export interface paths {
         put?: never;
         /**
          * Send kept events again
-         * @description Schedules every kept event past `after` that the endpoint takes, to be sent again (each as a new first attempt); the answer says how many. When events past `after` were already removed by retention: 410, as in the feed.
+         * @description Schedules every kept event past `after` that the endpoint takes, to be sent again (each as a new first attempt); the answer says how many. When events past `after` were already removed by retention: 410, as in the feed. While an earlier replay of the endpoint is still being sent (an event it queued has not had its first attempt yet): 409; replays are not stacked.
          */
         post: operations["replayWebhookEvents"];
         delete?: never;
@@ -5126,6 +5126,45 @@ export interface operations {
                         status?: 405;
                         /** @constant */
                         message?: "Method Not Allowed";
+                    };
+                };
+            };
+            /** @description An earlier replay of this endpoint is still being sent: try again once its events have had their first attempts. */
+            409: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 409,
+                     *       "message": "A replay of this endpoint is still running.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @constant */
+                        message?: "A replay of this endpoint is still running.";
                     };
                 };
             };

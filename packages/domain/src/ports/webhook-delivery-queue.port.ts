@@ -1,9 +1,12 @@
 import type { ChangeEvent } from '../events/event.js';
+import type { DeliverySlotBounds } from '../webhooks/delivery-slots.rules.js';
 import type { WebhookDelivery, WebhookSecrets } from '../webhooks/webhook-endpoint.js';
 
 /** A due attempt taken by one process, with what sending it needs. */
 export interface ClaimedDelivery {
   delivery: Pick<WebhookDelivery, 'id' | 'endpointId' | 'eventId' | 'eventType' | 'attempt'>;
+  /** The client directory of the endpoint (its attempts in flight are bounded together). */
+  directory: string;
   url: string;
   secrets: WebhookSecrets;
   /** Since when every attempt to this endpoint failed (seconds); null after a success. */
@@ -38,10 +41,12 @@ export interface DeliveryOutcome {
  */
 export interface WebhookDeliveryQueuePort {
   /**
-   * Takes up to `limit` due attempts of enabled endpoints, at most
-   * `slotsFor(endpointId)` per endpoint, for `leaseSeconds`.
+   * Takes up to `limit` due attempts of enabled endpoints for `leaseSeconds`,
+   * shared as `shareDeliverySlots` says: each endpoint's oldest first, within
+   * the free slots of its endpoint and its directory. An endpoint without a
+   * free slot is passed over whatever its backlog.
    */
-  claimDue(now: number, limit: number, slotsFor: (endpointId: number) => number, leaseSeconds: number): Promise<ClaimedDelivery[]>;
+  claimDue(now: number, bounds: DeliverySlotBounds, leaseSeconds: number): Promise<ClaimedDelivery[]>;
   /** Records what came of attempts, in one transaction (a failure with a retry schedules the next attempt). */
   record(outcomes: readonly DeliveryOutcome[]): Promise<void>;
   /** Removes up to `limit` finished attempts (succeeded or failed) made before `createdBefore` (seconds); returns how many. */

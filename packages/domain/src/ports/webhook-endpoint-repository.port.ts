@@ -31,6 +31,10 @@ export interface WebhookEndpointRepositoryPort {
   rotateSecret(directory: string, id: number, secret: string, previousUntil: number): Promise<boolean>;
   /** Attempts, newest first, with an id below `before` (all when null). */
   listDeliveries(directory: string, endpointId: number, before: number | null, limit: number): Promise<WebhookDelivery[]>;
-  /** Schedules a new first attempt, due now, of every kept event of the directory past `afterEventId` the endpoint takes; returns how many. */
-  replay(directory: string, endpointId: number, afterEventId: number, now: number): Promise<number>;
+  /**
+   * Schedules a new first attempt, due now, of every kept event of the directory past `afterEventId` the endpoint
+   * takes, and returns how many; or, while an earlier replay of the endpoint is still being sent (a first attempt it
+   * queued has not been made, or it is still queueing), schedules nothing and returns `'running'`. Holds across processes.
+   */
+  replay(directory: string, endpointId: number, afterEventId: number, now: number): Promise<number | 'running'>;
 }

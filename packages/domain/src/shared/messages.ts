@@ -30,6 +30,7 @@ export const Messages = {
   EVENTS_EXPIRED: 'Events after this cursor are no longer kept.',
   TOO_MANY_WAITING_REQUESTS: 'Too many waiting requests.',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found',
+  WEBHOOK_REPLAY_RUNNING: 'A replay of this endpoint is still running.',
 } as const;
 
 export function orderNrNotFoundMessage(nr: string): string {

@@ -14,6 +14,7 @@ import * as vatSortIndex from './011-vat-sort-index.migration.js';
 import * as customerNameCounts from './012-customer-name-counts.migration.js';
 import * as directoryLockFirst from './013-directory-lock-first.migration.js';
 import * as uploadQuotaUsage from './014-upload-quota-usage.migration.js';
+import * as webhookFairClaims from './015-webhook-fair-claims.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -41,6 +42,7 @@ const MIGRATIONS: NamedMigration[] = [
   // Triggers dropped and made again one by one: DDL commits on MariaDB anyway.
   { name: '013-directory-lock-first', up: directoryLockFirst.up, down: directoryLockFirst.down, config: { transaction: false } },
   { name: '014-upload-quota-usage', up: uploadQuotaUsage.up, down: uploadQuotaUsage.down },
+  { name: '015-webhook-fair-claims', up: webhookFairClaims.up, down: webhookFairClaims.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

@@ -1,13 +1,24 @@
 import type { Knex } from 'knex';
-import type { ChangeEvent, ClaimedDelivery, DeliveryOutcome, EventData, EventType, WebhookDeliveryQueuePort } from '@logi/domain';
+import {
+  shareDeliverySlots,
+  type ChangeEvent,
+  type ClaimedDelivery,
+  type DeliveryOutcome,
+  type DeliverySlotBounds,
+  type DueEndpoint,
+  type EventData,
+  type EventType,
+  type WebhookDeliveryQueuePort,
+} from '@logi/domain';
 import { isMysql } from '../sql-dialect.js';
 
-/** Due attempts looked at per claim, beyond what is taken (some endpoints may have no free slot). */
-const CANDIDATES_PER_SLOT = 4;
+type Row = Record<string, unknown>;
 
 /**
  * The pending rows of `webhook_deliveries` as a queue: a claim locks only due attempt rows and leases them,
  * so processes take different rows and a dead one's come due again (docs/contribute/decisions/0018-webhook-deliveries-in-the-database.md).
+ * A claim picks per endpoint, never from one window of the oldest due attempts, so an endpoint without a free slot
+ * holds back no other whatever its backlog (docs/contribute/decisions/0038-fair-webhook-claims.md).
  */
 export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
   private readonly mysql: boolean;
@@ -16,55 +27,74 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
     this.mysql = isMysql(knex);
   }
 
-  async claimDue(now: number, limit: number, slotsFor: (endpointId: number) => number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
-    if (limit <= 0) return [];
+  async claimDue(now: number, bounds: DeliverySlotBounds, leaseSeconds: number): Promise<ClaimedDelivery[]> {
+    if (bounds.limit <= 0) return [];
     const work = async (trx: Knex.Transaction) => {
-      const due = trx('webhook_deliveries')
-        .select('id', 'endpoint_id', 'event_id', 'event_type', 'attempt')
-        .where('status', 'pending')
-        .andWhere('next_attempt_at', '<=', now)
-        .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
-        .limit(limit * CANDIDATES_PER_SLOT);
-      const rows = (await (this.mysql ? due.forUpdate().skipLocked() : due)) as Array<Record<string, unknown>>;
-      if (rows.length === 0) return [];
-      const endpointIds = [...new Set(rows.map((row) => Number(row.endpoint_id)))];
-      const endpoints = new Map(
-        (
-          (await trx('webhook_endpoints')
-            .select('id', 'url', 'enabled', 'secret', 'previous_secret', 'previous_secret_until', 'failing_since')
-            .whereIn('id', endpointIds)) as Array<Record<string, unknown>>
-        ).map((row) => [Number(row.id), row]),
+      // One index entry per endpoint, its oldest pending attempt (due when that one is): a deep backlog, or many
+      // attempts not yet due, cost their endpoint one entry here (ADR 0038).
+      const oldestPending = trx('webhook_deliveries as d')
+        .select('d.next_attempt_at')
+        .whereRaw('d.endpoint_id = e.id')
+        .andWhere('d.status', 'pending')
+        .orderBy('d.next_attempt_at')
+        .limit(1)
+        .as('oldest_due');
+      const endpointRows: Row[] = await trx('webhook_endpoints as e').select(
+        'e.id',
+        'e.directory',
+        'e.url',
+        'e.enabled',
+        'e.secret',
+        'e.previous_secret',
+        'e.previous_secret_until',
+        'e.failing_since',
+        oldestPending,
       );
-      const stale: number[] = [];
-      const taken: Array<{ row: Record<string, unknown>; endpoint: Record<string, unknown> }> = [];
-      const perEndpoint = new Map<number, number>();
-      for (const row of rows) {
-        const endpointId = Number(row.endpoint_id);
-        const endpoint = endpoints.get(endpointId);
-        if (!endpoint || Number(endpoint.enabled) !== 1) {
-          stale.push(Number(row.id));
-          continue;
-        }
-        if (taken.length >= limit) continue;
-        const used = perEndpoint.get(endpointId) ?? 0;
-        if (used >= slotsFor(endpointId)) continue;
-        perEndpoint.set(endpointId, used + 1);
-        taken.push({ row, endpoint });
-      }
+      const heads = endpointRows.filter((row) => row.oldest_due != null && Number(row.oldest_due) <= now);
+      if (heads.length === 0) return [];
+      const stale = heads.filter((row) => Number(row.enabled) !== 1).map((row) => Number(row.id));
       if (stale.length > 0) {
         await trx('webhook_deliveries')
-          .whereIn('id', stale)
+          .whereIn('endpoint_id', stale)
+          .andWhere('status', 'pending')
+          .andWhere('next_attempt_at', '<=', now)
           .update({ status: 'failed', error: 'The endpoint is disabled: not sent (replay it once enabled).', next_attempt_at: null });
       }
-      if (taken.length > 0) {
-        await trx('webhook_deliveries')
-          .whereIn(
-            'id',
-            taken.map(({ row }) => Number(row.id)),
-          )
-          .update({ next_attempt_at: now + leaseSeconds });
+      const endpoints = new Map(heads.filter((row) => Number(row.enabled) === 1).map((row) => [Number(row.id), row]));
+      const ready = new Map<number, Row[]>();
+      // Shares are planned as if each endpoint had as many due attempts as it may take; an endpoint given a share is
+      // then read (its oldest, up to that bound), and the plan made again until every endpoint in it has been read.
+      for (;;) {
+        const due: DueEndpoint[] = [...endpoints.values()].map((row) => {
+          const endpointId = Number(row.id);
+          return {
+            endpointId,
+            directory: String(row.directory),
+            oldestDue: Number(row.oldest_due),
+            available: ready.get(endpointId)?.length ?? this.mostFor(row, bounds),
+          };
+        });
+        const shares = shareDeliverySlots(due, bounds);
+        const unread = [...shares.keys()].filter((endpointId) => !ready.has(endpointId));
+        if (unread.length === 0) {
+          const taken = [...shares].flatMap(([endpointId, count]) =>
+            ready
+              .get(endpointId)!
+              .slice(0, count)
+              .map((row) => ({ row, endpoint: endpoints.get(endpointId)! })),
+          );
+          if (taken.length > 0) {
+            await trx('webhook_deliveries')
+              .whereIn(
+                'id',
+                taken.map(({ row }) => Number(row.id)),
+              )
+              .update({ next_attempt_at: now + leaseSeconds });
+          }
+          return taken;
+        }
+        for (const endpointId of unread) ready.set(endpointId, await this.oldestDue(trx, endpointId, now, this.mostFor(endpoints.get(endpointId)!, bounds)));
       }
-      return taken;
     };
     const claimed = await (this.mysql ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work));
     const events = await this.eventsById(claimed.map(({ row }) => Number(row.event_id)));
@@ -76,6 +106,7 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         eventType: String(row.event_type) as EventType,
         attempt: Number(row.attempt),
       },
+      directory: String(endpoint.directory),
       url: String(endpoint.url),
       secrets: {
         current: String(endpoint.secret),
@@ -85,6 +116,26 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
       failingSince: endpoint.failing_since == null ? null : Number(endpoint.failing_since),
       event: events.get(Number(row.event_id)) ?? null,
     }));
+  }
+
+  /** The most attempts a claim may take of this endpoint. */
+  private mostFor(endpoint: Row, bounds: DeliverySlotBounds): number {
+    return Math.max(0, Math.min(bounds.limit, bounds.endpointSlots(Number(endpoint.id)), bounds.directorySlots(String(endpoint.directory))));
+  }
+
+  /** An endpoint's oldest due attempts, locked (MariaDB: rows another process holds are passed over). */
+  private async oldestDue(trx: Knex.Transaction, endpointId: number, now: number, limit: number): Promise<Row[]> {
+    // MariaDB would take the (status, next_attempt_at) index for an endpoint with a deep backlog, and walk other
+    // endpoints' older rows to find its few (ADR 0038): the per-endpoint index reads exactly the rows taken.
+    const table = this.mysql ? trx.raw('?? FORCE INDEX (??)', ['webhook_deliveries', 'webhook_deliveries_endpoint_due_index']) : 'webhook_deliveries';
+    const rows = trx
+      .from(table)
+      .select('id', 'endpoint_id', 'event_id', 'event_type', 'attempt')
+      .where({ endpoint_id: endpointId, status: 'pending' })
+      .andWhere('next_attempt_at', '<=', now)
+      .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
+      .limit(limit);
+    return (await (this.mysql ? rows.forUpdate().skipLocked() : rows)) as Row[];
   }
 
   async record(outcomes: readonly DeliveryOutcome[]): Promise<void> {

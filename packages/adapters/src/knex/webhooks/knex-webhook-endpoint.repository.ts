@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isMysql } from '../sql-dialect.js';
 import {
   endpointWants,
   type NewWebhookEndpoint,
@@ -11,6 +12,8 @@ import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, firstAttempt, toDelivery, toEndpoin
 
 /** Events looked at per query when replaying, and attempts inserted per statement. */
 const REPLAY_PAGE = 1_000;
+/** A replay still queueing its attempts holds the endpoint's replay this long, renewed each page: one that dies mid-way frees it. */
+const REPLAY_QUEUEING_LEASE_SECONDS = 60;
 
 export class KnexWebhookEndpointRepository implements WebhookEndpointRepositoryPort {
   constructor(private readonly knex: Knex) {}
@@ -88,29 +91,58 @@ export class KnexWebhookEndpointRepository implements WebhookEndpointRepositoryP
     return ((await query.orderBy('d.id', 'desc').limit(limit)) as Array<Record<string, unknown>>).map(toDelivery);
   }
 
-  async replay(directory: string, endpointId: number, afterEventId: number, now: number): Promise<number> {
-    const endpoint = await this.find(directory, endpointId);
-    if (!endpoint) return 0;
+  async replay(directory: string, endpointId: number, afterEventId: number, now: number): Promise<number | 'running'> {
+    const begun = await this.beginReplay(directory, endpointId, now);
+    if (begun !== 'begun') return begun === 'running' ? 'running' : 0;
+    const started = Date.now();
+    const leaseEnd = () => now + Math.ceil((Date.now() - started) / 1000) + REPLAY_QUEUEING_LEASE_SECONDS;
+    const endpoint = (await this.find(directory, endpointId))!;
     let after = afterEventId;
     let scheduled = 0;
-    for (;;) {
-      const events = (await this.knex('events')
-        .select('id', 'type')
-        .where({ directory })
-        .andWhere('id', '>', after)
-        .orderBy('id')
-        .limit(REPLAY_PAGE)) as Array<{
-        id: unknown;
-        type: unknown;
-      }>;
-      if (events.length === 0) return scheduled;
-      const rows = events
-        .map((event) => ({ id: Number(event.id), type: String(event.type) }))
-        .filter((event) => endpointWants(endpoint.eventTypes, event.type))
-        .map((event) => firstAttempt(endpointId, event, now));
-      if (rows.length > 0) await this.knex('webhook_deliveries').insert(rows);
-      scheduled += rows.length;
-      after = Number(events.at(-1)!.id);
+    try {
+      for (;;) {
+        const events = (await this.knex('events')
+          .select('id', 'type')
+          .where({ directory })
+          .andWhere('id', '>', after)
+          .orderBy('id')
+          .limit(REPLAY_PAGE)) as Array<{
+          id: unknown;
+          type: unknown;
+        }>;
+        if (events.length === 0) return scheduled;
+        const rows = events
+          .map((event) => ({ id: Number(event.id), type: String(event.type) }))
+          .filter((event) => endpointWants(endpoint.eventTypes, event.type))
+          .map((event) => ({ ...firstAttempt(endpointId, event, now), replay: 1 }));
+        if (rows.length > 0) await this.knex('webhook_deliveries').insert(rows);
+        scheduled += rows.length;
+        after = Number(events.at(-1)!.id);
+        await this.knex('webhook_endpoints').where({ id: endpointId }).update({ replay_inserting_until: leaseEnd() });
+      }
+    } finally {
+      await this.knex('webhook_endpoints').where({ id: endpointId }).update({ replay_inserting_until: null });
     }
+  }
+
+  /**
+   * Takes the endpoint's replay, unless an earlier one is still queueing (its lease) or a first attempt it queued is
+   * still pending: under the endpoint row's lock, so two replays at once cannot both begin, in any process.
+   */
+  private async beginReplay(directory: string, endpointId: number, now: number): Promise<'begun' | 'running' | 'missing'> {
+    const work = async (trx: Knex.Transaction) => {
+      const endpoint = (await trx('webhook_endpoints').select('replay_inserting_until').where({ directory, id: endpointId }).forUpdate().first()) as
+        Record<string, unknown> | undefined;
+      if (!endpoint) return 'missing';
+      if (endpoint.replay_inserting_until != null && Number(endpoint.replay_inserting_until) > now) return 'running';
+      // Retries are new rows without the mark: only a replay's first attempts hold it.
+      const unsent = (await trx('webhook_deliveries').select('id').where({ endpoint_id: endpointId, replay: 1, status: 'pending' }).first()) as unknown;
+      if (unsent) return 'running';
+      await trx('webhook_endpoints')
+        .where({ id: endpointId })
+        .update({ replay_inserting_until: now + REPLAY_QUEUEING_LEASE_SECONDS });
+      return 'begun';
+    };
+    return isMysql(this.knex) ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work);
   }
 }

@@ -7,7 +7,7 @@ import { ValidationError } from '../../shared/common.errors.js';
 import { EventsExpiredError } from '../../events/events.errors.js';
 import { checkWebhookUrl, isForbiddenAddress } from '../webhook-target.rules.js';
 import { SECRET_OVERLAP_SECONDS, type WebhookDelivery, type WebhookEndpoint } from '../webhook-endpoint.js';
-import { WebhookEndpointNotFoundError } from '../webhooks.errors.js';
+import { WebhookEndpointNotFoundError, WebhookReplayRunningError } from '../webhooks.errors.js';
 import { parseCreateWebhookEndpoint, parseListDeliveriesQuery, parseReplayWebhook, parseUpdateWebhookEndpoint } from './webhook-endpoint.input.js';
 
 export const FORBIDDEN_TARGET_MESSAGE = 'The url must not point to a private, loopback or link-local address.';
@@ -76,12 +76,17 @@ export class ManageWebhookEndpointsUseCase {
     return { deliveries, hasMore: found.length > limit, nextAfter: deliveries.at(-1)?.id ?? before };
   }
 
-  /** Schedules every kept event past `after` again; a cursor retention has passed is 410, as in the feed. */
+  /**
+   * Schedules every kept event past `after` again; a cursor retention has passed is 410, as in the feed; while an
+   * earlier replay is still being sent, 409 (replays cannot be stacked behind a slow endpoint).
+   */
   async replay(directory: string, id: number, body: unknown): Promise<{ scheduled: number }> {
     await this.get(directory, id);
     const { after } = parseReplayWebhook(body);
     if ((await this.deps.feed.removedThrough(directory)) > after) throw new EventsExpiredError();
-    return { scheduled: await this.deps.endpoints.replay(directory, id, after, this.nowSeconds()) };
+    const scheduled = await this.deps.endpoints.replay(directory, id, after, this.nowSeconds());
+    if (scheduled === 'running') throw new WebhookReplayRunningError();
+    return { scheduled };
   }
 
   /** The URL's rules, then every address its host resolves to (the connected address is checked again at each delivery). */

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { pino } from 'pino';
+import type { ClaimedDelivery, DeliverWebhookUseCase, DeliveryOutcome } from '@logi/domain';
+import { KnexWebhookDeliveryQueue, loadFixtures, Sha256ApiKeyHasher, startWebhookDelivering } from '@logi/adapters';
+import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
+import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
+
+/** An attempt handed to the fake sender, held until the test answers it. */
+interface Held {
+  claimed: ClaimedDelivery;
+  answer: () => void;
+}
+
+/**
+ * The delivering loop on the real queue, both profiles, with a sender that holds each attempt until told: a client
+ * directory never has more than WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY attempts in flight from one process, and another
+ * directory's attempt still starts.
+ */
+describe.each(PROFILES)('webhook delivering on %s', (profile) => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(profile, 'webhook_delivering');
+    await loadFixtures(db.knex, repositoryFixture, { hasher: new Sha256ApiKeyHasher() });
+    const endpoint = (id: number, directory: string) => ({
+      id,
+      directory,
+      url: `https://hooks.example.com/${id}`,
+      event_types: '[]',
+      enabled: 1,
+      secret: 'whsec_a',
+      created: 1,
+    });
+    await db.knex('webhook_endpoints').insert([endpoint(1, NORTH), endpoint(2, NORTH), endpoint(4, SOUTH)]);
+    await db.knex('events').insert({ id: 1, directory: NORTH, type: 'invoice.updated', created: 1, data: JSON.stringify({ object: { id: 1 } }) });
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it("when a directory's endpoints have more due attempts than its bound, then it has its bound in flight and no more, and another directory's attempt starts", async () => {
+    const due = Math.floor(Date.now() / 1000) - 60;
+    const attempt = (endpointId: number) => ({
+      endpoint_id: endpointId,
+      event_id: 1,
+      event_type: 'invoice.updated',
+      attempt: 1,
+      status: 'pending',
+      created: due,
+      next_attempt_at: due,
+    });
+    await db.knex('webhook_deliveries').insert([...Array.from({ length: 5 }, () => attempt(1)), ...Array.from({ length: 5 }, () => attempt(2))]);
+    const held: Held[] = [];
+    const deliver = {
+      execute: (claimed: ClaimedDelivery) =>
+        new Promise<DeliveryOutcome>((resolve) => {
+          const outcome: DeliveryOutcome = {
+            deliveryId: claimed.delivery.id,
+            endpointId: claimed.delivery.endpointId,
+            succeeded: true,
+            responseStatus: 204,
+            error: null,
+            retryAt: null,
+            failingSince: null,
+            disableReason: null,
+            endpointWasFailing: false,
+            now: Math.floor(Date.now() / 1000),
+          };
+          held.push({ claimed, answer: () => resolve(outcome) });
+        }),
+    } as unknown as DeliverWebhookUseCase;
+    const inFlight = (directory: string) => held.filter((item) => item.claimed.directory === directory).length;
+    const delivering = startWebhookDelivering({
+      deliver,
+      queue: new KnexWebhookDeliveryQueue(db.knex),
+      concurrency: 16,
+      perEndpoint: 4,
+      perDirectory: 3,
+      attemptTimeoutMs: 10_000,
+      intervalMs: 20,
+      logger: pino({ level: 'silent' }),
+    });
+    try {
+      await vi.waitFor(() => expect(inFlight(NORTH)).toBe(3), { timeout: 5_000, interval: 10 });
+      // Both of its endpoints share the bound.
+      expect(new Set(held.map((item) => item.claimed.delivery.endpointId)).size).toBe(2);
+      await db.knex('webhook_deliveries').insert(attempt(4));
+      await vi.waitFor(() => expect(inFlight(SOUTH)).toBe(1), { timeout: 5_000, interval: 10 });
+      expect(inFlight(NORTH)).toBe(3);
+      // One answered: the next of the directory takes its place, and the bound holds.
+      const first = held.shift()!;
+      first.answer();
+      await vi.waitFor(() => expect(inFlight(NORTH)).toBe(3), { timeout: 5_000, interval: 10 });
+      expect(held.some((item) => item.claimed.delivery.id === first.claimed.delivery.id)).toBe(false);
+    } finally {
+      const stopping = delivering.stop();
+      for (const item of held.splice(0)) item.answer();
+      await stopping;
+      // An attempt a claim under way started while stopping.
+      for (const item of held.splice(0)) item.answer();
+    }
+  });
+});
