@@ -29,6 +29,16 @@ describe('FairQueue (start-time fair queueing between directories)', () => {
     expect([queue.shift(), queue.shift(), queue.shift(), queue.shift()]).toEqual(['B1', 'A4', 'B2', 'A5']);
   });
 
+  it('when a directory with nothing waiting asks, then it goes before the queued items of busy directories that share its round', () => {
+    const queue = new FairQueue<string>();
+    for (let i = 1; i <= 5; i++) queue.push('A', `A${i}`);
+    for (let i = 1; i <= 5; i++) queue.push('B', `B${i}`);
+    expect([queue.shift(), queue.shift(), queue.shift()]).toEqual(['A1', 'B1', 'A2']);
+    // B2 is of the round being served; C1 still goes first, then the rounds go on as before.
+    queue.push('C', 'C1');
+    expect(takeAll(queue)).toEqual(['C1', 'B2', 'A3', 'B3', 'A4', 'B4', 'A5', 'B5']);
+  });
+
   it('when bulk items wait, then every interactive item leaves first, and bulk items are shared fairly among themselves', () => {
     const queue = new FairQueue<string>();
     for (let i = 1; i <= 5; i++) queue.push('A', `export-A${i}`, { bulk: true });

@@ -32,12 +32,14 @@ local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowMs - ${ASSIGNING_MS})
 if redis.call('ZCARD', KEYS[4]) == 0 and redis.call('ZCOUNT', KEYS[3], ARGV[2], ARGV[3]) == 0 then redis.call('DEL', KEYS[1], KEYS[2]) end
 local virtual = tonumber(redis.call('GET', KEYS[1]) or '0')
-local tag = math.max(virtual, tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0'))
-redis.call('HSET', KEYS[2], ARGV[1], tag + 1)
+local next = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+local slot
+if next <= virtual then slot = 2 * virtual else slot = 2 * next + 1 end
+redis.call('HSET', KEYS[2], ARGV[1], math.floor(slot / 2) + 1)
 redis.call('ZADD', KEYS[4], nowMs, ARGV[5])
 for i = 1, 2 do redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
 redis.call('PEXPIRE', KEYS[4], ${ASSIGNING_MS})
-return tag
+return slot
 `;
 
 // KEYS: virtual time. ARGV: the started job's tag, TTL.
@@ -70,10 +72,11 @@ export async function fairPriority(redis: Redis, queue: QueueKeys, directory: st
   const high = `(${String((ceiling + 1) * SCORE_PER_PRIORITY)}`;
   const [virtual, next, assigning] = tagKeys(queue, bulk);
   const token = randomUUID();
-  const tag = (await redis.eval(ASSIGN_TAG, 4, virtual, next, queue.toKey('prioritized'), assigning, directory, low, high, TAG_TTL_MS, token)) as number;
+  // The slot (FairTags in the domain): twice the tag, plus one behind the directory's own waiting jobs.
+  const slot = (await redis.eval(ASSIGN_TAG, 4, virtual, next, queue.toKey('prioritized'), assigning, directory, low, high, TAG_TTL_MS, token)) as number;
   return {
-    // Past a million jobs of continuous backlog the tags stop growing: the order among the last ones is then first come.
-    priority: Math.min(base + 1 + tag, ceiling),
+    // Past half a million jobs of continuous backlog the tags stop growing: the order among the last ones is then first come.
+    priority: Math.min(base + 1 + slot, ceiling),
     settled: () => void redis.zrem(assigning, token).catch(() => undefined),
   };
 }
@@ -83,6 +86,6 @@ export async function fairStarted(redis: Redis, queue: QueueKeys, priority: numb
   // A job without a priority was added by a release without fair shares.
   if (!priority || priority < 1) return;
   const bulk = priority > BULK_BASE;
-  const tag = priority - 1 - (bulk ? BULK_BASE : 0);
+  const tag = Math.floor((priority - 1 - (bulk ? BULK_BASE : 0)) / 2);
   await redis.eval(STARTED, 1, tagKeys(queue, bulk)[0], tag, TAG_TTL_MS);
 }

@@ -2,28 +2,32 @@
  * Start-time fair queueing between client directories (docs/contribute/decisions/0036-fair-render-scheduling.md).
  *
  * Each item gets a tag: the larger of the virtual time (the tag of the last item taken out) and the tag after its
- * directory's previous item. Items leave in tag order, ties in arrival order. An item therefore waits behind at most one
- * item of each other directory, however deep their backlogs. Bulk items (exports) have tags of their own and leave only
- * when no interactive item waits. The Redis queue applies the same rule in a Lua script; this is the in-process one.
+ * directory's previous item. Items leave in tag order, ties in arrival order, except that an item of a directory with
+ * nothing waiting goes before the items that share its tag. An item therefore waits behind at most one item of each
+ * other directory, however deep their backlogs, and a directory that asks one at a time waits only for a free slot.
+ * Bulk items (exports) have tags of their own and leave only when no interactive item waits. The Redis queue applies
+ * the same rule in a Lua script; this is the in-process one.
+ *
+ * Tags are kept as slots, twice the tag, plus one for an item queued behind its directory's own: slot 2t is a
+ * directory's first item at tag t, slot 2t + 1 any other.
  */
-export interface FairTag {
-  bulk: boolean;
-  tag: number;
-}
-
 export class FairTags {
   private virtual = 0;
   private readonly next = new Map<string, number>();
 
-  /** The tag of a new item of `group`. */
+  /** The slot of a new item of `group`. */
   assign(group: string): number {
-    const tag = Math.max(this.virtual, this.next.get(group) ?? 0);
+    const next = this.next.get(group) ?? 0;
+    // Nothing of the directory waits (its last tag is behind the virtual time): it goes first at the current tag.
+    const idle = next <= this.virtual;
+    const tag = idle ? this.virtual : next;
     this.next.set(group, tag + 1);
-    return tag;
+    return idle ? 2 * tag : 2 * tag + 1;
   }
 
-  /** An item with this tag was taken out (started). */
-  started(tag: number): void {
+  /** An item of this slot was taken out (started). */
+  started(slot: number): void {
+    const tag = Math.floor(slot / 2);
     if (tag > this.virtual) this.virtual = tag;
   }
 
@@ -35,7 +39,7 @@ export class FairTags {
 }
 
 interface Entry<T> {
-  tag: number;
+  slot: number;
   seq: number;
   item: T;
 }
@@ -51,25 +55,25 @@ export class FairQueue<T> {
 
   push(group: string, item: T, options: { bulk?: boolean } = {}): void {
     const kind = options.bulk ? 'bulk' : 'interactive';
-    const entry = { tag: this.tags[kind].assign(group), seq: this.seq++, item };
+    const entry = { slot: this.tags[kind].assign(group), seq: this.seq++, item };
     const line = this.waiting[kind];
-    // Sorted by (tag, seq); a new entry has the largest seq, so it goes after every entry of its tag.
+    // Sorted by (slot, seq); a new entry has the largest seq, so it goes after every entry of its slot.
     let low = 0;
     let high = line.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (line[mid]!.tag <= entry.tag) low = mid + 1;
+      if (line[mid]!.slot <= entry.slot) low = mid + 1;
       else high = mid;
     }
     line.splice(low, 0, entry);
   }
 
-  /** The next item: interactive ones first, each kind in tag order. */
+  /** The next item: interactive ones first, each kind in slot order. */
   shift(): T | undefined {
     for (const kind of ['interactive', 'bulk'] as const) {
       const entry = this.waiting[kind].shift();
       if (entry) {
-        this.tags[kind].started(entry.tag);
+        this.tags[kind].started(entry.slot);
         if (this.size === 0) {
           this.tags.interactive.reset();
           this.tags.bulk.reset();
