@@ -184,7 +184,8 @@ describe('when Redis goes away while a request waits on its job', () => {
 
   it('then the waiting request answers 503 within seconds, not at JOB_TIMEOUT_MS, and PDFs work again once Redis and a worker are back', async () => {
     const waiting = api.call('/invoices/9001/pdf');
-    await expect.poll(() => admin.llen(`${api.config.redisPrefix}:pdf:wait`), { timeout: 10_000, interval: 20 }).toBe(1);
+    // Every job waits among the prioritized ones (its priority is its fair share, ADR 0036).
+    await expect.poll(() => admin.zcard(`${api.config.redisPrefix}:pdf:prioritized`), { timeout: 10_000, interval: 20 }).toBe(1);
     const cutAt = Date.now();
     await proxy.cut();
     const pdf = await waiting;
