@@ -60,4 +60,11 @@ describe.each(PROFILES)('KnexUploadQuotaRepository on %s', (profile) => {
     expect(await quota.reserve('large', DAY, big, 10 * 2 ** 30)).toBe(true);
     expect(await quota.used('large', DAY)).toBe(big);
   });
+  it('when old days are removed, then only the rows before that day go, of every directory', async () => {
+    expect(await quota.reserve('west', '2026-01-01', 5, 1000)).toBe(true);
+    expect(await quota.reserve('east', '2026-01-02', 5, 1000)).toBe(true);
+    expect(await quota.reserve('west', '2026-01-03', 5, 1000)).toBe(true);
+    expect(await quota.removeBefore('2026-01-03')).toBe(2);
+    expect([await quota.used('west', '2026-01-01'), await quota.used('east', '2026-01-02'), await quota.used('west', '2026-01-03')]).toEqual([0, 0, 5]);
+  });
 });

@@ -25,6 +25,11 @@ class FakeQuota implements UploadQuotaPort {
   async used(directory: string, day: string) {
     return this.usage.get(`${directory} ${day}`) ?? 0;
   }
+  async removeBefore(day: string) {
+    const old = [...this.usage.keys()].filter((key) => key.split(' ')[1]! < day);
+    for (const key of old) this.usage.delete(key);
+    return old.length;
+  }
 }
 
 function setup(bytesPerDay: number) {

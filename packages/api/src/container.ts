@@ -29,6 +29,7 @@ import {
   type FileCategoryRepositoryPort,
   type FileStoragePort,
   type IdempotencyStorePort,
+  type UploadQuotaPort,
   type InvoiceRepositoryPort,
   type JobHandlers,
   type JobQueuePort,
@@ -200,6 +201,8 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     () => new ListFileCategoriesUseCase({ categories: get<FileCategoryRepositoryPort>(Tokens.FileCategoryRepository) }),
   );
   c.bind(Tokens.FindOrderByNr).toDynamicValue(() => new FindOrderByNrUseCase({ orders: get<OrderRepositoryPort>(Tokens.ReadOrderRepository) }));
+  // On the primary: every process reserves on the same rows.
+  c.bind(Tokens.UploadQuota).toDynamicValue(() => database(new KnexUploadQuotaRepository(get<Knex>(Tokens.Knex))));
   c.bind(Tokens.AttachFiles).toDynamicValue(
     () =>
       new AttachFilesUseCase({
@@ -213,8 +216,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         jobTimeoutMs: config.jobTimeoutMs,
         newId: randomUUID,
         quota: {
-          // On the primary: every process reserves on the same rows.
-          usage: database(new KnexUploadQuotaRepository(get<Knex>(Tokens.Knex))),
+          usage: get<UploadQuotaPort>(Tokens.UploadQuota),
           bytesPerDay: config.uploadQuotaBytesPerDay,
           timeZone: config.timeZone,
           clock: get<ClockPort>(Tokens.Clock),

@@ -24,6 +24,7 @@ export const Tokens = {
   RateLimiter: Symbol.for('RateLimiter'),
   UploadReceiver: Symbol.for('UploadReceiver'),
   IdempotencyStore: Symbol.for('IdempotencyStore'),
+  UploadQuota: Symbol.for('UploadQuota'),
   AuthenticateClient: Symbol.for('AuthenticateClient'),
   ListFileCategories: Symbol.for('ListFileCategories'),
   FindOrderByNr: Symbol.for('FindOrderByNr'),

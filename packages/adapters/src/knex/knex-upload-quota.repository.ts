@@ -26,6 +26,10 @@ export class KnexUploadQuotaRepository implements UploadQuotaPort {
       .update({ bytes: this.knex.raw('CASE WHEN bytes > ? THEN bytes - ? ELSE 0 END', [bytes, bytes]) });
   }
 
+  async removeBefore(day: string): Promise<number> {
+    return this.knex('upload_quota_usage').where('day', '<', day).delete();
+  }
+
   async used(directory: string, day: string): Promise<number> {
     const row = (await this.knex('upload_quota_usage').select('bytes').where({ directory, day }).first()) as { bytes: number | string } | undefined;
     return row ? Number(row.bytes) : 0;

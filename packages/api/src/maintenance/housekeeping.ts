@@ -10,6 +10,7 @@ import {
   type FileStoragePort,
   type IdempotencyStorePort,
   type OrderFileRepositoryPort,
+  type UploadQuotaPort,
 } from '@logi/domain';
 import type { ApiProcessTasks, Stoppable } from '../process-tasks.js';
 import { Tokens } from '../tokens.js';
@@ -22,6 +23,8 @@ const INDEX_PENDING_EVERY_MS = 30_000;
 const INDEX_PENDING_BATCH = 2_000;
 const INDEX_PENDING_BUDGET_MS = 5_000;
 const HOUR_MS = 60 * 60_000;
+/** Upload quota usage is kept this long: past any time zone's today, and a day to see yesterday's in. */
+const QUOTA_USAGE_KEPT_MS = 3 * 24 * HOUR_MS;
 /** Events past EVENTS_RETENTION_DAYS removed per run: batches of this many, for at most a few seconds. */
 const EXPIRED_EVENTS_BATCH = 5_000;
 const EXPIRED_EVENTS_BUDGET_MS = 5_000;
@@ -62,6 +65,7 @@ export function startHousekeeping(container: Container): Stoppable {
   });
   const tasks = container.get<ApiProcessTasks>(Tokens.ProcessTasks);
   const idempotency = container.get<IdempotencyStorePort>(Tokens.IdempotencyStore);
+  const quota = container.get<UploadQuotaPort>(Tokens.UploadQuota);
   const indexing = tasks.startPeriodic(
     'index pending documents',
     async () => {
@@ -84,9 +88,11 @@ export function startHousekeeping(container: Container): Stoppable {
       const tempFiles = await tasks.sweepTempFiles(receiver.tmpDir, new Date(Date.now() - maxAgeMs));
       // Idempotency-Key records past their 24 h (table store; Redis keys expire by themselves).
       const idempotencyKeys = await idempotency.deleteExpired();
+      // Days compare as text (YYYY-MM-DD); three UTC days back is before every zone's today.
+      const quotaDays = await quota.removeBefore(new Date(Date.now() - QUOTA_USAGE_KEPT_MS).toISOString().slice(0, 10));
       orphansRemoved = 0;
       try {
-        return { ...swept, tempFiles, idempotencyKeys, orphans: await orphans.execute() };
+        return { ...swept, tempFiles, idempotencyKeys, quotaDays, orphans: await orphans.execute() };
       } finally {
         // Logged even when the run stops half-way (storage or database gone): what was removed is gone.
         if (orphansRemoved > 0) logger.info({ orphanObjectsRemoved: orphansRemoved }, 'removed objects under orders/ that no order file row points at');

@@ -13,4 +13,6 @@ export interface UploadQuotaPort {
   release(directory: string, day: string, bytes: number): Promise<void>;
   /** The directory's usage of `day` in bytes (0 when nothing was stored). */
   used(directory: string, day: string): Promise<number>;
+  /** Removes the usage of days before `day` (YYYY-MM-DD), of every directory; how many rows went. */
+  removeBefore(day: string): Promise<number>;
 }
