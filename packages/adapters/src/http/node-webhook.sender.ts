@@ -212,28 +212,18 @@ function checkTarget(request: WebhookRequest): Target | { refusal: string } {
 }
 
 /**
- * One attempt, within one deadline. A kept-alive connection the receiver closed just as the request went out fails
- * without an answer; that attempt goes again, once, on a new (checked) connection: nothing was answered, and a
- * receiver sees the same webhook-id if the first copy did arrive.
+ * One attempt, within one deadline. A kept-alive connection the receiver resets is not tried again at once: the attempt
+ * fails as a reset and its retry schedule runs (the receiver may have had the request; the attempts say what happened).
+ * Idle connections are closed before a receiver's usual 5 s, and a receiver's shorter `Keep-Alive: timeout` is obeyed.
  */
-async function deliver(target: Target, request: WebhookRequest, pool: CheckedAgent): Promise<WebhookAttemptResult> {
-  const deadline = Date.now() + request.timeoutMs;
-  const first = await exchange(target, request, pool, deadline);
-  if (!('retry' in first)) return first;
-  const second = await exchange(target, request, pool, deadline, true);
-  return 'retry' in second ? second.result : second;
-}
-
-type Exchanged = WebhookAttemptResult | { retry: true; result: WebhookAttemptResult };
-
-function exchange(target: Target, request: WebhookRequest, pool: CheckedAgent, deadline: number, retried = false): Promise<Exchanged> {
+function deliver(target: Target, request: WebhookRequest, pool: CheckedAgent): Promise<WebhookAttemptResult> {
   return new Promise((resolve) => {
     const secure = target.url.protocol === 'https:';
     let status: number | undefined;
     let settled = false;
     let req: http.ClientRequest | undefined;
 
-    const finish = (result: Exchanged, keep = false): void => {
+    const finish = (result: WebhookAttemptResult, keep = false): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -244,15 +234,12 @@ function exchange(target: Target, request: WebhookRequest, pool: CheckedAgent, d
     const fail = (error: unknown): void => {
       if (status !== undefined) return finish({ kind: 'answered', status });
       const socket = req?.socket;
-      const result: WebhookAttemptResult = { kind: 'failed', ...reasonOf(error, secure && socket != null && handshaking.has(socket)) };
-      const code = (error as NodeJS.ErrnoException | undefined)?.code;
-      if (!retried && req?.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')) finish({ retry: true, result });
-      else finish(result);
+      finish({ kind: 'failed', ...reasonOf(error, secure && socket != null && handshaking.has(socket)) });
     };
     // One deadline for the whole attempt, DNS and a wait for a pooled connection included: the socket's own timeouts only count idle time.
     const timer = setTimeout(
       () => fail(Object.assign(new Error(`timed out after ${request.timeoutMs} ms`), { code: 'ERR_WEBHOOK_TIMEOUT' })),
-      Math.max(0, deadline - Date.now()),
+      request.timeoutMs,
     );
 
     const headers = withoutContentLength(request.headers);
