@@ -7,10 +7,10 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeWebhookSender, type WebhookLookup } from '@logi/adapters';
-import type { WebhookRequest } from '@logi/domain';
+import { isForbiddenAddress, type WebhookRequest } from '@logi/domain';
 import { freePort } from '../support/free-port.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
@@ -263,6 +263,156 @@ describe('NodeWebhookSender: targets that are not public', () => {
     expect(await new NodeWebhookSender().send(attempt(`http://localhost:${receiver.port}/d`))).toEqual({ kind: 'answered', status: 200 });
     expect(receiver.requests.map((r) => r.url)).toEqual(['/a', '/b', '/c', '/d']);
     expect(receiver.requests[2]!.headers.host).toBe(`hooks.example.com:${receiver.port}`);
+  });
+});
+
+describe('NodeWebhookSender: kept-alive connections per origin', () => {
+  const senders: NodeWebhookSender[] = [];
+  const sender = (options: ConstructorParameters<typeof NodeWebhookSender>[0] = {}) => {
+    const made = new NodeWebhookSender(options);
+    senders.push(made);
+    return made;
+  };
+  afterEach(() => {
+    for (const made of senders.splice(0)) made.close();
+  });
+
+  it('when attempts to one origin follow each other, then they share one connection, whatever the path and the answer', async () => {
+    let n = 0;
+    const receiver = await startReceiver((_req, res) => res.writeHead(n++ % 2 === 0 ? 200 : 500).end('answer'));
+    const webhooks = sender();
+    const results = [];
+    for (let k = 0; k < 10; k++) results.push(await webhooks.send(attempt(`http://127.0.0.1:${receiver.port}/hooks/${k % 3}`)));
+    expect(results.map((r) => r.kind === 'answered' && r.status)).toEqual([200, 500, 200, 500, 200, 500, 200, 500, 200, 500]);
+    expect(receiver.requests).toHaveLength(10);
+    expect(receiver.connections).toBe(1);
+    expect(webhooks.origins).toBe(1);
+  });
+
+  it('when more attempts to one origin are in flight than its bound, then no more connections than the bound are opened and every attempt is answered', async () => {
+    const open = new Set<unknown>();
+    let mostOpen = 0;
+    const receiver = await startReceiver((_req, res) => setTimeout(() => res.writeHead(204).end(), 20));
+    const server = servers.at(-1)!;
+    server.on('connection', (socket) => {
+      open.add(socket);
+      mostOpen = Math.max(mostOpen, open.size);
+      socket.on('close', () => open.delete(socket));
+    });
+    const webhooks = sender({ maxSocketsPerOrigin: 3 });
+    const results = await Promise.all(Array.from({ length: 24 }, (_, k) => webhooks.send(attempt(`http://127.0.0.1:${receiver.port}/${k}`))));
+    expect(results.every((r) => r.kind === 'answered' && r.status === 204)).toBe(true);
+    expect(receiver.requests).toHaveLength(24);
+    expect(receiver.connections).toBe(3);
+    expect(mostOpen).toBe(3);
+  });
+
+  /**
+   * A name that resolves to `addresses[k]` at its k-th lookup (the last one after), with 127.0.0.1 playing a public
+   * address (the receiver is there) and 10.0.0.1 the private address a rebinding receiver turns to.
+   */
+  function rebindingLookup(...answers: string[]): WebhookLookup & { calls: string[] } {
+    const calls: string[] = [];
+    const lookup = ((hostname, _options, callback) => {
+      calls.push(hostname);
+      const address = answers[Math.min(calls.length - 1, answers.length - 1)]!;
+      callback(null, [{ address, family: 4 }]);
+    }) as WebhookLookup & { calls: string[] };
+    lookup.calls = calls;
+    return lookup;
+  }
+  const publicLoopback = (address: string) => address !== '127.0.0.1' && isForbiddenAddress(address);
+
+  it('when a connection is reused and the name has since rebound to a private address, then the reused one delivers and the next new one is refused', async () => {
+    const receiver = await startReceiver(
+      (_req, res) => setTimeout(() => res.writeHead(200).end(), 50),
+      https.createServer({ key: SELF_SIGNED_KEY, cert: SELF_SIGNED_CERT }),
+    );
+    const lookup = rebindingLookup('127.0.0.1', '10.0.0.1');
+    const webhooks = sender({ lookup, ca: SELF_SIGNED_CERT, isForbiddenAddress: publicLoopback });
+    const url = `https://hooks.example.com:${receiver.port}/in`;
+    const strict = { allowPrivateTargets: false };
+    expect(await webhooks.send(attempt(url, strict))).toEqual({ kind: 'answered', status: 200 });
+    expect(await webhooks.send(attempt(url, strict))).toEqual({ kind: 'answered', status: 200 });
+    expect(lookup.calls).toHaveLength(1);
+    // Two at once: one takes the kept-alive connection (checked when it was made), the other needs a new one.
+    const both = await Promise.all([webhooks.send(attempt(url, strict)), webhooks.send(attempt(url, strict))]);
+    expect(both).toEqual(
+      expect.arrayContaining([
+        { kind: 'answered', status: 200 },
+        { kind: 'failed', error: 'refused: address 10.0.0.1 is not public', refused: true },
+      ]),
+    );
+    expect(lookup.calls).toHaveLength(2);
+    expect(receiver.connections).toBe(1);
+    expect(receiver.requests).toHaveLength(3);
+  });
+
+  it('when a kept-alive connection was idle past the idle time, then the next attempt opens a new one and checks it: a name rebound to a private address is refused', async () => {
+    const receiver = await startReceiver((_req, res) => res.writeHead(200).end(), https.createServer({ key: SELF_SIGNED_KEY, cert: SELF_SIGNED_CERT }));
+    const lookup = rebindingLookup('127.0.0.1', '10.0.0.1');
+    const webhooks = sender({ lookup, ca: SELF_SIGNED_CERT, isForbiddenAddress: publicLoopback, idleSocketMs: 100 });
+    const url = `https://hooks.example.com:${receiver.port}/in`;
+    const strict = { allowPrivateTargets: false };
+    const closed = new Promise((resolve) => servers.at(-1)!.once('connection', (socket: Socket) => socket.once('close', resolve)));
+    expect(await webhooks.send(attempt(url, strict))).toEqual({ kind: 'answered', status: 200 });
+    // Closed by the sender after 100 ms idle (the receiver would keep it 5 s).
+    await closed;
+    expect(await webhooks.send(attempt(url, strict))).toEqual({ kind: 'failed', error: 'refused: address 10.0.0.1 is not public', refused: true });
+    expect(lookup.calls).toHaveLength(2);
+    expect(receiver.connections).toBe(1);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('when the receiver closes every connection after its answer, then every attempt is still delivered, each on a new checked connection', async () => {
+    const receiver = await startReceiver((_req, res) => res.writeHead(200, { Connection: 'close' }).end());
+    const lookup = fixedLookup('127.0.0.1');
+    const webhooks = sender({ lookup });
+    const results = [];
+    for (let k = 0; k < 5; k++) results.push(await webhooks.send(attempt(`http://hooks.example.com:${receiver.port}/${k}`)));
+    expect(results.every((r) => r.kind === 'answered' && r.status === 200)).toBe(true);
+    expect(receiver.requests).toHaveLength(5);
+    expect(receiver.connections).toBe(5);
+    expect(lookup.calls).toHaveLength(5);
+  });
+
+  it('when the receiver keeps connections alive for less than the sender would (announced in Keep-Alive), then every attempt is still delivered, on a new connection', async () => {
+    const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
+    const server = servers.at(-1)! as http.Server;
+    // The receiver's keep-alive is shorter than the sender's idle time: it closes connections the sender would reuse.
+    server.keepAliveTimeout = 30;
+    const closes: Array<Promise<unknown>> = [];
+    server.on('connection', (socket: Socket) => closes.push(new Promise((resolve) => socket.once('close', resolve))));
+    const webhooks = sender({ idleSocketMs: 10_000 });
+    for (let k = 0; k < 4; k++) {
+      expect(await webhooks.send(attempt(`http://127.0.0.1:${receiver.port}/${k}`))).toEqual({ kind: 'answered', status: 200 });
+      await Promise.all(closes);
+    }
+    expect(receiver.connections).toBe(4);
+    expect(receiver.requests).toHaveLength(4);
+  });
+
+  it('when the receiver resets a kept-alive connection, then that attempt fails as a reset (not sent again at once) and the next one is answered on a new connection', async () => {
+    let n = 0;
+    const receiver = await startReceiver((req, res) => (n++ === 1 ? req.socket.destroy() : res.writeHead(200).end()));
+    const webhooks = sender();
+    const url = `http://127.0.0.1:${receiver.port}/`;
+    expect(await webhooks.send(attempt(url))).toEqual({ kind: 'answered', status: 200 });
+    expect(await webhooks.send(attempt(url))).toEqual({ kind: 'failed', error: 'connection reset', refused: false });
+    expect(await webhooks.send(attempt(url))).toEqual({ kind: 'answered', status: 200 });
+    expect(receiver.requests).toHaveLength(3);
+    expect(receiver.connections).toBe(2);
+  });
+
+  it('when an origin has not been used for the idle-origin time, then its pool is destroyed on the next attempt', async () => {
+    const first = await startReceiver((_req, res) => res.writeHead(200).end());
+    const second = await startReceiver((_req, res) => res.writeHead(200).end());
+    const webhooks = sender({ idleOriginMs: 100 });
+    await webhooks.send(attempt(`http://127.0.0.1:${first.port}/`));
+    expect(webhooks.origins).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await webhooks.send(attempt(`http://127.0.0.1:${second.port}/`));
+    expect(webhooks.origins).toBe(1);
   });
 });
 

@@ -37,7 +37,9 @@ export class ApiProcess {
   static async start(label: string, env: Record<string, string>, auth: { key: string; directory: string }): Promise<ApiProcess> {
     const port = await freePort();
     const output = new OutputTail();
-    const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/api/src/main.ts')], {
+    // BENCH_API_CPU_PROF=<dir>: each API child writes a V8 CPU profile there when it stops.
+    const profile = process.env.BENCH_API_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_API_CPU_PROF] : [];
+    const child = spawnTracked(process.execPath, [...profile, '--import', 'tsx', path.join(ROOT, 'packages/api/src/main.ts')], {
       cwd: ROOT,
       env: serviceEnv({
         HOST,

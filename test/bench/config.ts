@@ -115,6 +115,8 @@ export interface BenchConfig {
   eventsLatencySamples: number;
   /** API and floor delivery rounds, alternated (BENCH_EVENTS_DELIVERY_ROUNDS). */
   eventsDeliveryRounds: number;
+  /** BENCH_EVENTS_ONLY=delivery: only the delivery sub-part; the feed and write figures are kept from the last run. */
+  eventsOnlyDelivery: boolean;
   /** The fairness part (issue 25): the ordinary tenant's PDFs and writes per phase, the abusive tenant's PDFs in flight and long polls held. */
   fairness: { pdfs: number; writes: number; burst: number; polls: number };
 }
@@ -147,6 +149,7 @@ export function loadBenchConfig(): BenchConfig {
     eventsFeedRequests: integer('BENCH_EVENTS_FEED_REQUESTS', 1000, 10),
     eventsLatencySamples: integer('BENCH_EVENTS_LATENCY_SAMPLES', 40, 3),
     eventsDeliveryRounds: integer('BENCH_EVENTS_DELIVERY_ROUNDS', 2),
+    eventsOnlyDelivery: eventsOnly() === 'delivery',
     fairness: {
       pdfs: integer('BENCH_FAIRNESS_PDFS', 30, 5),
       writes: integer('BENCH_FAIRNESS_WRITES', 20, 3),
@@ -154,6 +157,13 @@ export function loadBenchConfig(): BenchConfig {
       polls: integer('BENCH_FAIRNESS_POLLS', 8),
     },
   };
+}
+
+function eventsOnly(): 'delivery' | undefined {
+  const raw = env('BENCH_EVENTS_ONLY');
+  if (raw === undefined || raw === '') return undefined;
+  if (raw !== 'delivery') throw new Error(`BENCH_EVENTS_ONLY: "${raw}" is not delivery`);
+  return raw;
 }
 
 /** mysql://…/logi_bench_1m */

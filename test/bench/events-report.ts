@@ -162,11 +162,12 @@ export function eventsSection(e: EventsResults): string[] {
     '### Webhook delivery',
     '',
     `The real API (embedded profile: it delivers, \`WEBHOOK_CONCURRENCY\` 16 and \`WEBHOOK_CONCURRENCY_PER_ENDPOINT\` 4 as by default, ` +
+      '`WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY` 16 so that the one directory’s endpoints fill the 16 slots like the floor’s loops (default 8), ' +
       '`WEBHOOK_ALLOW_PRIVATE_TARGETS=true`) on a database of 2,000 + 2,000 invoices, with ' +
       `${d.endpoints} endpoints on one receiver (node:http on 127.0.0.1 in a process of its own, answering 200 once the body is read). ` +
       `A round: the directory’s last ${count(d.deliveries / d.endpoints)} events scheduled for every endpoint in one statement (as a replay does: ${count(d.deliveries)} attempts), ` +
       'rate from the first receipt to the last at the receiver; then the floor: the same bodies signed with the `standardwebhooks` package and POSTed with node:http by ' +
-      `${d.concurrency} loops, over keep-alive connections, and again with a new connection per POST (as the sender makes one per attempt, by design); ` +
+      `${d.concurrency} loops, over keep-alive connections (as the sender reuses them per origin), and again with a new connection per POST; ` +
       `${d.rounds} round${d.rounds === 1 ? '' : 's'}, the better of each. ${d.verified} deliveries’ signatures verified with the endpoints’ secrets.`,
     '',
     table(

@@ -22,9 +22,13 @@ export interface EventsResults {
  * load, webhook delivery against a bare signed-POST loop and the latencies
  * of one write at a time. Every API child is stopped before the next step.
  */
-export async function benchEvents(config: BenchConfig): Promise<EventsResults> {
+export async function benchEvents(config: BenchConfig, previous?: EventsResults): Promise<EventsResults> {
   const at = new Date().toISOString();
   const loadAverage = os.loadavg().map((v) => Math.round(v * 100) / 100);
+  if (config.eventsOnlyDelivery) {
+    if (!previous) throw new Error('BENCH_EVENTS_ONLY=delivery keeps the feed and write figures of the last run: run the whole events part once first');
+    return { ...previous, at, loadAverage, delivery: await benchDeliveryPart(config) };
+  }
   const feeds: EventFeedDatabase[] = [];
   for (const size of config.eventsFeedSizes) feeds.push(await prepareEventFeed(config, size.n));
 
@@ -38,9 +42,7 @@ export async function benchEvents(config: BenchConfig): Promise<EventsResults> {
     connections: config.connections,
   });
 
-  // The PDF and upload parts' shape of data: 2,000 invoices (and their created events) in the big directory.
-  const io = await prepareMariadb(config, parseSize('2k'), 'logi_bench_events_io');
-  const delivery = await benchDelivery(io, { rounds: config.eventsDeliveryRounds, samples: config.eventsLatencySamples });
+  const delivery = await benchDeliveryPart(config);
 
   return {
     at,
@@ -50,4 +52,10 @@ export async function benchEvents(config: BenchConfig): Promise<EventsResults> {
     write,
     delivery,
   };
+}
+
+/** The PDF and upload parts' shape of data: 2,000 invoices (and their created events) in the big directory. */
+async function benchDeliveryPart(config: BenchConfig): Promise<DeliveryResults> {
+  const io = await prepareMariadb(config, parseSize('2k'), 'logi_bench_events_io');
+  return benchDelivery(io, { rounds: config.eventsDeliveryRounds, samples: config.eventsLatencySamples });
 }

@@ -69,6 +69,7 @@ const REPRODUCE = [
   '| `BENCH_EVENTS_WRITE` | `100k` | invoices of the write-cost load (two fresh databases, dropped after) |',
   '| `BENCH_EVENTS_FEED_ROUNDS`, `BENCH_EVENTS_FEED_REQUESTS` | `400`, `1000` | timed feed pages per size; pages per throughput round |',
   '| `BENCH_EVENTS_LATENCY_SAMPLES`, `BENCH_EVENTS_DELIVERY_ROUNDS` | `40`, `2` | writes timed one at a time (commit to receipt, long poll); delivery rounds |',
+  '| `BENCH_EVENTS_ONLY` | unset | `delivery`: the events part runs webhook delivery only and keeps the feed and write figures of the last run |',
   '| `BENCH_TRACING_REQUESTS`, `BENCH_TRACING_ROUNDS` | `2000`, `6` | the tracing part: requests per round, rounds (tracing off and on alternated; on the smallest of `BENCH_SIZES`) |',
   '| `BENCH_STARTUP_ROUNDS` | `7` | the startup part: timed starts of each process in each way (after one untimed start of each) |',
   "| `BENCH_FAIRNESS_PDFS`, `BENCH_FAIRNESS_WRITES` | `30`, `20` | the fairness part: the ordinary tenant's PDFs (one at a time) and writes (each timed to its webhook) per phase |",
@@ -238,7 +239,7 @@ async function main(): Promise<number> {
 
     // 3c. Events: databases of their own, API children started and stopped inside.
     if (want('events')) {
-      results.events = await benchEvents(config);
+      results.events = await benchEvents(config, results.events);
       completed += 1;
     }
 

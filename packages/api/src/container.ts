@@ -292,7 +292,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.DeliverWebhook).toDynamicValue(
     () =>
       new DeliverWebhookUseCase({
-        sender: new NodeWebhookSender(),
+        sender: new NodeWebhookSender({ maxSocketsPerOrigin: config.webhooks.concurrency }),
         signer: new StandardWebhooksSigner(),
         settings: config.webhooks,
         nowSeconds: () => Math.floor(Date.now() / 1000),

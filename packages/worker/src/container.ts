@@ -139,7 +139,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   c.bind(WorkerTokens.DeliverWebhook).toDynamicValue(
     () =>
       new DeliverWebhookUseCase({
-        sender: new NodeWebhookSender(),
+        sender: new NodeWebhookSender({ maxSocketsPerOrigin: config.webhooks.concurrency }),
         signer: new StandardWebhooksSigner(),
         settings: config.webhooks,
         nowSeconds: () => Math.floor(Date.now() / 1000),

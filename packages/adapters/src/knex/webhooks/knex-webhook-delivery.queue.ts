@@ -141,16 +141,22 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
   async record(outcomes: readonly DeliveryOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
     await this.knex.transaction(async (trx) => {
+      // Outcomes that write the same values (every success answered 200, say) are one statement: a batch is a few
+      // round trips rather than one per attempt.
+      const sameWrite = new Map<string, { values: Row; ids: number[] }>();
       for (const outcome of outcomes) {
-        await trx('webhook_deliveries')
-          .where({ id: outcome.deliveryId })
-          .update({
-            status: outcome.succeeded ? 'succeeded' : 'failed',
-            response_status: outcome.responseStatus,
-            error: outcome.error === null ? null : outcome.error.slice(0, 500),
-            next_attempt_at: outcome.retryAt,
-          });
+        const values = {
+          status: outcome.succeeded ? 'succeeded' : 'failed',
+          response_status: outcome.responseStatus,
+          error: outcome.error === null ? null : outcome.error.slice(0, 500),
+          next_attempt_at: outcome.retryAt,
+        };
+        const key = JSON.stringify(values);
+        const group = sameWrite.get(key);
+        if (group) group.ids.push(outcome.deliveryId);
+        else sameWrite.set(key, { values, ids: [outcome.deliveryId] });
       }
+      for (const { values, ids } of sameWrite.values()) await trx('webhook_deliveries').whereIn('id', ids).update(values);
       const retries = outcomes.filter((outcome) => outcome.retryAt !== null);
       if (retries.length > 0) {
         const rows = (await trx('webhook_deliveries')
