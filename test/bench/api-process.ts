@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ROOT } from './config.js';
 import { freePort } from '../support/free-port.js';
 import { HOST, keepAliveAgent, request, type HttpAnswer, type HttpRequest } from './http.js';
-import { OutputTail, spawnTracked, stopChild } from './processes.js';
+import { childNodeArgs, OutputTail, spawnTracked, stopChild } from './processes.js';
 
 /** Variables of the API's own configuration: none leaks in from the shell that runs the benchmark. */
 const CONFIG_VARIABLES =
@@ -37,9 +37,7 @@ export class ApiProcess {
   static async start(label: string, env: Record<string, string>, auth: { key: string; directory: string }): Promise<ApiProcess> {
     const port = await freePort();
     const output = new OutputTail();
-    // BENCH_API_CPU_PROF=<dir>: each API child writes a V8 CPU profile there when it stops.
-    const profile = process.env.BENCH_API_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_API_CPU_PROF] : [];
-    const child = spawnTracked(process.execPath, [...profile, '--import', 'tsx', path.join(ROOT, 'packages/api/src/main.ts')], {
+    const child = spawnTracked(process.execPath, [...childNodeArgs(), '--import', 'tsx', path.join(ROOT, 'packages/api/src/main.ts')], {
       cwd: ROOT,
       env: serviceEnv({
         HOST,

@@ -7,7 +7,7 @@ import { Client } from 'minio';
 import { ApiProcess, serviceEnv } from './api-process.js';
 import { ROOT, WORK_DIR, type BenchConfig } from './config.js';
 import { log } from './progress.js';
-import { OutputTail, spawnTracked, stopChild } from './processes.js';
+import { childNodeArgs, OutputTail, spawnTracked, stopChild } from './processes.js';
 import type { BenchDatabase } from './seed.js';
 import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY } from '../support/s3rver.js';
 
@@ -90,7 +90,7 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<void
 /** A `pnpm worker` process (through tsx directly), tracked like every child. */
 export async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   const output = new OutputTail();
-  const child = spawnTracked(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')], {
+  const child = spawnTracked(process.execPath, [...childNodeArgs(), '--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')], {
     cwd: ROOT,
     env: serviceEnv({ LOG_LEVEL: 'info', METRICS_PORT: '0', CHROMIUM_PATH: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -88,3 +88,11 @@ export class OutputTail {
     return this.lines.join('\n');
   }
 }
+
+/**
+ * Node flags for the API and worker children, from BENCH_CHILD_NODE_ARGS (space-separated):
+ * `--cpu-prof --cpu-prof-dir=...` profiles them (Node refuses --cpu-prof in NODE_OPTIONS).
+ */
+export function childNodeArgs(): string[] {
+  return (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+}

@@ -174,7 +174,9 @@ export class DownloadInvoicePdfUseCase {
         });
       }
       const pdf = nonEmpty(await this.deps.storage.getBuffer(rendered.pdfKey), rendered.pdfKey);
-      await this.deps.storage.delete(pdfKey).catch(() => undefined);
+      // The hand-over copy is only there when the job kept the PDF outside the cache. Removing it is
+      // not the client's wait (a leftover under pdf/ is removed by the housekeeping).
+      if (rendered.pdfKey === pdfKey) void this.deps.storage.delete(pdfKey).catch(() => undefined);
       // The version of what the job printed: it differs from ours only when the data changed in between.
       return { kind: 'pdf', invoiceNr: rendered.invoiceNr, version: rendered.version ?? version, pdf, source: 'render' };
     } catch (error) {

@@ -21,7 +21,7 @@ export function buildInvoiceDocument(
   timeZone: string,
 ): InvoiceDocument {
   const t = INVOICE_TRANSLATIONS[lang];
-  const format = new InvoiceValueFormatter(t, invoice.currency, timeZone);
+  const format = InvoiceValueFormatter.of(t, invoice.currency, timeZone);
 
   const company = invoicePartyOf(seller, t, format);
   const counterparty = invoicePartyOf(

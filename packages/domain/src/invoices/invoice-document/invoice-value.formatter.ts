@@ -2,11 +2,32 @@ import type { InvoiceTranslation } from './invoice-translation.js';
 
 const PERCENTAGE = /^\d{1,3}(?:[.,]\d{1,4})?$/;
 
+/** Formatters kept per translation, currency and time zone; a bounded few (they are immutable). */
+const KEPT_PER_TRANSLATION = 32;
+const kept = new WeakMap<InvoiceTranslation, Map<string, InvoiceValueFormatter>>();
+
 /**
  * Formats an invoice's values in one locale, currency and time zone with Intl
  * (no hand-made separators: 1 450,00 zł, 1.450,00 €, €1,450.00).
  */
 export class InvoiceValueFormatter {
+  /**
+   * The formatter of these settings, made once: its six Intl objects cost more to build than a whole
+   * document takes to format (issue 26), and every PDF download builds a document, in the API and the worker.
+   */
+  static of(translation: InvoiceTranslation, currency: string, timeZone: string): InvoiceValueFormatter {
+    let byKey = kept.get(translation);
+    if (!byKey) kept.set(translation, (byKey = new Map()));
+    const key = `${currency}\u0000${timeZone}`;
+    let formatter = byKey.get(key);
+    if (!formatter) {
+      formatter = new InvoiceValueFormatter(translation, currency, timeZone);
+      if (byKey.size >= KEPT_PER_TRANSLATION) byKey.delete(byKey.keys().next().value!);
+      byKey.set(key, formatter);
+    }
+    return formatter;
+  }
+
   private readonly dateFormat: Intl.DateTimeFormat;
   private readonly moneyFormat: Intl.NumberFormat;
   private readonly decimalFormat: Intl.NumberFormat;
