@@ -116,10 +116,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         redis: config.redis,
         prefix: config.redisPrefix,
         handlers: get<JobHandlers>(WorkerTokens.JobHandlers),
-        // Twice as many jobs as Chromium pages (WORKER_CONCURRENCY): a job's data read, cache look and storage write
-        // then overlap another job's render instead of leaving its page idle (issue 26). The extra jobs wait for a page
-        // in the order they were taken, so the fair order of the queue holds (ADR 0036).
-        concurrency: config.workerConcurrency * 2,
+        concurrency: config.workerConcurrency,
         lockDurationMs: config.jobLockMs,
         logger,
         telemetry: telemetry?.bullmq,
