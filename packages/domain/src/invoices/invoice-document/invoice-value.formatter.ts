@@ -17,7 +17,7 @@ export class InvoiceValueFormatter {
    */
   static of(translation: InvoiceTranslation, currency: string, timeZone: string): InvoiceValueFormatter {
     let byKey = kept.get(translation);
-    if (!byKey) kept.set(translation, (byKey = new Map()));
+    if (!byKey) kept.set(translation, (byKey = new Map<string, InvoiceValueFormatter>()));
     const key = `${currency}\u0000${timeZone}`;
     let formatter = byKey.get(key);
     if (!formatter) {
