@@ -407,10 +407,11 @@ describe('NodeWebhookSender: kept-alive connections per origin', () => {
   it('when an origin has not been used for the idle-origin time, then its pool is destroyed on the next attempt', async () => {
     const first = await startReceiver((_req, res) => res.writeHead(200).end());
     const second = await startReceiver((_req, res) => res.writeHead(200).end());
-    const webhooks = sender({ idleOriginMs: 100 });
+    let clock = 1_000;
+    const webhooks = sender({ idleOriginMs: 100, now: () => clock });
     await webhooks.send(attempt(`http://127.0.0.1:${first.port}/`));
     expect(webhooks.origins).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    clock += 150;
     await webhooks.send(attempt(`http://127.0.0.1:${second.port}/`));
     expect(webhooks.origins).toBe(1);
   });

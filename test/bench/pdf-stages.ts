@@ -34,6 +34,7 @@ import { pino } from 'pino';
 import { ApiProcess } from './api-process.js';
 import { loadBenchConfig, parseSize, ROOT, WORK_DIR } from './config.js';
 import { BUCKET, deleteRedisKeys, startS3, startWorker } from './io-stack.js';
+import { atConcurrency } from './pdf.js';
 import { log, percentile } from './progress.js';
 import { cleanupAll, stopChild } from './processes.js';
 import { prepareMariadb } from './seed.js';
@@ -52,23 +53,10 @@ async function timed(samples: number, work: (i: number) => unknown): Promise<num
   return percentile(ms, 50);
 }
 
-/** `total` calls at `concurrency`; rate and p50. */
-async function atConcurrency(total: number, concurrency: number, work: (i: number) => Promise<void>): Promise<{ perSecond: number; p50: number }> {
-  let next = 0;
-  const latencies: number[] = [];
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= total) return;
-        const t = process.hrtime.bigint();
-        await work(i);
-        latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-      }
-    }),
-  );
-  return { perSecond: total / (Number(process.hrtime.bigint() - started) / 1e9), p50: percentile(latencies, 50) };
+/** `total` calls at `concurrency` (the PDF part's loop); rate and p50. */
+async function rateAndP50(total: number, concurrency: number, work: (i: number) => Promise<void>): Promise<{ perSecond: number; p50: number }> {
+  const { perSecond, latencies } = await atConcurrency(total, concurrency, work);
+  return { perSecond, p50: percentile(latencies, 50) };
 }
 
 /**
@@ -254,8 +242,8 @@ async function main(): Promise<void> {
         .where({ directory: db.directory })
         .update({ company_bank_name: `Stages Bank ${prefix} ${++round}` });
     try {
-      await atConcurrency(4, 2, viaApi);
-      await atConcurrency(4, 2, (i) => bare.render(documents[i % documents.length]!).then(() => undefined));
+      await rateAndP50(4, 2, viaApi);
+      await rateAndP50(4, 2, (i) => bare.render(documents[i % documents.length]!).then(() => undefined));
       measured[0] = monotonicUs();
       out('### One PDF end to end (queue profile) against the bare renderer (2 pages each)');
       out();
@@ -264,8 +252,8 @@ async function main(): Promise<void> {
       for (const concurrency of [1, 4]) {
         const total = Math.max(E2E_REQUESTS, concurrency * 4);
         await forceRenders();
-        const a = await atConcurrency(total, concurrency, viaApi);
-        const b = await atConcurrency(total, concurrency, (i) => bare.render(documents[i % documents.length]!).then(() => undefined));
+        const a = await rateAndP50(total, concurrency, viaApi);
+        const b = await rateAndP50(total, concurrency, (i) => bare.render(documents[i % documents.length]!).then(() => undefined));
         out(
           `| ${concurrency} | ${a.p50.toFixed(0)} ms | ${a.perSecond.toFixed(2)}/s | ${b.p50.toFixed(0)} ms | ${b.perSecond.toFixed(2)}/s | ${(a.perSecond / b.perSecond).toFixed(2)} |`,
         );

@@ -50,13 +50,13 @@ async function clearPdfCache(s3: Client): Promise<void> {
   for (const key of keys) await s3.removeObject(BUCKET, key);
 }
 
-interface RunResult {
+export interface RunResult {
   perSecond: number;
   latencies: number[];
 }
 
 /** `total` jobs at `concurrency`, each `work(i)` timed. */
-async function atConcurrency(total: number, concurrency: number, work: (i: number) => Promise<void>): Promise<RunResult> {
+export async function atConcurrency(total: number, concurrency: number, work: (i: number) => Promise<void>): Promise<RunResult> {
   let next = 0;
   const latencies: number[] = [];
   const started = process.hrtime.bigint();

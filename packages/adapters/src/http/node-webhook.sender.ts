@@ -29,6 +29,8 @@ export interface NodeWebhookSenderOptions {
   idleSocketMs?: number;
   /** An origin's pool with nothing in flight for this long (ms) is destroyed, so pools of endpoints gone do not pile up. */
   idleOriginMs?: number;
+  /** Unix ms for the idle-origin bound; the system clock by default (a test moves its own). */
+  now?: () => number;
 }
 
 /** Enough of an answer to end it cleanly; a receiver cannot make a delivery read more. */
@@ -58,7 +60,8 @@ const handshaking = new WeakSet<net.Socket>();
 class CheckedAgent extends http.Agent {
   /** Attempts using this pool now; a pool is destroyed only with none. */
   inFlight = 0;
-  lastUsed = Date.now();
+  /** Set by the sender on its own clock. */
+  lastUsed = 0;
 
   constructor(
     private readonly target: Target,
@@ -130,7 +133,8 @@ export class NodeWebhookSender implements WebhookSenderPort {
   private readonly idleSocketMs: number;
   private readonly idleOriginMs: number;
   private readonly pools = new Map<string, CheckedAgent>();
-  private lastSweep = Date.now();
+  private readonly now: () => number;
+  private lastSweep: number;
 
   constructor(options: NodeWebhookSenderOptions = {}) {
     this.lookup = options.lookup ?? dns.lookup;
@@ -139,6 +143,8 @@ export class NodeWebhookSender implements WebhookSenderPort {
     this.maxSocketsPerOrigin = options.maxSocketsPerOrigin ?? DEFAULT_MAX_SOCKETS_PER_ORIGIN;
     this.idleSocketMs = options.idleSocketMs ?? DEFAULT_IDLE_SOCKET_MS;
     this.idleOriginMs = options.idleOriginMs ?? DEFAULT_IDLE_ORIGIN_MS;
+    this.now = options.now ?? Date.now;
+    this.lastSweep = this.now();
   }
 
   async send(request: WebhookRequest): Promise<WebhookAttemptResult> {
@@ -151,7 +157,7 @@ export class NodeWebhookSender implements WebhookSenderPort {
         return await deliver(target, request, pool);
       } finally {
         pool.inFlight -= 1;
-        pool.lastUsed = Date.now();
+        pool.lastUsed = this.now();
       }
     } catch (error) {
       // Whatever Node throws (an option it rejects, say) ends this attempt as failed; the caller's loop goes on.
@@ -181,6 +187,7 @@ export class NodeWebhookSender implements WebhookSenderPort {
         maxSockets: this.maxSocketsPerOrigin,
         idleSocketMs: this.idleSocketMs,
       });
+      pool.lastUsed = this.now();
       this.pools.set(key, pool);
     }
     return pool;
@@ -188,7 +195,7 @@ export class NodeWebhookSender implements WebhookSenderPort {
 
   /** At most once per idle period: pools with nothing in flight and unused that long are destroyed. */
   private sweep(): void {
-    const now = Date.now();
+    const now = this.now();
     if (now - this.lastSweep < this.idleOriginMs) return;
     this.lastSweep = now;
     for (const [key, pool] of this.pools) {
