@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ApiProcessTasks } from './process-tasks.js';
 import { startTelemetry } from '@logi/adapters/telemetry';
 
 /** `pnpm start`: the API; without Redis (REDIS_URL or REDIS_SENTINELS) it also runs the jobs in-process. */
@@ -49,6 +50,14 @@ async function main(): Promise<void> {
       },
       (error: unknown) => logger.warn({ err: error }, 'could not read the schema version at start; /health/ready reports the database'),
     );
+  }
+  try {
+    await container.get<ApiProcessTasks>(Tokens.ProcessTasks).checkSecretKeys();
+  } catch (error) {
+    // Webhook secrets encrypted with a key this process lacks: one line naming SECRETS_ENCRYPTION_KEYS, as for a wrong value.
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(1);
   }
   const server = await startServer(container).catch((error: unknown) => {
     // A HOST or PORT that cannot be listened on is reported like a wrong value: one line naming it.

@@ -76,6 +76,30 @@ function urlList(name: string, schemes: string[]) {
   });
 }
 
+/**
+ * SECRETS_ENCRYPTION_KEYS: `<id>:<base64 of 32 bytes>`, comma-separated; the first encrypts, all decrypt. An entry is
+ * named by its place, never echoed: it is key material.
+ */
+function secretKeyList(name: string) {
+  return z.string().transform((value, ctx) => {
+    const entries = value.split(',').map((entry) => entry.trim());
+    const keys: Array<{ id: string; key: Buffer }> = [];
+    for (const [i, entry] of entries.entries()) {
+      const fail = (problem: string) => {
+        ctx.addIssue({ code: 'custom', message: `entry ${i + 1} of ${entries.length} ${problem}`, path: [name] });
+        return z.NEVER;
+      };
+      const match = /^([A-Za-z0-9_.-]{1,32}):([A-Za-z0-9+/]+={0,2})$/.exec(entry);
+      if (!match) return fail('must be <id>:<base64 of 32 bytes> (id: 1-32 letters, digits, ".", "_" or "-"; make a key with `openssl rand -base64 32`)');
+      const key = Buffer.from(match[2]!, 'base64');
+      if (key.length !== 32) return fail(`has a key of ${key.length} bytes; AES-256 needs 32 (make one with \`openssl rand -base64 32\`)`);
+      if (keys.some((k) => k.id === match[1])) return fail(`repeats the key id "${match[1]}"`);
+      keys.push({ id: match[1]!, key });
+    }
+    return keys;
+  });
+}
+
 function timeZone(value: string, ctx: z.RefinementCtx): string {
   try {
     new Intl.DateTimeFormat('en', { timeZone: value });
@@ -176,6 +200,8 @@ const schema = z.object({
     .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
     .transform((v) => v === 'true' || v === '1')
     .default(false),
+  /** Keys that encrypt webhook secrets at rest: `<id>:<base64 of 32 bytes>`, comma-separated; the first encrypts, all decrypt. */
+  SECRETS_ENCRYPTION_KEYS: secretKeyList('SECRETS_ENCRYPTION_KEYS').optional(),
   /** Webhook attempts in flight per delivering process, and to any one endpoint from it. */
   WEBHOOK_CONCURRENCY: positiveInt('WEBHOOK_CONCURRENCY').default(16),
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt('WEBHOOK_CONCURRENCY_PER_ENDPOINT').default(4),
@@ -252,6 +278,8 @@ export type AppConfig = {
     concurrencyPerEndpoint: number;
     maxInFlightPerDirectory: number;
   };
+  /** SECRETS_ENCRYPTION_KEYS in order (the first encrypts); empty = none configured (the embedded profile then uses its own key in DATA_DIR). */
+  secretKeys: Array<{ id: string; key: Buffer }>;
   /** Trusted proxy hops in front of the API (TRUST_PROXY); 0 = X-Forwarded-For is ignored. */
   trustProxyHops: number;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
@@ -346,6 +374,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       concurrencyPerEndpoint: c.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
       maxInFlightPerDirectory: c.WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY,
     },
+    secretKeys: c.SECRETS_ENCRYPTION_KEYS ?? [],
     trustProxyHops: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
     docsBaseUrl: c.DOCS_BASE_URL ?? null,

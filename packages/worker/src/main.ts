@@ -48,7 +48,7 @@ const { startWorker } = await import('./start-worker.js');
 running = await startWorker(config, logger).catch((error: unknown) => {
   logger.fatal({ err: error }, 'worker could not start');
   // One plain line too, as for a bad variable: a METRICS_HOST or METRICS_PORT that cannot be listened on is a set-up mistake an operator must see.
-  const problem = listenConfigError(error, config, false);
+  const problem = error instanceof ConfigError ? error : listenConfigError(error, config, false);
   process.stderr.write(`${problem ? problem.message : `worker could not start: ${error instanceof Error ? error.message : String(error)}`}\n`);
   process.exit(1);
 });
