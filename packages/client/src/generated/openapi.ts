@@ -699,7 +699,7 @@ export interface components {
             status: "pending" | "succeeded" | "failed";
             /** @description The endpoint's HTTP status; null when it gave none (timeout, reset, refused). */
             response_status: number | null;
-            /** @description What went wrong, readable; null on success. */
+            /** @description What went wrong, coarse on purpose (never an address or port): `answered <status>`, `timed out`, `connection failed`, `host not found`, `TLS error`, `invalid answer`, `refused: private address`, `refused: not an https URL`, or a sentence about retention or a disabled endpoint; null on success. */
             error: string | null;
             /** @description When the attempt was scheduled, Unix seconds, UTC. */
             created: number;

@@ -2,7 +2,7 @@
  * Encrypts secrets kept at rest (webhook signing secrets). A stored value is
  * either encrypted (it names the key that sealed it) or plain text written
  * before encryption existed: both are read, only encrypted values are written
- * once a key is configured (docs/contribute/decisions/0043-webhook-secrets-encrypted-at-rest.md).
+ * once a key is configured (docs/contribute/decisions/0043-webhook-secrets-at-rest.md).
  */
 export interface SecretCipherPort {
   /** The stored form of `plain`: sealed with the current key, or `plain` itself when no key is configured. */

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { isMysql } from '../sql-dialect.js';
 
 /**
- * Webhook secrets sealed at rest and private targets per directory (docs/contribute/decisions/0043-webhook-secrets-encrypted-at-rest.md):
+ * Webhook secrets sealed at rest and private targets per directory (docs/contribute/decisions/0043-webhook-secrets-at-rest.md):
  * the secret columns take the sealed form (`v1:<key id>:<base64>`, about 130 characters; plain ones stay readable),
  * `webhook_private_targets` lists the directories the operator allowed private targets, and an attempt keeps the
  * operator's detail of a failure (`error_detail`) beside the coarse reason the client is shown (`error`).
