@@ -17,6 +17,8 @@ const IP_OR_PORT = /\b\d{1,3}(\.\d{1,3}){3}\b|:\d{2,5}\b|\[[0-9a-f:]+\]|ECONN|re
 let api: TestApi;
 let receiver: WebhookReceiver;
 let cliEnv: Record<string, string>;
+/** The API's log (it delivers in the embedded profile; a worker process does in production). */
+const logLines: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
   api = await startTestApi(
@@ -27,7 +29,7 @@ beforeAll(async () => {
       // The production profile is given a key (the API and the worker both read it); the embedded one makes its own.
       ...(PROFILE === 'production' ? { SECRETS_ENCRYPTION_KEYS: KEY } : {}),
     },
-    { label: 'hook-secrets' },
+    { label: 'hook-secrets', logLines },
   );
   receiver = await WebhookReceiver.start();
   cliEnv = { DATA_DIR: api.dataDir, ...(api.config.databaseUrl ? { DATABASE_URL: api.config.databaseUrl, SECRETS_ENCRYPTION_KEYS: KEY } : {}) };
@@ -198,6 +200,10 @@ describe(`delivery errors shown to clients (${PROFILE})`, () => {
     expect(JSON.stringify(attempt)).not.toContain(String(port));
     const operator = await cli(['webhooks:deliveries', '--endpoint', String(created.data.id)], cliEnv);
     expect(operator.stdout).toMatch(/connection failed +connection refused/);
+    if (PROFILE === 'embedded')
+      expect(logLines).toContainEqual(
+        expect.objectContaining({ msg: 'webhook attempt failed', endpointId: created.data.id, error: 'connection failed', detail: 'connection refused' }),
+      );
   });
 
   it('when the receiver answers 500, then the client is told "answered 500"', async () => {

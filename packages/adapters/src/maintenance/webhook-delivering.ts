@@ -77,8 +77,15 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     recording = recording
       .then(() => queue.record(batch))
       .then(() => {
-        for (const outcome of batch)
+        for (const outcome of batch) {
+          // The detail (address, port, system code) is the operator's: the client's attempt list shows only the coarse reason.
+          if (!outcome.succeeded)
+            logger.info(
+              { endpointId: outcome.endpointId, deliveryId: outcome.deliveryId, error: outcome.error, detail: outcome.errorDetail },
+              'webhook attempt failed',
+            );
           if (outcome.disableReason) logger.warn({ endpointId: outcome.endpointId, reason: outcome.disableReason }, 'webhook endpoint disabled');
+        }
       })
       .catch((error: unknown) =>
         logger.warn({ err: error, attempts: batch.length }, 'webhook attempts could not be recorded; each is tried again when its lease ends'),

@@ -169,7 +169,7 @@ export interface paths {
          * Create a webhook endpoint
          * @description Events of the chosen types (all when `event_types` is empty or absent) are POSTed to `url` as they are published, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, shown only here and on rotation.
          *
-         *     `url` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on `url`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers). Every rule: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     `url` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on `url`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts for one client directory (on-premises receivers), or for every one. Every rule: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          *
          *     At most WEBHOOK_MAX_ENDPOINTS (10) endpoints per client directory.
          */
