@@ -129,6 +129,7 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
                 succeeded: true,
                 responseStatus: 204,
                 error: null,
+                errorDetail: null,
                 retryAt: null,
                 failingSince: null,
                 disableReason: null,
