@@ -44,6 +44,7 @@ export * from './maintenance/periodic-task.js';
 export * from './maintenance/sweep-temp-files.js';
 export * from './shared/transient-errors.js';
 export * from './process/close-with-grace.shutdown.js';
+export * from './pino/pino-logger.js';
 export { rebuildDerivedData, type RebuildProgress, type RebuildResult } from './knex/search/derived-data.js';
 export { indexPendingDocuments } from './knex/search/trigram-index.js';
 export { indexFold, trigramsOf } from './knex/search/search-text.js';

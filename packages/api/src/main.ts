@@ -7,9 +7,8 @@ async function main(): Promise<void> {
   // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
   const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api' });
   await import('reflect-metadata');
-  const { pino } = await import('pino');
   const { ConfigError, listenConfigError, loadConfig } = await import('@logi/config');
-  const { exitGracefully, migrateLatest, pendingMigrations } = await import('@logi/adapters');
+  const { createLogger, exitGracefully, migrateLatest, pendingMigrations } = await import('@logi/adapters');
   const { buildContainer } = await import('./container.js');
   const { Tokens } = await import('./tokens.js');
   const { startServer, stopLimitMs } = await import('./server.js');
@@ -24,7 +23,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ level: config.logLevel, base: { service: 'api' } });
+  const logger = createLogger({ level: config.logLevel, base: { service: 'api' } });
   // Installed before anything is built, so an unhandled error during start-up is logged and exits 1 too.
   let running: { stop(): Promise<void> } | undefined;
   exitGracefully({
