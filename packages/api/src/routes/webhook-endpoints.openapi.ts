@@ -65,7 +65,7 @@ export function webhookEndpointPaths(guides: GuideLinks) {
         ].join('\n\n'),
         requestBody: jsonBody(createWebhookEndpointSchema),
         responses: {
-          '201': jsonResponse('The endpoint, with its secret.', ref('CreatedWebhookEndpointEnvelope'), COUNTED),
+          '201': jsonResponse('The endpoint, with its secret.', ref('CreatedWebhookEndpointEnvelope'), [...COUNTED, 'Cache-Control (no-store)']),
           '422': invalid(
             'A field is invalid (`The given data was invalid.`, with `errors` naming `url`, `event_types` or `description`, or `body` when the body is not a JSON object); or the directory already has WEBHOOK_MAX_ENDPOINTS endpoints: `A client directory may have at most 10 webhook endpoints.` (its number is the setting), without `errors`.',
             'url',
@@ -123,7 +123,7 @@ export function webhookEndpointPaths(guides: GuideLinks) {
           'A new secret signs from now on; for 24 hours the old one signs too (`webhook-signature` then holds two space-separated `v1,` entries), so receivers can switch without missing a delivery.',
         parameters: [endpointId],
         responses: {
-          '200': jsonResponse('The new secret, shown this once.', ref('WebhookSecretEnvelope'), COUNTED),
+          '200': jsonResponse('The new secret, shown this once.', ref('WebhookSecretEnvelope'), [...COUNTED, 'Cache-Control (no-store)']),
           '404': notFound,
           ...commonErrors(),
           ...bodyErrors,

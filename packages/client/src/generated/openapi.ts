@@ -3065,6 +3065,8 @@ export interface operations {
                      * @example "default";r=59;t=60
                      */
                     RateLimit?: string;
+                    /** @description The answer holds a secret: no cache, private or shared, may keep it. */
+                    "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4321,6 +4323,8 @@ export interface operations {
                      * @example "default";r=59;t=60
                      */
                     RateLimit?: string;
+                    /** @description The answer holds a secret: no cache, private or shared, may keep it. */
+                    "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
                 content: {
