@@ -501,7 +501,7 @@ export interface components {
         UploadedFile: {
             /** @description File ID. */
             id: number;
-            /** @description The client's file name reduced to its base name. */
+            /** @description The client's file name reduced to its base name, without control, bidirectional or zero-width characters, in Unicode NFC. */
             name: string;
             /** @description The file's category (for a duplicate: the existing file's). */
             category_id: number | null;
