@@ -238,6 +238,14 @@ const schema = z.object({
     .regex(/^[^:]+$/, { error: 'must not contain ":" (HTTP Basic user names cannot)' })
     .optional(),
   DASHBOARD_PASSWORD: z.string().optional(),
+  /** The dashboard's own listener, apart from the API's port like the metrics (0 = off). */
+  DASHBOARD_HOST: z.string().default('127.0.0.1'),
+  DASHBOARD_PORT: portNumber('DASHBOARD_PORT').default(9466),
+  /** The dashboard may change the queues (add, retry, promote, clean, empty, obliterate jobs); read-only unless true. */
+  DASHBOARD_WRITE: z
+    .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+    .transform((v) => v === 'true' || v === '1')
+    .default(false),
 });
 
 export type AppConfig = {
@@ -285,8 +293,8 @@ export type AppConfig = {
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** Base of the guide links in the OpenAPI document; null = repository paths (docs/integrate/...). */
   docsBaseUrl: string | null;
-  /** Credentials of the queue dashboard; null = dashboard off. */
-  dashboard: { user: string; password: string } | null;
+  /** The queue dashboard: credentials, its own listener, whether it may change the queues; null = off. */
+  dashboard: { user: string; password: string; host: string; port: number; write: boolean } | null;
 };
 
 /**
@@ -378,7 +386,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxyHops: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
     docsBaseUrl: c.DOCS_BASE_URL ?? null,
-    dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,
+    dashboard:
+      c.DASHBOARD_USER !== undefined && c.DASHBOARD_PORT !== 0
+        ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD!, host: c.DASHBOARD_HOST, port: c.DASHBOARD_PORT, write: c.DASHBOARD_WRITE }
+        : null,
   };
 }
 
@@ -390,18 +401,24 @@ type Listener = { host: string; port: number; hostVar: string; portVar: string }
 /**
  * A listener that cannot start is a set-up mistake like a malformed value, so
  * it is reported the same way: a ConfigError naming the variable to fix
- * (HOST or PORT for the API, METRICS_HOST or METRICS_PORT for metrics). Null
+ * (HOST or PORT for the API, METRICS_HOST or METRICS_PORT for metrics, DASHBOARD_HOST or DASHBOARD_PORT for the queue dashboard). Null
  * when the error is not one of those listeners failing. `api` is false in a
  * process that serves no API (the worker).
  */
-export function listenConfigError(error: unknown, config: Pick<AppConfig, 'host' | 'port' | 'metrics'>, api = true): ConfigError | null {
+export function listenConfigError(
+  error: unknown,
+  config: Pick<AppConfig, 'host' | 'port' | 'metrics'> & { dashboard?: AppConfig['dashboard'] },
+  api = true,
+): ConfigError | null {
   const failure = errnoOf(error);
   if (!failure) return null;
-  // An error the API tagged as its metrics listener's is that listener's, whatever the numbers say.
-  const metricsOnly = (error as { listener?: unknown } | null)?.listener === 'metrics';
+  // An error the API tagged as its metrics' or dashboard's listener's is that listener's, whatever the numbers say.
+  const tagged = (error as { listener?: unknown } | null)?.listener;
+  const dashboard = api && config.dashboard ? config.dashboard : null;
   const listeners: Listener[] = [
-    ...(api && !metricsOnly ? [{ host: config.host, port: config.port, hostVar: 'HOST', portVar: 'PORT' }] : []),
-    ...(config.metrics.port !== 0 ? [{ ...config.metrics, hostVar: 'METRICS_HOST', portVar: 'METRICS_PORT' }] : []),
+    ...(api && tagged === undefined ? [{ host: config.host, port: config.port, hostVar: 'HOST', portVar: 'PORT' }] : []),
+    ...(config.metrics.port !== 0 && tagged !== 'dashboard' ? [{ ...config.metrics, hostVar: 'METRICS_HOST', portVar: 'METRICS_PORT' }] : []),
+    ...(dashboard && tagged !== 'metrics' ? [{ host: dashboard.host, port: dashboard.port, hostVar: 'DASHBOARD_HOST', portVar: 'DASHBOARD_PORT' }] : []),
   ];
   // The API listens first, so when both would match, it is the one that failed.
   // Node leaves `port` out of a listen error when it is 0 (any free port).
