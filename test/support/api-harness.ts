@@ -72,7 +72,16 @@ export async function startTestApi(env: Record<string, string> = {}, options: Te
 }
 
 async function startApi(dataDir: string, stack: ProductionStack | null, env: Record<string, string>, options: TestApiOptions): Promise<TestApi> {
-  const fullEnv = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', METRICS_PORT: '0', DASHBOARD_PORT: '0', ...stack?.env, ...env };
+  const fullEnv = {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000',
+    METRICS_PORT: '0',
+    DASHBOARD_PORT: '0',
+    ...stack?.env,
+    ...env,
+  };
   const config = loadConfig(fullEnv);
   const logger = options.logLines
     ? createLogger({ level: 'info' }, { write: (line: string) => void options.logLines!.push(JSON.parse(line) as Record<string, unknown>) })
