@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { loadConfig } from '@logi/config';
 
 /**
  * docker-compose.yml as operators run it. `docker-compose config` (scripts/test.sh) checks its
@@ -170,7 +171,15 @@ describe('docker-compose.yml', () => {
     // The services that need them read the file, and the example holds every one they need.
     for (const name of ['mariadb', 's3', 'migrate', 'api', 'worker']) expect([compose.services[name]?.env_file].flat(), name).toContain(ENV_FILE);
     const example = await readEnvFile(ENV_EXAMPLE);
-    expect(Object.keys(example).sort()).toEqual(['DATABASE_URL', 'MARIADB_PASSWORD', 'ROOT_ACCESS_KEY', 'ROOT_SECRET_KEY', 'S3_ACCESS_KEY', 'S3_SECRET_KEY']);
+    expect(Object.keys(example).sort()).toEqual([
+      'DATABASE_URL',
+      'MARIADB_PASSWORD',
+      'ROOT_ACCESS_KEY',
+      'ROOT_SECRET_KEY',
+      'S3_ACCESS_KEY',
+      'S3_SECRET_KEY',
+      'SECRETS_ENCRYPTION_KEYS',
+    ]);
     // The database account is the one MariaDB creates, with the same password.
     const database = new URL(example.DATABASE_URL!);
     const mariadb = await runtimeEnvironmentOf(compose.services.mariadb!);
@@ -180,6 +189,10 @@ describe('docker-compose.yml', () => {
       db: mariadb.MARIADB_DATABASE,
       host: 'mariadb',
     });
+    // The encryption key's placeholder cannot be used by mistake: the processes refuse it, naming the variable.
+    expect(() => loadConfig({ DATABASE_URL: example.DATABASE_URL!, SECRETS_ENCRYPTION_KEYS: example.SECRETS_ENCRYPTION_KEYS! })).toThrow(
+      /^Configuration error: SECRETS_ENCRYPTION_KEYS /,
+    );
     // The real file stays out of git and out of the image's build context.
     const ignored = spawnSync('git', ['check-ignore', '-q', ENV_FILE], { cwd: ROOT });
     expect(ignored.status, 'git check-ignore compose.env').toBe(0);
