@@ -58,19 +58,34 @@ interface KnexQueryObject {
   options?: Record<string, unknown>;
 }
 interface KnexMysqlClient {
+  config: Record<string, unknown>;
   _query(connection: Mysql2Connection, obj: KnexQueryObject): Promise<unknown>;
 }
 
+/** Where boundStatements keeps the bound in knex's config: a transaction's client shares the config, not the object. */
+const STATEMENT_TIMEOUT = 'logiStatementTimeoutMs';
+const PATCHED = Symbol.for('logi.boundStatements');
+
 /**
  * Every statement carries mysql2's timeout, and a timed-out connection is destroyed: its unanswered command would hold up
- * every later statement given it (docs/contribute/decisions/0034-bounded-sql-statements.md).
+ * every later statement given it (docs/contribute/decisions/0034-bounded-sql-statements.md). knex makes each
+ * transaction's client from the client class's prototype and shares only the config, so the bound is read from the
+ * config by a wrapper on the prototype: statements inside transactions are bounded too. A knex without the setting
+ * (SQLite's class is another) is not touched.
  */
 function boundStatements(knex: Knex, timeoutMs: number): void {
   const client = knex.client as unknown as KnexMysqlClient;
-  const query = client._query.bind(client);
-  client._query = (connection, obj) => {
-    if (obj && typeof obj === 'object') obj.options = { timeout: timeoutMs, ...obj.options };
-    return query(connection, obj).catch((error: unknown) => {
+  client.config[STATEMENT_TIMEOUT] = timeoutMs;
+  const prototype = Object.getPrototypeOf(client) as KnexMysqlClient & { [PATCHED]?: true };
+  if (Object.prototype.hasOwnProperty.call(prototype, PATCHED)) return;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with the client it belongs to, below
+  const query = prototype._query;
+  prototype[PATCHED] = true;
+  prototype._query = function (this: KnexMysqlClient, connection, obj) {
+    const bound = this.config?.[STATEMENT_TIMEOUT];
+    if (typeof bound !== 'number') return query.call(this, connection, obj);
+    if (obj && typeof obj === 'object') obj.options = { timeout: bound, ...obj.options };
+    return query.call(this, connection, obj).catch((error: unknown) => {
       if ((error as { code?: unknown } | null)?.code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy();
       throw error;
     });
