@@ -31,9 +31,7 @@ export const KSEF_CATALOG = path.join(fixtures, 'xsd/ksef-fa3/catalog.xml');
 export async function xsdErrors(schema: string, files: string[], catalog?: string): Promise<string[]> {
   const errors: string[] = [];
   // With a catalog, nothing is fetched: a URL the catalog does not map is an error, not a download.
-  const options = catalog
-    ? { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, XML_CATALOG_FILES: catalog } }
-    : { maxBuffer: 64 * 1024 * 1024 };
+  const options = catalog ? { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, XML_CATALOG_FILES: catalog } } : { maxBuffer: 64 * 1024 * 1024 };
   for (let start = 0; start < files.length; start += 100) {
     const batch = files.slice(start, start + 100);
     const result = await run('xmllint', [...(catalog ? ['--nonet'] : []), '--noout', '--schema', schema, ...batch], options).catch(
