@@ -29,8 +29,9 @@ export function buildFa3Xml(invoice: EInvoice): string {
   // The tax per slot is the breakdown's (the amounts the PDF prints), not recomputed from the lines.
   for (const row of invoice.vatBreakdown) {
     const slot = fa3TaxOf(row.category, row.rate, invoice.buyer.country).slot;
-    const sum = sums.get(slot)!;
+    const sum = sums.get(slot) ?? { net: 0, tax: 0 };
     sum.tax = cents(sum.tax + printed * row.taxAmount);
+    sums.set(slot, sum);
   }
 
   const x = new Xml();
