@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
@@ -14,6 +14,8 @@ import { startTestApi, type TestApi } from '../support/api-harness.js';
  * by pdftoppm, its link naming the seller's NIP, the issue date and the SHA-256 of the very `format=ksef` document.
  */
 const run = promisify(execFile);
+// jsqr is CommonJS with `exports.default`: Node's ESM loader hands over the exports object, vitest the function.
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as typeof jsQRModule.default;
 const DIRECTORY = 'ksef-print';
 const KEY = 'ksef-print-key-0123456789';
 const KSEF_NUMBER = '5860000002-20261103-010000000001-5D';
