@@ -237,6 +237,7 @@ describe.each(PROFILES)('loadFixtures on %s', (profile) => {
     ['a county that is no ISO 3166-2 code', 'invoices[0].customer_county', (f: any) => (f.invoices[0].customer_county = 'Cluj')],
     ['a zero exchange rate', 'invoices[0].exchange_rate', (f: any) => (f.invoices[0].exchange_rate = 0)],
     ['a malformed KSeF number', 'invoices[0].ksef_number', (f: any) => (f.invoices[0].ksef_number = '5265877635-2025')],
+    ['a KSeF number whose CRC-8 is wrong', 'invoices[0].ksef_number', (f: any) => (f.invoices[0].ksef_number = '5265877635-20250826-0100001AF629-AE')],
     ['a buyer reference over 200 characters', 'invoices[0].buyer_reference', (f: any) => (f.invoices[0].buyer_reference = 'x'.repeat(201))],
     [
       'a contact without an e-mail address',

@@ -18,7 +18,7 @@ const run = promisify(execFile);
 const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as typeof jsQRModule.default;
 const DIRECTORY = 'ksef-print';
 const KEY = 'ksef-print-key-0123456789';
-const KSEF_NUMBER = '5860000002-20261103-010000000001-5D';
+const KSEF_NUMBER = '5860000002-20261103-010000000001-2D';
 const issueDate = Date.UTC(2026, 10, 3) / 1000;
 
 function invoice(id: number, nr: string, extra: Record<string, unknown>) {
@@ -80,7 +80,7 @@ const fixture = {
     invoice(880001, 'FV/KSEF/1', { ksef_number: KSEF_NUMBER }),
     invoice(880002, 'FV/KSEF/2', {}),
     // In euros without a rate: its FA(3) cannot be written, so the number is printed with no code to verify.
-    invoice(880003, 'FV/KSEF/3', { ksef_number: '5860000002-20261103-010000000003-00', currency: 'EUR' }),
+    invoice(880003, 'FV/KSEF/3', { ksef_number: '5860000002-20261103-010000000003-23', currency: 'EUR' }),
   ],
 };
 
@@ -148,7 +148,7 @@ describe('the KSeF number and KOD I on the printed invoice', () => {
 
   it('when the FA(3) of an invoice with a KSeF number cannot be written, then the number is printed without a code, and format=ksef says what is missing', async () => {
     const pdf = await savedPdf(880003, 'pl');
-    expect((await run('pdftotext', ['-enc', 'UTF-8', pdf, '-'])).stdout).toContain('5860000002-20261103-010000000003-00');
+    expect((await run('pdftotext', ['-enc', 'UTF-8', pdf, '-'])).stdout).toContain('5860000002-20261103-010000000003-23');
     expect(await qrOnFirstPage(pdf)).toBeNull();
     const refused = await call('/invoices/880003/e-invoice?format=ksef');
     expect(refused.status).toBe(422);

@@ -5,6 +5,7 @@ import {
   buildInvoiceDocument,
   DownloadEInvoiceUseCase,
   fa3TaxOf,
+  isKsefNumber,
   isPolishNip,
   ksefVerificationUrl,
   missingForFormat,
@@ -48,6 +49,12 @@ describe('the NIP and KOD I', () => {
     expect(isPolishNip('5265877635')).toBe(true);
     expect(nipOf('PL 586-000-00-02')).toBe('5860000002');
     expect(nipOf('DE298765432')).toBeNull();
+  });
+
+  it("when a KSeF number is checked, then its CRC-8 decides (the Ministry's example passes, one digit off fails)", () => {
+    expect(isKsefNumber('5265877635-20250826-0100001AF629-AF')).toBe(true);
+    expect(isKsefNumber('5265877635-20250826-0100001AF628-AF')).toBe(false);
+    expect(isKsefNumber('5265877635-20250826-0100001AF629')).toBe(false);
   });
 
   it("when the link is made, then it is the Ministry's: NIP, issue date DD-MM-YYYY, SHA-256 in Base64URL", () => {
@@ -118,7 +125,7 @@ describe('buildFa3Xml', () => {
       currency: 'EUR',
       exchangeRate: 4.2456,
       correctOf: { id: 9000, nr: 'FV/1' },
-      correctedInvoice: { issueDate: 1763424000, ksefNumber: '5860000002-20251118-010000000001-5D' },
+      correctedInvoice: { issueDate: 1763424000, ksefNumber: '5860000002-20251118-010000000001-F3' },
       items: [
         { name: 'Price <reduction> & co', quantity: 1, unit: 'pcs', unitPriceNet: -100, taxRate: '23', amountNet: -100, amountTax: -23, amountGross: -123 },
       ],
@@ -131,7 +138,7 @@ describe('buildFa3Xml', () => {
     expect(xml).toContain('<P_15>-123.00</P_15>');
     expect(xml).toContain('<RodzajFaktury>KOR</RodzajFaktury>');
     expect(xml).toMatch(
-      /<DataWystFaKorygowanej>2025-11-18<\/DataWystFaKorygowanej>\s*<NrFaKorygowanej>FV\/1<\/NrFaKorygowanej>\s*<NrKSeF>1<\/NrKSeF>\s*<NrKSeFFaKorygowanej>5860000002-20251118-010000000001-5D</,
+      /<DataWystFaKorygowanej>2025-11-18<\/DataWystFaKorygowanej>\s*<NrFaKorygowanej>FV\/1<\/NrFaKorygowanej>\s*<NrKSeF>1<\/NrKSeF>\s*<NrKSeFFaKorygowanej>5860000002-20251118-010000000001-F3</,
     );
     expect(xml).toMatch(/<P_8B>1<\/P_8B>\s*<P_9A>-100<\/P_9A>\s*<P_11>-100.00<\/P_11>\s*<P_12>23<\/P_12>\s*<KursWaluty>4.2456<\/KursWaluty>/);
     expect(xml).toContain('<P_7>Price &lt;reduction&gt; &amp; co</P_7>');

@@ -78,6 +78,21 @@ export function fa3TaxOf(category: VatCategory, rate: number, buyerCountry: stri
   }
 }
 
+/**
+ * A KSeF number as KSeF gives it: `NIP-YYYYMMDD-` twelve hex digits `-` the CRC-8 (polynomial 0x07, initial 0) of
+ * the 32 characters before it, 35 characters in all (CIRFMF/ksef-docs, faktury/numer-ksef.md).
+ */
+export function isKsefNumber(value: string): boolean {
+  const match = /^(\d{10}-\d{8}-[0-9A-F]{12})-([0-9A-F]{2})$/.exec(value);
+  if (!match) return false;
+  let crc = 0;
+  for (const char of match[1]!) {
+    crc ^= char.charCodeAt(0);
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x80 ? ((crc << 1) ^ 0x07) & 0xff : (crc << 1) & 0xff;
+  }
+  return crc === parseInt(match[2]!, 16);
+}
+
 /** KSeF refuses an invoice file over 1 MB (1,000,000 bytes) without attachments. */
 export const KSEF_MAX_BYTES = 1_000_000;
 
