@@ -1,6 +1,9 @@
 import type { EInvoice, EInvoiceParty } from '../e-invoice/e-invoice.js';
 import { FA3_EU_PREFIXES, fa3TaxOf, nipOf } from './ksef-rules.js';
 
+/** Bump when buildFa3Xml writes other bytes for the same document: it is part of the `format=ksef` ETag. */
+export const FA3_REVISION = 1;
+
 /**
  * The invoice as the Polish structured invoice FA(3) (schema `schemat_FA(3)_v1-0E.xsd` of the Ministry of Finance),
  * from the same EN 16931 document the other formats are written from, so the two cannot disagree. A correction is
