@@ -60,6 +60,7 @@ describe('migrateLatest', () => {
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
       '018-webhook-secrets-at-rest',
+      '019-national-e-invoice-fields',
     ]);
     for (const table of TABLES) expect(await connections[0]!.schema.hasTable(table)).toBe(true);
     expect(await connections[0]!.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
@@ -88,6 +89,7 @@ describe('migrateLatest', () => {
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
       '018-webhook-secrets-at-rest',
+      '019-national-e-invoice-fields',
     ]);
     const [rows] = (await mariadb.knex.raw(
       'SELECT TABLE_NAME AS name, ENGINE AS engine, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME',

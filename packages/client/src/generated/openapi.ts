@@ -134,12 +134,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Download an invoice as an EN 16931 e-invoice (UBL or CII)
+         * Download an invoice as an e-invoice (EN 16931 UBL or CII, XRechnung, Peppol, CIUS-RO, KSeF FA(3))
          * @description The invoice as a structured EN 16931 document for machine booking: `format=ubl` (default) is OASIS UBL 2.1, `format=cii` is UN/CEFACT Cross Industry Invoice D16B; both carry the customization ID `urn:cen.eu:en16931:2017`. It is built from the very data and texts the PDF prints (in `lang`), so the two never disagree.
          *
          *     A sales invoice (`s`) is an invoice (type code 380); a correcting invoice (`c`) is a credit note (type code 381) that references the corrected invoice; a purchase invoice (`p`) swaps the parties as the PDF does.
          *
          *     Which field comes from where, and the defaults for data EN 16931 needs that an invoice does not hold (unit codes, VAT categories, countries): [docs/integrate/e-invoices.md](docs/integrate/e-invoices.md).
+         *
+         *     National formats: `xrechnung-ubl` and `xrechnung-cii` (XRechnung 3.0), `peppol` (Peppol BIS Billing 3.0, UBL), `cius-ro` (RO e-Factura CIUS-RO, UBL) and `ksef` (the Polish structured invoice FA(3)); each passes the EN 16931 rules and then its official national validation. An invoice that lacks what its format needs (a Leitweg-ID for XRechnung, a county for a Romanian party, a Polish seller for `ksef`, ...) is 422 on `format`, one message per missing item. Which format each country needs, and what the service does not do (sending to KSeF or ANAF): [docs/integrate/e-invoices.md](docs/integrate/e-invoices.md).
          *
          *     As for the PDF: credentials, rate limit, tenancy (404, even with an invalid query) and validation (422) in that order; a strong `ETag` with `Cache-Control: private, no-cache`, and 304 for a matching `If-None-Match`.
          */
@@ -2494,8 +2496,8 @@ export interface operations {
     downloadEInvoice: {
         parameters: {
             query?: {
-                /** @description XML syntax: `ubl` (OASIS UBL 2.1 Invoice / CreditNote) or `cii` (UN/CEFACT CII D16B). */
-                format?: "ubl" | "cii";
+                /** @description The document: EN 16931 as `ubl` (OASIS UBL 2.1 Invoice / CreditNote) or `cii` (UN/CEFACT CII D16B), or a national format: `xrechnung-ubl`, `xrechnung-cii` (XRechnung 3.0), `peppol` (Peppol BIS Billing 3.0), `cius-ro` (RO e-Factura CIUS-RO), `ksef` (Polish KSeF FA(3)). An invoice that lacks data its national format needs is 422 on `format`, naming what is missing. */
+                format?: "ubl" | "cii" | "xrechnung-ubl" | "xrechnung-cii" | "peppol" | "cius-ro" | "ksef";
                 /** @description Language of the texts inside the document (notes, payment terms), as on the PDF. */
                 lang?: "cs" | "de" | "en" | "pl" | "ro" | "tr";
             };
@@ -2693,7 +2695,7 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
-            /** @description `format` or `lang` invalid, or sent twice. */
+            /** @description `format` or `lang` invalid, or sent twice; or the invoice lacks data its national `format` needs (each missing item named). */
             422: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
