@@ -1,6 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
-import { SweepPdfCacheUseCase, type ApiKeyHasherPort, type ClientRepositoryPort, type FileStoragePort } from '@logi/domain';
+import {
+  API_KEY_SCOPES,
+  SweepPdfCacheUseCase,
+  type ApiKeyHasherPort,
+  type ApiKeyRepositoryPort,
+  type ClientRepositoryPort,
+  type FileStoragePort,
+} from '@logi/domain';
 import { CommandError, progressBar, UsageError, type CliIo } from './cli-io.js';
 
 export interface CommandContext {
@@ -30,6 +37,7 @@ export interface CliDatabase {
     options: { onProgress: (progress: { stage: string; done: number; total: number }) => void },
   ): Promise<{ invoices: number; orders: number; postings: number }>;
   clients(knex: Knex): ClientRepositoryPort;
+  keys(knex: Knex): ApiKeyRepositoryPort;
 }
 
 /** Same rule as the fixture format; the API additionally caps header values at 128 characters. */
@@ -99,18 +107,15 @@ export async function clientsCreate(ctx: CommandContext, options: { directory?: 
   const directory = requireDirectory(options.directory);
   const name = options.name?.trim() || directory;
   await ctx.db.migrate(ctx.knex());
-  const clients = ctx.db.clients(ctx.knex());
-  if (await clients.findByDirectory(directory)) {
-    throw new CommandError(`Client directory "${directory}" already exists; use clients:rotate-key to issue a new key.`);
+  if (await ctx.db.clients(ctx.knex()).findByDirectory(directory)) {
+    throw new CommandError(`Client directory "${directory}" already exists; use keys:create to issue another key.`);
   }
   const apiKey = ctx.hasher.generate();
-  await clients.upsert({
-    directory,
-    name,
-    company: { name, address: '', vat: '', bankAccount: '', bankName: '' },
-    apiKeyHash: ctx.hasher.hash(apiKey),
+  const key = await ctx.knex().transaction(async (trx) => {
+    await ctx.db.clients(trx).upsert({ directory, name, company: { name, address: '', vat: '', bankAccount: '', bankName: '' } });
+    return ctx.db.keys(trx).create(allScopesKey(ctx, directory, 'default', apiKey));
   });
-  ctx.io.err(`Created client "${directory}" (${name}). Its API key is shown once; store it now:`);
+  ctx.io.err(`Created client "${directory}" (${name}) with key ${key.id} (every scope). Its API key is shown once; store it now:`);
   ctx.io.out(apiKey);
 }
 
@@ -126,17 +131,31 @@ export async function clientsList(ctx: CommandContext): Promise<void> {
   for (const client of clients) ctx.io.out(`${client.directory.padEnd(width)}  ${client.name}`);
 }
 
+/**
+ * Cuts a directory over to one new key with every scope: all its other keys
+ * stop at once. For a rotation without an outage: keys:create, deploy the new
+ * key, then keys:revoke the old one (docs/operate/runbook.md).
+ */
 export async function clientsRotateKey(ctx: CommandContext, options: { directory?: string }): Promise<void> {
   const directory = requireDirectory(options.directory);
   await ctx.db.migrate(ctx.knex());
+  if (!(await ctx.db.clients(ctx.knex()).findByDirectory(directory))) throw new CommandError(`Client directory "${directory}" does not exist.`);
   const apiKey = ctx.hasher.generate();
-  const updated = await ctx.db.clients(ctx.knex()).updateKeyHash(directory, ctx.hasher.hash(apiKey));
-  if (!updated) throw new CommandError(`Client directory "${directory}" does not exist.`);
-  ctx.io.err(`New API key of "${directory}" (the old key no longer works). It is shown once; store it now:`);
+  const key = await ctx.knex().transaction(async (trx) => {
+    await ctx.db.keys(trx).revokeAll(directory, unixNow());
+    return ctx.db.keys(trx).create(allScopesKey(ctx, directory, 'rotated', apiKey));
+  });
+  ctx.io.err(`New API key ${key.id} of "${directory}" (every other key of the directory is revoked). It is shown once; store it now:`);
   ctx.io.out(apiKey);
 }
 
-function requireDirectory(directory: string | undefined): string {
+function allScopesKey(ctx: CommandContext, directory: string, name: string, apiKey: string) {
+  return { directory, name, keyHash: ctx.hasher.hash(apiKey), scopes: [...API_KEY_SCOPES], created: unixNow(), expires: null };
+}
+
+const unixNow = () => Math.floor(Date.now() / 1000);
+
+export function requireDirectory(directory: string | undefined): string {
   if (directory === undefined || directory.trim() === '') throw new UsageError('--directory <id> is required.');
   if (!DIRECTORY.test(directory))
     throw new UsageError(`--directory must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit (got "${directory}").`);

@@ -5,6 +5,7 @@ import {
   createFileStorage,
   createKnex,
   FixtureValidationError,
+  KnexApiKeyRepository,
   KnexClientRepository,
   lineKnexLogger,
   loadFixtures,
@@ -16,6 +17,7 @@ import { ConfigError, loadConfig } from '@logi/config';
 import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
 import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
 import { eventsStatus, webhooksDeliveries, webhooksEnable, webhooksList } from './webhook-commands.js';
+import { keysCreate, keysList, keysRevoke } from './key-commands.js';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -57,6 +59,27 @@ const COMMANDS: Record<string, CommandSpec> = {
     positionals: 0,
     run: (ctx, values) => clientsRotateKey(ctx, { directory: values.directory as string | undefined }),
   },
+  'keys:create': {
+    options: { directory: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-in-days': { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) =>
+      keysCreate(ctx, {
+        directory: values.directory as string | undefined,
+        name: values.name as string | undefined,
+        scopes: values.scopes as string | undefined,
+        expiresInDays: values['expires-in-days'] as string | undefined,
+      }),
+  },
+  'keys:list': {
+    options: { directory: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => keysList(ctx, { directory: values.directory as string | undefined }),
+  },
+  'keys:revoke': {
+    options: { directory: { type: 'string' }, 'key-id': { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => keysRevoke(ctx, { directory: values.directory as string | undefined, keyId: values['key-id'] as string | undefined }),
+  },
 };
 
 /**
@@ -92,7 +115,13 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
       hasher: new Sha256ApiKeyHasher(),
       knex: () => (knex ??= createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger: lineKnexLogger((line) => io.err(line)) })),
       storage: () => (storage ??= createFileStorage(config)),
-      db: { migrate: migrateLatest, loadFixtures, rebuildDerivedData, clients: (db) => new KnexClientRepository(db) },
+      db: {
+        migrate: migrateLatest,
+        loadFixtures,
+        rebuildDerivedData,
+        clients: (db) => new KnexClientRepository(db),
+        keys: (db) => new KnexApiKeyRepository(db),
+      },
     };
     await spec.run(ctx, parsed.values, parsed.positionals);
     return 0;

@@ -1,11 +1,10 @@
-import type { Client, ClientWithKey, CompanyDetails } from '@logi/domain';
+import type { Client, CompanyDetails } from '@logi/domain';
 import { toNumber, toText } from './sql-values.js';
 
 export const CLIENT_COLUMNS = [
   'id',
   'directory',
   'name',
-  'api_key_hash',
   'company_name',
   'company_address',
   'company_vat',
@@ -30,10 +29,6 @@ export function toClient(row: ClientRow): Client {
       ...(row.company_country == null ? {} : { country: toText(row.company_country, 'clients.company_country') }),
     },
   };
-}
-
-export function toClientWithKey(row: ClientRow): ClientWithKey {
-  return { ...toClient(row), apiKeyHash: toText(row.api_key_hash, 'clients.api_key_hash') };
 }
 
 export function companyColumns(company: CompanyDetails) {
