@@ -9,6 +9,7 @@ import { envelopeOf, PROFILE, startTestApi, type TestApi } from '../support/api-
 import { DIRS, KEYS } from '../support/test-fixture.js';
 import { OpenApiContract, type OpenApiDoc } from '../support/openapi-contract.js';
 import { cli } from '../support/cli-runner.js';
+import { ApiError, createClient } from '@logi/client';
 import { openTestDatabase } from '../adapters/knex-test-databases.js';
 
 const hasher = new Sha256ApiKeyHasher();
@@ -177,6 +178,25 @@ describe('precedence of 403', () => {
     const response = await fetch(`${api.base}/webhook-endpoints`, { headers: withKey(key) });
     expect(response.status).toBe(403);
     expect(response.headers.get('x-ratelimit-limit')).not.toBeNull();
+  });
+});
+
+describe('the SDK', () => {
+  it('when a key lacks the scope of a call, then the SDK throws an ApiError with status 403 and the message, and does not retry it', async () => {
+    const { key } = await makeKey(['read']);
+    let requests = 0;
+    const client = createClient({
+      baseUrl: api.base,
+      token: key,
+      clientDirectory: DIRS.baltic,
+      retry: { attempts: 3 },
+      fetch: (input, init) => (requests++, fetch(input, init)),
+    });
+    const error = (await client.webhooks.list().catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(ApiError);
+    expect({ status: error.status, message: error.message }).toEqual({ status: 403, message: 'This API key lacks the webhooks scope.' });
+    expect(requests).toBe(1);
+    await expect(client.invoices.list()).resolves.toMatchObject({ invoices: expect.any(Array) });
   });
 });
 
