@@ -21,6 +21,7 @@ const TABLES = [
   'idempotency_keys',
   'upload_quota_usage',
   'api_keys',
+  'webhook_private_targets',
 ];
 
 describe('migrateLatest', () => {
@@ -60,6 +61,7 @@ describe('migrateLatest', () => {
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
       '017-api-keys',
+      '018-webhook-secrets-at-rest',
     ]);
     for (const table of TABLES) expect(await connections[0]!.schema.hasTable(table)).toBe(true);
     expect(await connections[0]!.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
@@ -88,6 +90,7 @@ describe('migrateLatest', () => {
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
       '017-api-keys',
+      '018-webhook-secrets-at-rest',
     ]);
     const [rows] = (await mariadb.knex.raw(
       'SELECT TABLE_NAME AS name, ENGINE AS engine, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME',

@@ -31,6 +31,7 @@ export const KEEP_DERIVED_DATA = new Set([
   '014-upload-quota-usage',
   '015-webhook-fair-claims',
   '017-api-keys',
+  '018-webhook-secrets-at-rest',
 ]);
 
 /** Fresh statistics for the planner: every table of the schema. */

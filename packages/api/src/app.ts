@@ -8,6 +8,7 @@ import { requestHeadLimit } from './middleware/request-head-limit.middleware.js'
 import { requestContext } from './middleware/request-context.middleware.js';
 import { routeGuard } from './middleware/route-guard.middleware.js';
 import { requiredScope } from './http/required-scope.js';
+import { securityHeaders } from './middleware/security-headers.middleware.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
 import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.routes.js';
 import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes.js';
@@ -48,6 +49,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   registerWebhookEndpointRoutes(clientRouter, deps);
   const publicRouters = deps.publicRouters ?? [];
 
+  app.use(securityHeaders());
   app.use(requestContext(deps.logger));
   if (deps.observe) app.use(deps.observe([clientRouter, ...publicRouters] as Router[]));
   app.use(errorHandler());

@@ -40,6 +40,8 @@ export const Tokens = {
   ManageWebhooks: Symbol.for('ManageWebhooks'),
   WebhookDeliveryQueue: Symbol.for('WebhookDeliveryQueue'),
   DeliverWebhook: Symbol.for('DeliverWebhook'),
+  /** Seals and opens webhook secrets at rest (SECRETS_ENCRYPTION_KEYS, or the embedded profile's key in DATA_DIR). */
+  SecretCipher: Symbol.for('SecretCipher'),
   Metrics: Symbol.for('Metrics'),
   Readiness: Symbol.for('Readiness'),
   QueueInspector: Symbol.for('QueueInspector'),

@@ -88,3 +88,7 @@ export * from './webhooks/deliver-webhook/deliver-webhook.use-case.js';
 export type * from './ports/webhook-endpoint-repository.port.js';
 export type * from './ports/webhook-delivery-queue.port.js';
 export type * from './ports/webhook-signer.port.js';
+export type * from './ports/secret-cipher.port.js';
+export type * from './ports/webhook-secret-store.port.js';
+export type * from './ports/webhook-target-policy.port.js';
+export * from './webhooks/reencrypt-secrets/reencrypt-webhook-secrets.use-case.js';

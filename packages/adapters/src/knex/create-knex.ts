@@ -4,6 +4,7 @@ import knexFactory, { type Knex } from 'knex';
 import type BetterSqlite3 from 'better-sqlite3';
 import { foldText, textSortKey } from './unicode-text.js';
 import { knexLogOption, lineKnexLogger, type KnexLogger, type KnexLogOption } from './knex-log.js';
+import { keepBoundValuesOutOfErrors } from './db-errors.js';
 
 export interface KnexConfig {
   /** mysql:// or mariadb:// URL; null means the embedded SQLite file. */
@@ -42,9 +43,10 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
  */
 export function createKnex(config: KnexConfig): Knex {
   const log = knexLogOption(config.logger ?? lineKnexLogger((line) => process.stderr.write(`${line}\n`)));
-  if (!config.databaseUrl) return createSqliteKnex(config.dataDir, log);
-  const knex = createMysqlKnex(config.databaseUrl, log);
-  if (config.queryTimeoutMs) boundStatements(knex, config.queryTimeoutMs);
+  const knex = config.databaseUrl ? createMysqlKnex(config.databaseUrl, log) : createSqliteKnex(config.dataDir, log);
+  // Errors are logged: they carry the SQL text, never the values bound to it (a webhook secret, say).
+  keepBoundValuesOutOfErrors(knex);
+  if (config.databaseUrl && config.queryTimeoutMs) boundStatements(knex, config.queryTimeoutMs);
   return knex;
 }
 
@@ -80,6 +82,7 @@ function createMysqlKnex(databaseUrl: string, log: KnexLogOption): Knex {
   return knexFactory({
     client: 'mysql2',
     log,
+    compileSqlOnError: false,
     connection: {
       host: url.hostname,
       port: url.port ? Number(url.port) : 3306,
@@ -112,6 +115,7 @@ function createSqliteKnex(dataDir: string, log: KnexLogOption): Knex {
   return knexFactory({
     client: 'better-sqlite3',
     log,
+    compileSqlOnError: false,
     connection: { filename: path.join(dataDir, 'app.sqlite') },
     useNullAsDefault: true,
     pool: {

@@ -7,6 +7,8 @@ import {
   type ApiKeyRepositoryPort,
   type ClientRepositoryPort,
   type FileStoragePort,
+  type SecretCipherPort,
+  type WebhookSecretStorePort,
 } from '@logi/domain';
 import { CommandError, progressBar, UsageError, type CliIo } from './cli-io.js';
 
@@ -17,6 +19,10 @@ export interface CommandContext {
   /** Made on first use, like the database. */
   storage(): FileStoragePort;
   hasher: ApiKeyHasherPort;
+  /** Made on first use: SECRETS_ENCRYPTION_KEYS, or the embedded profile's key in DATA_DIR. */
+  secretCipher(): SecretCipherPort;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: every directory may aim webhooks at private targets. */
+  allowPrivateTargetsEverywhere: boolean;
   /** The database work of the commands, from the adapters: run-cli.ts (the CLI's composition root) hands it over. */
   db: CliDatabase;
 }
@@ -38,6 +44,18 @@ export interface CliDatabase {
   ): Promise<{ invoices: number; orders: number; postings: number }>;
   clients(knex: Knex): ClientRepositoryPort;
   keys(knex: Knex): ApiKeyRepositoryPort;
+  /** Every endpoint's stored webhook secrets. */
+  webhookSecrets(knex: Knex): WebhookSecretStorePort;
+  /** The directories allowed private webhook targets. */
+  webhookTargets(knex: Knex): PrivateTargetDirectories;
+}
+
+export interface PrivateTargetDirectories {
+  /** false when it already was allowed. */
+  allow(directory: string, now: number): Promise<boolean>;
+  /** false when it was not allowed. */
+  deny(directory: string): Promise<boolean>;
+  list(): Promise<Array<{ directory: string; allowedAt: number }>>;
 }
 
 /** Same rule as the fixture format; the API additionally caps header values at 128 characters. */

@@ -4,6 +4,7 @@ import type { Middleware } from 'koa';
 import { envelope, WebhookEndpointNotFoundError, type ManageWebhookEndpointsUseCase } from '@logi/domain';
 import type { AppState } from '../http/app-state.js';
 import { HttpError } from '../http/http-error.js';
+import { noStore } from '../http/no-store.js';
 import { parsePathId, queryPairs } from '../http/path-id.js';
 import { toCreatedWebhookEndpointDto, toWebhookDeliveriesDto, toWebhookEndpointDto } from '../mappers/webhook.mapper.js';
 
@@ -40,7 +41,7 @@ export function registerWebhookEndpointRoutes(router: Router<AppState>, deps: We
     return body === undefined ? {} : body;
   };
 
-  router.post('/webhook-endpoints', body, async (ctx) => {
+  router.post('/webhook-endpoints', noStore(), body, async (ctx) => {
     const { endpoint, secret } = await webhooks.create(ctx.state.client.directory, requestBody(ctx));
     ctx.status = 201;
     ctx.body = envelope(201, 'Webhook endpoint created', toCreatedWebhookEndpointDto(endpoint, secret));
@@ -64,7 +65,7 @@ export function registerWebhookEndpointRoutes(router: Router<AppState>, deps: We
     ctx.body = envelope(200, 'Webhook endpoint deleted', null);
   });
 
-  router.post('/webhook-endpoints/:endpointId/rotate-secret', body, async (ctx) => {
+  router.post('/webhook-endpoints/:endpointId/rotate-secret', noStore(), body, async (ctx) => {
     const secret = await webhooks.rotateSecret(ctx.state.client.directory, endpointId(ctx.params.endpointId));
     ctx.body = envelope(200, 'OK', { secret });
   });

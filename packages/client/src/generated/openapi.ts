@@ -169,7 +169,7 @@ export interface paths {
          * Create a webhook endpoint
          * @description Events of the chosen types (all when `event_types` is empty or absent) are POSTed to `url` as they are published, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, shown only here and on rotation.
          *
-         *     `url` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on `url`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers). Every rule: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     `url` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on `url`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts for one client directory (on-premises receivers), or for every one. Every rule: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          *
          *     At most WEBHOOK_MAX_ENDPOINTS (10) endpoints per client directory.
          */
@@ -501,7 +501,7 @@ export interface components {
         UploadedFile: {
             /** @description File ID. */
             id: number;
-            /** @description The client's file name reduced to its base name. */
+            /** @description The client's file name reduced to its base name, without control, bidirectional or zero-width characters, in Unicode NFC. */
             name: string;
             /** @description The file's category (for a duplicate: the existing file's). */
             category_id: number | null;
@@ -699,7 +699,7 @@ export interface components {
             status: "pending" | "succeeded" | "failed";
             /** @description The endpoint's HTTP status; null when it gave none (timeout, reset, refused). */
             response_status: number | null;
-            /** @description What went wrong, readable; null on success. */
+            /** @description What went wrong, coarse on purpose (never an address or port): `answered <status>`, `timed out`, `connection failed`, `host not found`, `TLS error`, `invalid answer`, `refused: private address`, `refused: not an https URL`, or a sentence about retention or a disabled endpoint; null on success. */
             error: string | null;
             /** @description When the attempt was scheduled, Unix seconds, UTC. */
             created: number;
@@ -3338,6 +3338,8 @@ export interface operations {
                      * @example "default";r=59;t=60
                      */
                     RateLimit?: string;
+                    /** @description The answer holds a secret: no cache, private or shared, may keep it. */
+                    "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4750,6 +4752,8 @@ export interface operations {
                      * @example "default";r=59;t=60
                      */
                     RateLimit?: string;
+                    /** @description The answer holds a secret: no cache, private or shared, may keep it. */
+                    "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
                 content: {

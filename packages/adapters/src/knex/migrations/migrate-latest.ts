@@ -16,6 +16,7 @@ import * as directoryLockFirst from './013-directory-lock-first.migration.js';
 import * as uploadQuotaUsage from './014-upload-quota-usage.migration.js';
 import * as webhookFairClaims from './015-webhook-fair-claims.migration.js';
 import * as apiKeys from './017-api-keys.migration.js';
+import * as webhookSecretsAtRest from './018-webhook-secrets-at-rest.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -45,6 +46,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '014-upload-quota-usage', up: uploadQuotaUsage.up, down: uploadQuotaUsage.down },
   { name: '015-webhook-fair-claims', up: webhookFairClaims.up, down: webhookFairClaims.down },
   { name: '017-api-keys', up: apiKeys.up, down: apiKeys.down },
+  { name: '018-webhook-secrets-at-rest', up: webhookSecretsAtRest.up, down: webhookSecretsAtRest.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

@@ -46,6 +46,10 @@ const HEADERS = {
     description: 'The answer may be kept by the client only, and must be revalidated before each use.',
     schema: { type: 'string', const: 'private, no-cache' },
   },
+  'Cache-Control (no-store)': {
+    description: 'The answer holds a secret: no cache, private or shared, may keep it.',
+    schema: { type: 'string', const: 'no-store' },
+  },
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' }, example: 'HEAD, GET, OPTIONS' },
   'Content-Disposition': {
     description:
