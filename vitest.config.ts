@@ -37,6 +37,7 @@ export default defineConfig({
             'test/api/health.test.ts',
             'test/api/cli.test.ts',
             'test/api/cli-webhooks.test.ts',
+            'test/api/cli-keys.test.ts',
             'test/api/webhook-targets.test.ts',
             'test/api/error-handling.test.ts',
             'test/api/request-log.test.ts',

@@ -7,7 +7,8 @@ const hasher = new Sha256ApiKeyHasher();
 const clone = <T>(value: T): T => structuredClone(value);
 
 async function emptyTables(db: TestDatabase): Promise<void> {
-  for (const table of ['invoice_items', 'invoice_orders', 'invoices', 'order_files', 'orders', 'file_categories', 'clients']) await db.knex(table).delete();
+  for (const table of ['invoice_items', 'invoice_orders', 'invoices', 'order_files', 'orders', 'file_categories', 'api_keys', 'clients'])
+    await db.knex(table).delete();
 }
 
 async function rowCounts(db: TestDatabase): Promise<Record<string, number>> {
@@ -162,9 +163,11 @@ describe.each(PROFILES)('loadFixtures on %s', (profile) => {
     const result = await loadFixtures(db.knex, repositoryFixture, { hasher, onProgress: (p) => progress.push(p) });
     expect(result).toEqual({ clients: 3, fileCategories: 2, orders: 7, invoices: 28, invoiceOrders: 29, invoiceItems: 30 });
     expect(await rowCounts(db)).toEqual({ clients: 3, file_categories: 2, orders: 7, invoices: 28, invoice_orders: 29, invoice_items: 30 });
-    const client = await db.knex('clients').where({ directory: NORTH }).first();
-    expect(client.api_key_hash).toBe(hasher.hash('north-key-0123456789'));
+    expect(await db.knex('api_keys').where({ directory: NORTH }).select('name', 'key_hash', 'scopes', 'expires_at', 'revoked_at')).toEqual([
+      { name: 'fixture', key_hash: hasher.hash('north-key-0123456789'), scopes: 'read,write,webhooks', expires_at: null, revoked_at: null },
+    ]);
     expect(JSON.stringify(await db.knex('clients').select('*'))).not.toContain('north-key');
+    expect(JSON.stringify(await db.knex('api_keys').select('*'))).not.toContain('north-key');
     expect(progress.map((p) => p.table)).toEqual(['clients', 'file_categories', 'orders', 'invoices']);
     expect(progress.at(-1)).toEqual({ table: 'invoices', done: 28, total: 28 });
   });
@@ -188,7 +191,11 @@ describe.each(PROFILES)('loadFixtures on %s', (profile) => {
     expect(await rowCounts(db)).toEqual({ ...counts, invoice_orders: counts.invoice_orders! - 1, invoice_items: counts.invoice_items! - 2 });
     expect((await db.knex('invoices').where({ id: 101 }).first()).customer_name).toBe('Renamed');
     expect(await db.knex('invoice_orders').where({ invoice_id: 101 }).select('position', 'nr')).toEqual([{ position: 0, nr: 'ORD-A2' }]);
-    expect((await db.knex('clients').where({ directory: NORTH }).first()).api_key_hash).toBe(hasher.hash('rotated-key-0123456789'));
+    // The file's new key replaces the key the earlier file gave, as a fixture's one key always did.
+    expect(await db.knex('api_keys').where({ directory: NORTH }).orderBy('id').select('key_hash', 'revoked_at')).toEqual([
+      { key_hash: hasher.hash('north-key-0123456789'), revoked_at: expect.any(Number) },
+      { key_hash: hasher.hash('rotated-key-0123456789'), revoked_at: null },
+    ]);
   });
 
   it('when a later file refers to clients and invoices already stored, then it loads', async () => {

@@ -20,6 +20,7 @@ const TABLES = [
   'directory_versions',
   'idempotency_keys',
   'upload_quota_usage',
+  'api_keys',
   'webhook_private_targets',
 ];
 
@@ -59,6 +60,7 @@ describe('migrateLatest', () => {
       '013-directory-lock-first',
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
+      '017-api-keys',
       '018-webhook-secrets-at-rest',
       '019-national-e-invoice-fields',
     ]);
@@ -88,6 +90,7 @@ describe('migrateLatest', () => {
       '013-directory-lock-first',
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
+      '017-api-keys',
       '018-webhook-secrets-at-rest',
       '019-national-e-invoice-fields',
     ]);

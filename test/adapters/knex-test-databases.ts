@@ -107,6 +107,7 @@ async function mariadbAnswers(): Promise<boolean> {
 export async function snapshot(knex: Knex): Promise<Record<string, unknown[]>> {
   const tables: Array<[string, string[]]> = [
     ['clients', ['directory']],
+    ['api_keys', ['id']],
     ['file_categories', ['id']],
     ['orders', ['id']],
     ['order_files', ['id']],

@@ -35,7 +35,7 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', SPAWNING, () => {
     expect(first).toMatchObject({
       code: 0,
       stdout:
-        'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data, 004-covering-sort-indexes, 005-idempotency-keys, 006-e-invoice-fields, 007-client-data-version, 008-change-events, 009-webhooks, 010-event-retention-index, 011-vat-sort-index, 012-customer-name-counts, 013-directory-lock-first, 014-upload-quota-usage, 015-webhook-fair-claims, 018-webhook-secrets-at-rest, 019-national-e-invoice-fields\n',
+        'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data, 004-covering-sort-indexes, 005-idempotency-keys, 006-e-invoice-fields, 007-client-data-version, 008-change-events, 009-webhooks, 010-event-retention-index, 011-vat-sort-index, 012-customer-name-counts, 013-directory-lock-first, 014-upload-quota-usage, 015-webhook-fair-claims, 017-api-keys, 018-webhook-secrets-at-rest, 019-national-e-invoice-fields\n',
     });
     expect(await cli(['db:migrate'], env)).toMatchObject({ code: 0, stdout: 'Schema is up to date.\n' });
     expect(await db().schema.hasTable('invoices')).toBe(true);
@@ -98,14 +98,16 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', SPAWNING, () => {
     expect(missing.stderr).toContain('none.json: ENOENT');
   });
 
-  it('when a client is created, then its key is printed once, stored only as a hash, and a second create fails', async () => {
+  it('when a client is created, then its key (every scope) is printed once, stored only as a hash, and a second create fails', async () => {
     const run = await cli(['clients:create', '--directory', 'acme-cli', '--name', 'ACME Spółka'], env);
     expect(run.code).toBe(0);
     const key = run.stdout.trim();
     expect(key).toMatch(/^lgk_[A-Za-z0-9_-]{43}$/);
     const row = await db()('clients').where({ directory: 'acme-cli' }).first();
     expect(row.name).toBe('ACME Spółka');
-    expect(row.api_key_hash).toBe(hasher.hash(key));
+    expect(await db()('api_keys').where({ directory: 'acme-cli' }).select('name', 'key_hash', 'scopes', 'expires_at', 'revoked_at')).toEqual([
+      { name: 'default', key_hash: hasher.hash(key), scopes: 'read,write,webhooks', expires_at: null, revoked_at: null },
+    ]);
     expect(JSON.stringify(row)).not.toContain(key);
 
     const again = await cli(['clients:create', '--directory', 'acme-cli'], env);
@@ -122,14 +124,15 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', SPAWNING, () => {
     expect(run.stdout).toMatch(/\nnorth-freight +North Freight Sp\. z o\.o\.\n/);
   });
 
-  it('when a key is rotated, then the new key replaces the old; an unknown directory fails', async () => {
-    const before = (await db()('clients').where({ directory: 'acme-cli' }).first()).api_key_hash;
+  it('when a key is rotated, then one new key with every scope replaces all the old ones; an unknown directory fails', async () => {
+    const before = (await db()('api_keys').where({ directory: 'acme-cli' }).whereNull('revoked_at').select('id')).map((row) => row.id as number);
+    expect(before).toHaveLength(1);
     const run = await cli(['clients:rotate-key', '--directory', 'acme-cli'], env);
     expect(run.code).toBe(0);
     const key = run.stdout.trim();
-    const after = (await db()('clients').where({ directory: 'acme-cli' }).first()).api_key_hash;
-    expect(after).not.toBe(before);
-    expect(hasher.verify(key, after)).toBe(true);
+    const active = await db()('api_keys').where({ directory: 'acme-cli' }).whereNull('revoked_at').select('id', 'key_hash', 'scopes');
+    expect(active).toEqual([{ id: expect.any(Number), key_hash: hasher.hash(key), scopes: 'read,write,webhooks' }]);
+    expect(before).not.toContain(active[0].id);
     const unknown = await cli(['clients:rotate-key', '--directory', 'nobody'], env);
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
     expect(unknown.stderr).toContain('Client directory "nobody" does not exist.');
@@ -177,10 +180,10 @@ describe('pnpm cli with DATABASE_URL (MariaDB)', SPAWNING, () => {
     const before = await snapshot(db.knex);
     expect((await cli(['fixtures:load', 'fixtures/demo.json'], env)).code).toBe(0);
     expect(await snapshot(db.knex)).toEqual(before);
-    const clients = await db.knex('clients').select('directory', 'api_key_hash').orderBy('directory');
-    expect(clients).toEqual([
-      { directory: 'alpine-logistics', api_key_hash: hasher.hash('demo-key-alpine') },
-      { directory: 'baltic-haulage', api_key_hash: hasher.hash('demo-key-baltic') },
+    const keys = await db.knex('api_keys').select('directory', 'key_hash', 'scopes', 'revoked_at').orderBy('directory');
+    expect(keys).toEqual([
+      { directory: 'alpine-logistics', key_hash: hasher.hash('demo-key-alpine'), scopes: 'read,write,webhooks', revoked_at: null },
+      { directory: 'baltic-haulage', key_hash: hasher.hash('demo-key-baltic'), scopes: 'read,write,webhooks', revoked_at: null },
     ]);
   });
 });

@@ -32,7 +32,7 @@ beforeAll(async () => {
   const unused = {} as never;
   const app = createApp({
     logger: pino({ level: 'silent' }),
-    authenticate: { execute: async () => client } as unknown as AuthenticateClientUseCase,
+    authenticate: { execute: async () => ({ client, key: { id: 1, scopes: ['read', 'write', 'webhooks'] } }) } as unknown as AuthenticateClientUseCase,
     limiter: new RateLimiter({ max: 1000, windowSeconds: 60, redis: null, logger: pino({ level: 'silent' }) }),
     listInvoices: { execute: () => (bypassPort ? Promise.reject(failure) : repository.list()) } as unknown as ListInvoicesUseCase,
     listFileCategories: unused,

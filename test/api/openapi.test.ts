@@ -23,7 +23,7 @@ import { authHeaders } from '../support/api-harness.js';
 import { freePort } from '../support/free-port.js';
 
 /** The answers every operation documents, whatever it does. */
-const COMMON = ['400', '401', '405', '414', '429', '431', '500', '503'];
+const COMMON = ['400', '401', '403', '405', '414', '429', '431', '500', '503'];
 /** And those of a JSON body (400, a body that does not parse, is common). */
 const JSON_BODY = ['413', '415', '422'];
 /** Every operation of the document, with the answers it documents besides the common ones. */

@@ -18,10 +18,12 @@
  *   FLOOR_DIRECTORY=bench-big FLOOR_PORT=… node --import tsx test/bench/floor-server.ts
  * It prints one line `listening <port>` when ready.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { foldText, textSortKey } from '@logi/adapters';
+import { BIG_KEY, SMALL_DIRECTORY, SMALL_KEY } from './seed-data.js';
 
 const require = createRequire(path.resolve(import.meta.dirname, '../../packages/adapters/package.json'));
 
@@ -207,12 +209,18 @@ function send(res: http.ServerResponse, status: number, message: string, data: u
   res.end(body);
 }
 
-/** The row the API's credentials check reads (the key's hash is not compared here). */
+/** The key the benchmark calls with, as the API looks it up: by its hash and the directory (migration 017). */
+const keyHash = createHash('sha256')
+  .update(directory === SMALL_DIRECTORY ? SMALL_KEY : BIG_KEY, 'utf8')
+  .digest('hex');
+
+/** The row the API's credentials check reads: the key joined to its client (the hash is not compared again here). */
 async function clientRow(): Promise<Row | undefined> {
   return (
     await db.query(
-      'SELECT id, directory, name, api_key_hash, company_name, company_address, company_vat, company_bank_account, company_bank_name FROM clients WHERE directory = ? LIMIT 1',
-      [directory],
+      'SELECT k.id AS key_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at, c.id, c.directory, c.name, c.company_name, c.company_address, c.company_vat, ' +
+        'c.company_bank_account, c.company_bank_name FROM api_keys k JOIN clients c ON c.directory = k.directory WHERE k.key_hash = ? AND k.directory = ? LIMIT 1',
+      [keyHash, directory],
     )
   )[0];
 }

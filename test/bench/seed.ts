@@ -281,6 +281,13 @@ export async function createSeedTables(knex: Knex, now: number): Promise<void> {
     { directory: BIG_DIRECTORY, name: 'Bench Big Haulage', api_key_hash: HASHER.hash(BIG_KEY), ...company('Bench Big Haulage Sp. z o.o.') },
     { directory: SMALL_DIRECTORY, name: 'Bench Small Cargo', api_key_hash: HASHER.hash(SMALL_KEY), ...company('Bench Small Cargo s.r.o.') },
   ]);
+  // What authentication reads (migration 017): one key with every scope per directory.
+  await knex('api_keys').insert(
+    [
+      [BIG_DIRECTORY, BIG_KEY],
+      [SMALL_DIRECTORY, SMALL_KEY],
+    ].map(([directory, key]) => ({ directory, name: 'bench', key_hash: HASHER.hash(key!), scopes: 'read,write,webhooks', created_at: now })),
+  );
   if ((await knex('file_categories').count({ n: '*' }).first())?.n == 0) {
     await knex('file_categories').insert([
       { id: 1, name: 'CMR', visible_customer: 1 },

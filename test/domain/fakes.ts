@@ -1,7 +1,6 @@
 import type {
   Client,
   ClientRepositoryPort,
-  ClientWithKey,
   ContentHasherPort,
   FileCategory,
   FileCategoryRepositoryPort,
@@ -262,7 +261,7 @@ export class FakeHasher implements ContentHasherPort {
 }
 
 export class FakeClients implements ClientRepositoryPort {
-  constructor(readonly clients: ClientWithKey[]) {}
+  constructor(readonly clients: Client[]) {}
   async findByDirectory(directory: string) {
     return this.clients.find((c) => c.directory === directory) ?? null;
   }
@@ -272,15 +271,11 @@ export class FakeClients implements ClientRepositoryPort {
   async list() {
     return this.clients;
   }
-  async updateKeyHash() {
-    return false;
-  }
 }
 
-export const balticClient: ClientWithKey = {
+export const balticClient: Client = {
   id: 1,
   directory: 'baltic',
   name: 'Baltic',
-  apiKeyHash: 'hash',
   company: { name: 'Baltic Haulage Sp. z o.o.', address: 'ul. Portowa 4', vat: 'PL5860000000', bankAccount: 'PL61 1090', bankName: 'Santander' },
 };

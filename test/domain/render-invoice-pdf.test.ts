@@ -4,7 +4,6 @@ import {
   RenderInvoicePdfUseCase,
   type Client,
   type ClientRepositoryPort,
-  type ClientWithKey,
   type InvoiceDocument,
   type JobPayloads,
   type PdfRendererPort,
@@ -15,7 +14,7 @@ import { FakeHasher, FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js
 const TEMPLATE = { hasher: new FakeHasher(), templateVersion: 'template-v1' };
 
 class FakeClients implements ClientRepositoryPort {
-  constructor(readonly clients: ClientWithKey[]) {}
+  constructor(readonly clients: Client[]) {}
   async findByDirectory(directory: string) {
     return this.clients.find((c) => c.directory === directory) ?? null;
   }
@@ -24,9 +23,6 @@ class FakeClients implements ClientRepositoryPort {
   }
   async list() {
     return this.clients;
-  }
-  async updateKeyHash() {
-    return false;
   }
 }
 
@@ -41,11 +37,10 @@ class FakeRenderer implements PdfRendererPort {
   async close() {}
 }
 
-const baltic: ClientWithKey = {
+const baltic: Client = {
   id: 1,
   directory: 'baltic',
   name: 'Baltic',
-  apiKeyHash: 'hash',
   company: { name: 'Baltic Haulage Sp. z o.o.', address: 'ul. Portowa 4', vat: 'PL5860000000', bankAccount: 'PL61 1090', bankName: 'Santander' },
 };
 

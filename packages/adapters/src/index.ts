@@ -18,6 +18,7 @@ export * from './knex/create-knex.js';
 export { lineKnexLogger, type KnexLogger } from './knex/knex-log.js';
 export * from './knex/migrations/migrate-latest.js';
 export * from './knex/knex-client.repository.js';
+export * from './knex/knex-api-key.repository.js';
 export * from './knex/knex-order.repository.js';
 export * from './knex/knex-file-category.repository.js';
 export * from './knex/knex-order-file.repository.js';

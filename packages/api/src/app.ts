@@ -7,6 +7,7 @@ import { errorHandler } from './middleware/error-handler.middleware.js';
 import { requestHeadLimit } from './middleware/request-head-limit.middleware.js';
 import { requestContext } from './middleware/request-context.middleware.js';
 import { routeGuard } from './middleware/route-guard.middleware.js';
+import { requiredScope } from './http/required-scope.js';
 import { securityHeaders } from './middleware/security-headers.middleware.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
 import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.routes.js';
@@ -14,6 +15,8 @@ import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes
 import { registerEventRoutes, type EventRouteDeps } from './routes/events.routes.js';
 import { registerWebhookEndpointRoutes, type WebhookEndpointRouteDeps } from './routes/webhook-endpoints.routes.js';
 import type { AuthenticateClientUseCase } from '@logi/domain';
+
+const CLIENT_PREFIX = '/v1';
 
 export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDeps, WebhookEndpointRouteDeps {
   logger: Logger;
@@ -39,7 +42,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // Errors are all answered by errorHandler; Koa's own printer would only repeat them.
   app.silent = true;
 
-  const clientRouter = new Router<AppState>({ prefix: '/v1' });
+  const clientRouter = new Router<AppState>({ prefix: CLIENT_PREFIX });
   registerOrderRoutes(clientRouter, deps);
   registerInvoiceRoutes(clientRouter, deps);
   registerEventRoutes(clientRouter, deps);
@@ -56,11 +59,12 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const gate = clientGate({ authenticate: deps.authenticate, limiter: deps.limiter });
   const clientRoutes = clientRouter.routes();
   const gatedClientRoutes: Koa.Middleware<AppState> = async (ctx, next) => {
-    if (!clientRouter.match(ctx.path, ctx.method).route) {
+    const route = clientRouter.match(ctx.path, ctx.method).pathAndMethod.find((layer) => layer.methods.length > 0);
+    if (!route) {
       await next();
       return;
     }
-    await gate(ctx, async () => {
+    await gate(ctx, requiredScope(ctx.method, String(route.path).slice(CLIENT_PREFIX.length)), async () => {
       await clientRoutes(ctx as never, next);
     });
   };

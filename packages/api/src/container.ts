@@ -49,6 +49,7 @@ import {
   createRedis,
   InlineJobQueue,
   KnexClientRepository,
+  KnexApiKeyRepository,
   KnexFileCategoryRepository,
   KnexIdempotencyStore,
   KnexInvoiceRepository,
@@ -200,8 +201,15 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     () => new MultipartUploadReceiver({ tmpDir: path.join(config.dataDir, 'tmp'), maxFiles: config.uploadMaxFiles, sniffer: new FileTypeSniffer() }),
   );
 
+  // On the primary, uncached: a key made or revoked with the CLI works or stops at the next request (ADR 0020, 0042).
   c.bind(Tokens.AuthenticateClient).toDynamicValue(
-    () => new AuthenticateClientUseCase({ clients: get<ClientRepositoryPort>(Tokens.ClientRepository), hasher: get<ApiKeyHasherPort>(Tokens.ApiKeyHasher) }),
+    () =>
+      new AuthenticateClientUseCase({
+        keys: database(new KnexApiKeyRepository(get<Knex>(Tokens.Knex))),
+        hasher: get<ApiKeyHasherPort>(Tokens.ApiKeyHasher),
+        clock: get<ClockPort>(Tokens.Clock),
+        onUseNotRecorded: (error) => logger.warn({ err: error }, "an API key's last use could not be recorded; the request went on"),
+      }),
   );
   c.bind(Tokens.ListFileCategories).toDynamicValue(
     () => new ListFileCategoriesUseCase({ categories: get<FileCategoryRepositoryPort>(Tokens.FileCategoryRepository) }),

@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
 import {
+  API_KEY_SCOPES,
   SweepPdfCacheUseCase,
   type ApiKeyHasherPort,
+  type ApiKeyRepositoryPort,
   type ClientRepositoryPort,
   type FileStoragePort,
   type SecretCipherPort,
@@ -41,6 +43,7 @@ export interface CliDatabase {
     options: { onProgress: (progress: { stage: string; done: number; total: number }) => void },
   ): Promise<{ invoices: number; orders: number; postings: number }>;
   clients(knex: Knex): ClientRepositoryPort;
+  keys(knex: Knex): ApiKeyRepositoryPort;
   /** Every endpoint's stored webhook secrets. */
   webhookSecrets(knex: Knex): WebhookSecretStorePort;
   /** The directories allowed private webhook targets. */
@@ -122,18 +125,15 @@ export async function clientsCreate(ctx: CommandContext, options: { directory?: 
   const directory = requireDirectory(options.directory);
   const name = options.name?.trim() || directory;
   await ctx.db.migrate(ctx.knex());
-  const clients = ctx.db.clients(ctx.knex());
-  if (await clients.findByDirectory(directory)) {
-    throw new CommandError(`Client directory "${directory}" already exists; use clients:rotate-key to issue a new key.`);
+  if (await ctx.db.clients(ctx.knex()).findByDirectory(directory)) {
+    throw new CommandError(`Client directory "${directory}" already exists; use keys:create to issue another key.`);
   }
   const apiKey = ctx.hasher.generate();
-  await clients.upsert({
-    directory,
-    name,
-    company: { name, address: '', vat: '', bankAccount: '', bankName: '' },
-    apiKeyHash: ctx.hasher.hash(apiKey),
+  const key = await ctx.knex().transaction(async (trx) => {
+    await ctx.db.clients(trx).upsert({ directory, name, company: { name, address: '', vat: '', bankAccount: '', bankName: '' } });
+    return ctx.db.keys(trx).create(allScopesKey(ctx, directory, 'default', apiKey));
   });
-  ctx.io.err(`Created client "${directory}" (${name}). Its API key is shown once; store it now:`);
+  ctx.io.err(`Created client "${directory}" (${name}) with key ${key.id} (every scope). Its API key is shown once; store it now:`);
   ctx.io.out(apiKey);
 }
 
@@ -149,15 +149,29 @@ export async function clientsList(ctx: CommandContext): Promise<void> {
   for (const client of clients) ctx.io.out(`${client.directory.padEnd(width)}  ${client.name}`);
 }
 
+/**
+ * Cuts a directory over to one new key with every scope: all its other keys
+ * stop at once. For a rotation without an outage: keys:create, deploy the new
+ * key, then keys:revoke the old one (docs/operate/runbook.md).
+ */
 export async function clientsRotateKey(ctx: CommandContext, options: { directory?: string }): Promise<void> {
   const directory = requireDirectory(options.directory);
   await ctx.db.migrate(ctx.knex());
+  if (!(await ctx.db.clients(ctx.knex()).findByDirectory(directory))) throw new CommandError(`Client directory "${directory}" does not exist.`);
   const apiKey = ctx.hasher.generate();
-  const updated = await ctx.db.clients(ctx.knex()).updateKeyHash(directory, ctx.hasher.hash(apiKey));
-  if (!updated) throw new CommandError(`Client directory "${directory}" does not exist.`);
-  ctx.io.err(`New API key of "${directory}" (the old key no longer works). It is shown once; store it now:`);
+  const key = await ctx.knex().transaction(async (trx) => {
+    await ctx.db.keys(trx).revokeAll(directory, unixNow());
+    return ctx.db.keys(trx).create(allScopesKey(ctx, directory, 'rotated', apiKey));
+  });
+  ctx.io.err(`New API key ${key.id} of "${directory}" (every other key of the directory is revoked). It is shown once; store it now:`);
   ctx.io.out(apiKey);
 }
+
+function allScopesKey(ctx: CommandContext, directory: string, name: string, apiKey: string) {
+  return { directory, name, keyHash: ctx.hasher.hash(apiKey), scopes: [...API_KEY_SCOPES], created: unixNow(), expires: null };
+}
+
+const unixNow = () => Math.floor(Date.now() / 1000);
 
 export function requireDirectory(directory: string | undefined): string {
   if (directory === undefined || directory.trim() === '') throw new UsageError('--directory <id> is required.');

@@ -59,9 +59,15 @@ Commands:
   db:migrate                                   create or update the database schema
   fixtures:load <file.json>                    migrate, then load a fixture file (idempotent)
   clients:create --directory <id> [--name <text>]
-                                               create a client and print its new API key once
+                                               create a client and print its new API key (every scope) once
   clients:list                                 list client directories
-  clients:rotate-key --directory <id>          issue a new API key (the old one stops working)
+  clients:rotate-key --directory <id>          issue a new API key with every scope; all other keys of the
+                                               directory stop working at once (no-outage rotation: keys:*)
+  keys:create --directory <id> [--name <text>] [--scopes read,write,webhooks] [--expires-in-days <1..3650>]
+                                               another key of the directory, printed once, then "id: <key id>"
+  keys:list --directory <id>                   the directory's keys: id, name, scopes, created, expires,
+                                               last used, revoked (never the key)
+  keys:revoke --directory <id> --key-id <id>   revoke a key: every API process refuses it from the next request
   search:reindex                               rebuild the search index and kept counts from the tables
                                                (after rows were written straight into the database)
   pdf-cache:clear                              remove every cached PDF (pdf-cache/ in file storage)

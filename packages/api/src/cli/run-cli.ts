@@ -5,6 +5,7 @@ import {
   createFileStorage,
   createKnex,
   FixtureValidationError,
+  KnexApiKeyRepository,
   KnexClientRepository,
   lineKnexLogger,
   loadFixtures,
@@ -28,6 +29,7 @@ import {
   webhooksPrivateTargets,
   webhooksReencrypt,
 } from './webhook-commands.js';
+import { keysCreate, keysList, keysRevoke } from './key-commands.js';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -81,6 +83,27 @@ const COMMANDS: Record<string, CommandSpec> = {
     positionals: 0,
     run: (ctx, values) => clientsRotateKey(ctx, { directory: values.directory as string | undefined }),
   },
+  'keys:create': {
+    options: { directory: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-in-days': { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) =>
+      keysCreate(ctx, {
+        directory: values.directory as string | undefined,
+        name: values.name as string | undefined,
+        scopes: values.scopes as string | undefined,
+        expiresInDays: values['expires-in-days'] as string | undefined,
+      }),
+  },
+  'keys:list': {
+    options: { directory: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => keysList(ctx, { directory: values.directory as string | undefined }),
+  },
+  'keys:revoke': {
+    options: { directory: { type: 'string' }, 'key-id': { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => keysRevoke(ctx, { directory: values.directory as string | undefined, keyId: values['key-id'] as string | undefined }),
+  },
 };
 
 /**
@@ -124,6 +147,7 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
         loadFixtures,
         rebuildDerivedData,
         clients: (db) => new KnexClientRepository(db),
+        keys: (db) => new KnexApiKeyRepository(db),
         webhookSecrets: (db) => new KnexWebhookSecretStore(db),
         webhookTargets: (db) => new KnexWebhookTargetPolicy(db),
       },

@@ -28,6 +28,7 @@ export function requestContext(logger: Logger): Middleware<AppState> {
           status: ctx.status,
           durationMs: Number(process.hrtime.bigint() - started) / 1e6,
           directory: ctx.state.client?.directory ?? null,
+          apiKeyId: ctx.state.apiKey?.id ?? null,
         },
         'request',
       );

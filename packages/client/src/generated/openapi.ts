@@ -1077,6 +1077,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the write scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the write scope.";
+                    };
+                };
+            };
             /** @description No such order for this client (other clients' orders answer the same). */
             404: {
                 headers: {
@@ -1432,6 +1471,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
+                    };
+                };
+            };
             /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
             405: {
                 headers: {
@@ -1640,6 +1718,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
                     };
                 };
             };
@@ -1992,6 +2109,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
+                    };
+                };
+            };
             /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
             405: {
                 headers: {
@@ -2288,6 +2444,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
                     };
                 };
             };
@@ -2627,6 +2822,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
+                    };
+                };
+            };
             /** @description No such invoice for this client, or an id that is not a positive integer. */
             404: {
                 headers: {
@@ -2905,6 +3139,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the webhooks scope.";
+                    };
+                };
+            };
             /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
             405: {
                 headers: {
@@ -3150,6 +3423,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -3475,6 +3787,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the webhooks scope.";
+                    };
+                };
+            };
             /** @description No such webhook endpoint for this client, or an id that is not a positive integer. */
             404: {
                 headers: {
@@ -3714,6 +4065,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -4006,6 +4396,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -4411,6 +4840,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the webhooks scope.";
+                    };
+                };
+            };
             /** @description No such webhook endpoint for this client, or an id that is not a positive integer. */
             404: {
                 headers: {
@@ -4733,6 +5201,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -5065,6 +5572,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -5508,6 +6054,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
                     };
                 };
             };

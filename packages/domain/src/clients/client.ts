@@ -20,8 +20,3 @@ export interface Client {
   name: string;
   company: CompanyDetails;
 }
-
-/** A client as stored, with the hash of its API key (never the key itself). */
-export interface ClientWithKey extends Client {
-  apiKeyHash: string;
-}

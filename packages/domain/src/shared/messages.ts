@@ -36,3 +36,8 @@ export const Messages = {
 export function orderNrNotFoundMessage(nr: string): string {
   return `Order with given nr (${nr}) not found`;
 }
+
+/** 403: a valid key without the scope its route needs. */
+export function apiKeyScopeMissingMessage(scope: string): string {
+  return `This API key lacks the ${scope} scope.`;
+}

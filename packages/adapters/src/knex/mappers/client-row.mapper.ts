@@ -1,11 +1,10 @@
-import type { Client, ClientWithKey, CompanyDetails } from '@logi/domain';
+import type { Client, CompanyDetails } from '@logi/domain';
 import { toNumber, toText } from './sql-values.js';
 
 export const CLIENT_COLUMNS = [
   'id',
   'directory',
   'name',
-  'api_key_hash',
   'company_name',
   'company_address',
   'company_vat',
@@ -44,10 +43,6 @@ export function toClient(row: ClientRow): Client {
       ...(row.company_county == null ? {} : { county: toText(row.company_county, 'clients.company_county') }),
     },
   };
-}
-
-export function toClientWithKey(row: ClientRow): ClientWithKey {
-  return { ...toClient(row), apiKeyHash: toText(row.api_key_hash, 'clients.api_key_hash') };
 }
 
 export function companyColumns(company: CompanyDetails) {

@@ -15,6 +15,7 @@ import * as customerNameCounts from './012-customer-name-counts.migration.js';
 import * as directoryLockFirst from './013-directory-lock-first.migration.js';
 import * as uploadQuotaUsage from './014-upload-quota-usage.migration.js';
 import * as webhookFairClaims from './015-webhook-fair-claims.migration.js';
+import * as apiKeys from './017-api-keys.migration.js';
 import * as webhookSecretsAtRest from './018-webhook-secrets-at-rest.migration.js';
 import * as nationalEInvoiceFields from './019-national-e-invoice-fields.migration.js';
 
@@ -45,6 +46,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '013-directory-lock-first', up: directoryLockFirst.up, down: directoryLockFirst.down, config: { transaction: false } },
   { name: '014-upload-quota-usage', up: uploadQuotaUsage.up, down: uploadQuotaUsage.down },
   { name: '015-webhook-fair-claims', up: webhookFairClaims.up, down: webhookFairClaims.down },
+  { name: '017-api-keys', up: apiKeys.up, down: apiKeys.down },
   { name: '018-webhook-secrets-at-rest', up: webhookSecretsAtRest.up, down: webhookSecretsAtRest.down },
   { name: '019-national-e-invoice-fields', up: nationalEInvoiceFields.up, down: nationalEInvoiceFields.down },
 ];
@@ -136,6 +138,18 @@ async function withMysqlMigrationLock<T>(knex: Knex, work: () => Promise<T>): Pr
 /** Drops every table of the schema (tests and `db:reset`-like tooling). */
 export async function migrateRollbackAll(knex: Knex): Promise<void> {
   await knex.migrate.rollback(MIGRATION_CONFIG, true);
+}
+
+/**
+ * Runs the pending migrations up to `last` included, as an earlier release
+ * would have left the schema (tests of upgrades).
+ */
+export async function migrateUpTo(knex: Knex, last: string): Promise<void> {
+  for (;;) {
+    const [, pending] = (await knex.migrate.list(MIGRATION_CONFIG)) as [unknown[], NamedMigration[]];
+    if (!pending[0] || pending[0].name > last) return;
+    await knex.migrate.up(MIGRATION_CONFIG);
+  }
 }
 
 /** The names of the migrations this release has and the database has not run yet. */

@@ -29,13 +29,13 @@ This reference says what each call does and answers; the guides say why, step by
 - The TypeScript SDK: ${guides.link('sdk')}
 
 ## Authentication
-Every endpoint needs both \`Authorization: Bearer <API_KEY>\` and \`X-Client-Directory: <directory>\` (the legacy header \`directory\` is still accepted; when both are sent, \`X-Client-Directory\` wins). A key of one directory never sees another's data: those ids answer 404, exactly like ids that do not exist.
+Every endpoint needs both \`Authorization: Bearer <API_KEY>\` and \`X-Client-Directory: <directory>\` (the legacy header \`directory\` is still accepted; when both are sent, \`X-Client-Directory\` wins). A key of one directory never sees another's data: those ids answer 404, exactly like ids that do not exist. A directory may hold several keys, each with scopes (\`read\`, \`write\`, \`webhooks\`; each operation names the one it needs in \`x-required-scope\`), an optional expiry, and a revocation that every server sees at once; an expired or revoked key is 401, a key without the operation's scope 403 \`This API key lacks the <scope> scope.\`: ${guides.link('getting-started')}.
 
 ## Envelope
 Every JSON response, errors included, is \`{status, message, data}\` with \`status\` equal to the HTTP status; a 422 may add \`errors\` (\`{"field": ["message"]}\`). Success messages are \`OK\` (uploads: \`Files uploaded\` or \`N of M files uploaded\`). Internals (stacks, SQL, paths) never reach a client.
 
 ## Precedence
-Unknown path (404) or method (405, with \`Allow\`), then rate limit (429), then credentials (401), then a missing order or invoice (404), then validation (422). \`HEAD\` works on every GET route; \`OPTIONS\` answers 204 with \`Allow\` and needs no credentials.
+Unknown path (404) or method (405, with \`Allow\`), then rate limit (429), then credentials (401), then the key's scope (403), then a missing order or invoice (404), then validation (422). \`HEAD\` works on every GET route; \`OPTIONS\` answers 204 with \`Allow\` and needs no credentials.
 
 ## Time
 Every timestamp is an integer of Unix **seconds**, UTC. \`YYYY-MM-DD\` dates and the named periods are read in \`APP_TIMEZONE\`; periods are closed ranges of whole days.

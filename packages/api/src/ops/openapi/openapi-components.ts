@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_KEY_SCOPES } from '@logi/domain';
 import { withoutSafeIntegerBounds, type JsonSchema } from './json-schema.js';
 import {
   attachFilesSchema,
@@ -108,11 +109,17 @@ export function componentSchemas(): Record<string, JsonSchema> {
 
 export const ref = (name: keyof typeof NAMED_SCHEMAS) => ({ $ref: `#/components/schemas/${name}` });
 
+/** The scheme's description: what a key is, and what its scopes allow (contract "API keys with scopes"). */
+const BEARER_DESCRIPTION = [
+  "The client's API key: `Authorization: Bearer <API_KEY>` (the word `Bearer` in any case). A directory may hold several keys, each with its own scopes, expiry and revocation.",
+  `Scopes (${API_KEY_SCOPES.map((scope) => `\`${scope}\``).join(', ')}): \`webhooks\` for every call under \`/webhook-endpoints\`, reads included; \`write\` for the calls that store or change data (uploads, exports made or deleted, file links); \`read\` for every other \`GET\` and \`HEAD\`. Each operation needs exactly one, named by its \`x-required-scope\`; a key without it is answered 403 \`This API key lacks the <scope> scope.\` (after 401, before 404 and 422).`,
+].join('\n\n');
+
 export const securitySchemes = {
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',
-    description: "The client's API key: `Authorization: Bearer <API_KEY>` (the word `Bearer` in any case).",
+    description: BEARER_DESCRIPTION,
   },
   clientDirectory: {
     type: 'apiKey',

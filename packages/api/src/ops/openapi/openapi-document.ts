@@ -2,6 +2,7 @@ import { apiDescription, type DeploymentFacts } from './api-description.js';
 import { componentSchemas, securitySchemes } from './openapi-components.js';
 import { guideLinks } from './guides.js';
 import { sharedResponses } from './openapi-responses.js';
+import { withRequiredScopes } from './openapi-scopes.js';
 import { eventPaths, eventsTag } from '../../routes/events.openapi.js';
 import { invoicePaths, invoicesTag } from '../../routes/invoices.openapi.js';
 import { orderPaths, ordersTag } from '../../routes/orders.openapi.js';
@@ -39,12 +40,13 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
     ],
     tags: [ordersTag(guides), invoicesTag(guides), eventsTag(guides), webhooksTag(guides)],
     // Each resource's paths sit beside its routes (routes/*.openapi.ts); the order is the reference's.
-    paths: {
+    // Each operation states the scope its key needs, and the 403 without it (ops/openapi/openapi-scopes.ts).
+    paths: withRequiredScopes({
       ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }, guides),
       ...invoicePaths(guides),
       ...webhookEndpointPaths(guides),
       ...eventPaths(guides),
-    },
+    }),
     webhooks: webhooksSection(guides),
     components: {
       schemas: componentSchemas(),

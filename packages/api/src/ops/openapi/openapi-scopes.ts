@@ -1,0 +1,43 @@
+import { apiKeyScopeMissingMessage } from '@logi/domain';
+import { requiredScope } from '../../http/required-scope.js';
+import { errorResponse } from './openapi-responses.js';
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/**
+ * Every client operation, with the scope it needs: `x-required-scope` and a
+ * 403 naming it. Derived from the one rule the server checks
+ * (http/required-scope.ts), for every path there is, so no operation is left
+ * out or states another scope than the server's. (Not as role names in
+ * `security`: OpenAPI 3.1 allows them, but linters and generators read scopes
+ * there as OAuth2's.)
+ */
+export function withRequiredScopes<T extends Record<string, Record<string, unknown>>>(paths: T): T {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([method, operation]) => {
+          if (!METHODS.has(method)) return [method, operation];
+          const scope = requiredScope(method, path);
+          const op = operation as { responses?: Record<string, unknown> };
+          return [
+            method,
+            {
+              ...op,
+              'x-required-scope': scope,
+              responses: {
+                ...op.responses,
+                '403': errorResponse(
+                  403,
+                  `The key is valid but lacks the \`${scope}\` scope this operation needs. Make a key that holds it (operators: \`pnpm cli keys:create --scopes\`).`,
+                  apiKeyScopeMissingMessage(scope),
+                ),
+              },
+            },
+          ];
+        }),
+      ),
+    ]),
+  ) as T;
+}
