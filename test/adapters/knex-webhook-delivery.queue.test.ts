@@ -123,29 +123,6 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
     expect(again.map((item) => item.delivery.id).sort()).toEqual(first.map((item) => item.delivery.id).sort());
   });
 
-  it('when claimed attempts are given back, then they are due again at once for any claim, and a finished one is left as it is', async () => {
-    await pending(1, 3);
-    const claimed = await queue.claimDue(
-      NOW,
-      slots(3, () => 10),
-      30,
-    );
-    expect(claimed).toHaveLength(3);
-    const [finished, ...back] = claimed.map((item) => item.delivery.id) as [number, ...number[]];
-    await db.knex('webhook_deliveries').where({ id: finished }).update({ status: 'succeeded', next_attempt_at: null });
-    await queue.release([finished, ...back], NOW + 1);
-    const again = await queue.claimDue(
-      NOW + 1,
-      slots(3, () => 10),
-      30,
-    );
-    expect(again.map((item) => item.delivery.id).sort()).toEqual([...back].sort());
-    expect(await db.knex('webhook_deliveries').first('status', 'next_attempt_at').where({ id: finished })).toEqual({
-      status: 'succeeded',
-      next_attempt_at: null,
-    });
-  });
-
   it('when a failure is recorded with a retry, then the attempt is failed and the next one is pending at its time; success clears the streak', async () => {
     await pending(1, 1);
     const [claimed] = await queue.claimDue(

@@ -53,12 +53,6 @@ export interface WebhookDeliveryQueuePort {
    * free slot is passed over whatever its backlog.
    */
   claimDue(now: number, bounds: DeliverySlotBounds, leaseSeconds: number): Promise<ClaimedDelivery[]>;
-  /**
-   * Gives claimed attempts back before their lease ends (they were claimed
-   * ahead and not started): each is due again at `now`. Only attempts still
-   * pending are touched.
-   */
-  release(deliveryIds: readonly number[], now: number): Promise<void>;
   /** Records what came of attempts, in one transaction (a failure with a retry schedules the next attempt). */
   record(outcomes: readonly DeliveryOutcome[]): Promise<void>;
   /** Removes up to `limit` finished attempts (succeeded or failed) made before `createdBefore` (seconds); returns how many. */
