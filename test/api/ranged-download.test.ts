@@ -77,6 +77,7 @@ describe('fileContentDisposition', () => {
     'when the name is %j, then the header stays one valid value',
     (name) => {
       const value = fileContentDisposition(name);
+      // eslint-disable-next-line no-control-regex -- no control character may appear in the value
       expect(value).toMatch(/^attachment; filename="[^"\\\x00-\x1f\x7f]*"(; filename\*=UTF-8''[A-Za-z0-9%!#$&+\-.^_`|~]+)?$/);
       // Node refuses a header value with CR, LF or NUL: setting it proves the header cannot be split.
       expect(() => new http.OutgoingMessage().setHeader('Content-Disposition', value)).not.toThrow();

@@ -26,10 +26,9 @@ export function invoiceDownloadDisposition(invoiceNr: string, extension: string)
  */
 export function fileContentDisposition(name: string): string {
   // Lone surrogates cannot be encoded as UTF-8 (encodeURIComponent throws); they become U+FFFD.
+  const wellFormed = name.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
   // eslint-disable-next-line no-control-regex -- control characters are what is being replaced
-  const clean =
-    name.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD').replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, '_') ||
-    'file';
+  const clean = wellFormed.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, '_') || 'file';
   const ascii = clean.replace(/[^\x20-\x7e]|["\\%]/g, '_');
   if (ascii === clean) return `attachment; filename="${ascii}"`;
   const encoded = encodeURIComponent(clean).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
