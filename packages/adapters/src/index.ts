@@ -56,5 +56,6 @@ export * from './maintenance/webhook-delivering.js';
 export * from './knex/webhooks/knex-webhook-endpoint.repository.js';
 export * from './knex/webhooks/knex-webhook-delivery.queue.js';
 export * from './crypto/standard-webhooks.signer.js';
+export * from './crypto/hmac-file-link.signer.js';
 export * from './http/node-webhook.sender.js';
 export * from './http/dns-host.resolver.js';

@@ -85,3 +85,7 @@ export * from './webhooks/deliver-webhook/deliver-webhook.use-case.js';
 export type * from './ports/webhook-endpoint-repository.port.js';
 export type * from './ports/webhook-delivery-queue.port.js';
 export type * from './ports/webhook-signer.port.js';
+export type * from './ports/file-link-signer.port.js';
+export * from './orders/order-files/order-files.errors.js';
+export * from './orders/order-files/order-file-link.input.js';
+export * from './orders/order-files/order-files.use-case.js';
