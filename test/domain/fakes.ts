@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type {
+  PresignOptions,
   Client,
   ClientRepositoryPort,
   ClientWithKey,
@@ -148,7 +149,7 @@ export class FakeStorage implements FileStoragePort {
     const bytes = await this.getBuffer(key);
     return Readable.from([range ? bytes.subarray(range.start, range.end + 1) : bytes]);
   }
-  async presignGet() {
+  async presignGet(_key: string, _options: PresignOptions): Promise<string | null> {
     return null;
   }
 }

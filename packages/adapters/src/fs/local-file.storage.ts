@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { access, copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
-import type { ByteRange, FileStoragePort, StoragePage, StoredObjectPage } from '@logi/domain';
+import type { ByteRange, FileStoragePort, PresignOptions, StoragePage, StoredObjectPage } from '@logi/domain';
 import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
 
 /** Messages for the error codes a client may reasonably see; never a path. */
@@ -205,7 +205,7 @@ export class LocalFileStorage implements FileStoragePort {
   }
 
   /** Local files have no URLs of their own: the API signs its links (see ADR 0040). */
-  async presignGet(): Promise<string | null> {
+  async presignGet(_key: string, _options: PresignOptions): Promise<string | null> {
     return null;
   }
 
