@@ -49,9 +49,13 @@ export function registerOrderRoutes(router: Router<AppState>, deps: OrderRouteDe
     respond(ctx, 200, 'OK', toOrderLookupDto(order));
   });
 
+  router.get('/orders/:orderId/files', async (ctx) => {
+    const files = await deps.orderFiles.list(ctx.state.client.directory, orderIdOf(ctx.params.orderId));
+    respond(ctx, 200, 'OK', files.map(toOrderFileDto));
+  });
+
   router.post('/orders/:orderId/files', async (ctx) => {
-    const orderId = parsePathId(ctx.params.orderId);
-    if (orderId === null) throw new OrderNotFoundError();
+    const orderId = orderIdOf(ctx.params.orderId);
     let cleanup = async (): Promise<void> => undefined;
     try {
       const payload = await deps.attachFiles.execute({
@@ -71,11 +75,6 @@ export function registerOrderRoutes(router: Router<AppState>, deps: OrderRouteDe
     } finally {
       await cleanup();
     }
-  });
-
-  router.get('/orders/:orderId/files', async (ctx) => {
-    const files = await deps.orderFiles.list(ctx.state.client.directory, orderIdOf(ctx.params.orderId));
-    respond(ctx, 200, 'OK', files.map(toOrderFileDto));
   });
 
   router.get('/orders/:orderId/files/:fileId', async (ctx) => {
