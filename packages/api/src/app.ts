@@ -46,7 +46,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   registerWebhookEndpointRoutes(clientRouter, deps);
   // File links carry their own credential (a signed token), so they sit beside the ops routes, outside the gate.
   const fileLinkRouter = new Router({ prefix: '/v1' });
-  registerFileLinkRoutes(fileLinkRouter, deps);
+  registerFileLinkRoutes(fileLinkRouter, { orderFiles: deps.orderFiles, limiter: deps.limiter });
   const publicRouters = [...(deps.publicRouters ?? []), fileLinkRouter];
 
   app.use(requestContext(deps.logger));

@@ -19,6 +19,33 @@ export function downloadedFile(bytes: ArrayBuffer, response: Response, fallbackN
   };
 }
 
+/** A stored file as it arrives: a stream of its bytes (never held whole in memory) and what the headers say. */
+export interface StreamedFile {
+  /** The bytes (the whole file, or the range asked for); read it to the end or cancel it. */
+  body: ReadableStream<Uint8Array>;
+  /** From `Content-Disposition` (`filename*` when sent, else `filename`). */
+  fileName: string;
+  contentType: string;
+  /** Bytes in `body` (`Content-Length`). */
+  length: number;
+  /** `"<sha256>"`: the file's version, for `If-None-Match` or `If-Range`. */
+  etag: string | null;
+  /** For a ranged answer (206): the bytes sent and the size of the whole file; null for the whole file. */
+  range: { start: number; end: number; size: number } | null;
+}
+
+export function streamedFile(body: ReadableStream<Uint8Array>, response: Response, fallbackName: string): StreamedFile {
+  const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(response.headers.get('content-range') ?? '');
+  return {
+    body,
+    fileName: fileNameOf(response.headers.get('content-disposition')) ?? fallbackName,
+    contentType: response.headers.get('content-type') ?? 'application/octet-stream',
+    length: Number(response.headers.get('content-length') ?? NaN),
+    etag: response.headers.get('etag'),
+    range: response.status === 206 && range ? { start: Number(range[1]), end: Number(range[2]), size: Number(range[3]) } : null,
+  };
+}
+
 function fileNameOf(header: string | null): string | null {
   if (!header) return null;
   try {

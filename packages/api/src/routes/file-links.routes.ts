@@ -4,9 +4,11 @@ import type { OrderFileDownload, OrderFilesUseCase } from '@logi/domain';
 import { fileContentDisposition } from '../http/content-disposition.js';
 import { strongEtag } from '../http/conditional.js';
 import { sendRangedDownload } from '../http/ranged-download.js';
+import type { RateLimiter } from '../middleware/rate-limiter.js';
 
 export interface FileLinkRouteDeps {
   orderFiles: OrderFilesUseCase;
+  limiter: RateLimiter;
 }
 
 /** Where the API's own file links live: outside /v1's credential gate, the token is the credential. */
@@ -41,10 +43,11 @@ export function requestOrigin(ctx: Context): string {
 /**
  * `GET /v1/file-links/{token}`: the file a signed link grants, without
  * credentials, until it expires (ADR 0040). Registered on a public router:
- * no API key, no per-client rate limit.
+ * no API key; counted per IP, as requests without valid credentials are.
  */
 export function registerFileLinkRoutes(router: Router, deps: FileLinkRouteDeps): void {
   router.get(FILE_LINK_PATH, async (ctx) => {
+    await deps.limiter.count(ctx, `ip:${ctx.ip}`);
     const download = await deps.orderFiles.openLink(ctx.params.token ?? '');
     // Anyone holding the URL may fetch it, but no shared cache should keep a file past its link.
     await sendOrderFile(ctx, download, 'private, no-cache');

@@ -5,6 +5,7 @@ import { sharedResponses } from './openapi-responses.js';
 import { eventPaths, eventsTag } from '../../routes/events.openapi.js';
 import { invoicePaths, invoicesTag } from '../../routes/invoices.openapi.js';
 import { orderPaths, ordersTag } from '../../routes/orders.openapi.js';
+import { fileLinkPaths } from '../../routes/file-links.openapi.js';
 import { webhookEndpointPaths, webhooksSection, webhooksTag } from '../../routes/webhook-endpoints.openapi.js';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, unknown>> };
@@ -41,6 +42,7 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
     // Each resource's paths sit beside its routes (routes/*.openapi.ts); the order is the reference's.
     paths: {
       ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }, guides),
+      ...fileLinkPaths(guides),
       ...invoicePaths(guides),
       ...webhookEndpointPaths(guides),
       ...eventPaths(guides),
