@@ -1,3 +1,4 @@
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import contentDisposition from 'content-disposition';
 
 /** A downloaded document: its bytes and the file name the server gave it. */
@@ -21,8 +22,8 @@ export function downloadedFile(bytes: ArrayBuffer, response: Response, fallbackN
 
 /** A stored file as it arrives: a stream of its bytes (never held whole in memory) and what the headers say. */
 export interface StreamedFile {
-  /** The bytes (the whole file, or the range asked for); read it to the end or cancel it. */
-  body: ReadableStream<Uint8Array>;
+  /** The bytes (the whole file, or the range asked for); read it to the end or cancel it. `Readable.fromWeb(body)` makes it a Node stream. */
+  body: NodeReadableStream<Uint8Array>;
   /** From `Content-Disposition` (`filename*` when sent, else `filename`). */
   fileName: string;
   contentType: string;
@@ -37,6 +38,7 @@ export interface StreamedFile {
 export function streamedFile(body: ReadableStream<Uint8Array>, response: Response, fallbackName: string): StreamedFile {
   const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(response.headers.get('content-range') ?? '');
   return {
+    // Typed as Node's web stream (what fetch gives), so that Readable.fromWeb takes it whatever the caller's lib settings.
     body,
     fileName: fileNameOf(response.headers.get('content-disposition')) ?? fallbackName,
     contentType: response.headers.get('content-type') ?? 'application/octet-stream',
