@@ -39,7 +39,8 @@ export function streamedFile(body: ReadableStream<Uint8Array>, response: Respons
   const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(response.headers.get('content-range') ?? '');
   return {
     // Typed as Node's web stream (what fetch gives), so that Readable.fromWeb takes it whatever the caller's lib settings.
-    body,
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- a client compiling with the DOM lib (the default) has another global ReadableStream
+    body: body as NodeReadableStream<Uint8Array>,
     fileName: fileNameOf(response.headers.get('content-disposition')) ?? fallbackName,
     contentType: response.headers.get('content-type') ?? 'application/octet-stream',
     length: Number(response.headers.get('content-length') ?? NaN),
