@@ -46,6 +46,20 @@ describe('HmacFileLinkSigner', () => {
   });
 });
 
+describe('HmacFileLinkSigner with a key loader', () => {
+  it('when nothing is signed or verified, then the key is never loaded; then once', () => {
+    let loads = 0;
+    const signer = new HmacFileLinkSigner(() => {
+      loads += 1;
+      return Buffer.alloc(32, 3);
+    });
+    expect(loads).toBe(0);
+    const token = signer.sign(claims);
+    expect(signer.verify(token)).toEqual(claims);
+    expect(loads).toBe(1);
+  });
+});
+
 describe('loadFileLinkKey', () => {
   it('when FILE_LINK_SECRET is set, then it is the key and nothing is written', async () => {
     const key = loadFileLinkKey('s'.repeat(40), dir);

@@ -299,7 +299,8 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         // The primary: a file just uploaded is listed and downloadable at once.
         files: get<OrderFileRepositoryPort>(Tokens.OrderFileRepository),
         storage: get<FileStoragePort>(Tokens.FileStorage),
-        signer: new HmacFileLinkSigner(loadFileLinkKey(config.fileLinkSecret, config.dataDir)),
+        // The key is read (or made in DATA_DIR) on the first local link only: with S3, links are presigned and it is never needed.
+        signer: new HmacFileLinkSigner(() => loadFileLinkKey(config.fileLinkSecret, config.dataDir)),
         clock: get<ClockPort>(Tokens.Clock),
         disposition: fileContentDisposition,
       }),

@@ -14,7 +14,10 @@ export const FILE_LINK_KEY_FILE = 'file-link.key';
  * HMAC-SHA256. Compared in constant time. See ADR 0040.
  */
 export class HmacFileLinkSigner implements FileLinkSignerPort {
-  constructor(private readonly key: Buffer) {}
+  private key: Buffer | null = null;
+
+  /** `key` may be a function: it is called on the first sign or verify, so a process that never signs (S3 presigns) never loads it. */
+  constructor(private readonly keySource: Buffer | (() => Buffer)) {}
 
   sign(claims: FileLinkClaims): string {
     const payload = Buffer.from(JSON.stringify([VERSION, claims.fileId, claims.directory, claims.expires])).toString('base64url');
@@ -41,6 +44,7 @@ export class HmacFileLinkSigner implements FileLinkSignerPort {
   }
 
   private mac(payload: string): Buffer {
+    this.key ??= typeof this.keySource === 'function' ? this.keySource() : this.keySource;
     return createHmac('sha256', this.key).update(payload).digest();
   }
 }
