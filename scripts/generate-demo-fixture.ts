@@ -42,9 +42,9 @@ interface Customer {
 const CUSTOMERS: Customer[] = [
   { name: 'Rheinfracht GmbH', vat: 'DE811111111', country: 'de', address: 'Hafenstraße 9\n47119 Duisburg\nDeutschland' },
   { name: 'Müller & Söhne Spedition KG', vat: 'DE812345678', country: 'de', address: 'Güterbahnhofstraße 3\n04356 Leipzig\nDeutschland' },
-  { name: 'Łódź Cargo S.A.', vat: 'PL7251234567', country: 'pl', address: 'ul. Włókiennicza 12\n90-001 Łódź\nPolska' },
-  { name: 'Przedsiębiorstwo Transportowe Żuraw Sp. z o.o.', vat: 'PL5252345678', country: 'pl', address: 'ul. Źródlana 5\n80-180 Gdańsk\nPolska' },
-  { name: 'Beta 100% Freight_Co Sp. j.', vat: 'PL9512345678', country: 'pl', address: 'ul. Portowa 1\n81-341 Gdynia\nPolska' },
+  { name: 'Łódź Cargo S.A.', vat: 'PL7251234561', country: 'pl', address: 'ul. Włókiennicza 12\n90-001 Łódź\nPolska' },
+  { name: 'Przedsiębiorstwo Transportowe Żuraw Sp. z o.o.', vat: 'PL5252345675', country: 'pl', address: 'ul. Źródlana 5\n80-180 Gdańsk\nPolska' },
+  { name: 'Beta 100% Freight_Co Sp. j.', vat: 'PL9512345675', country: 'pl', address: 'ul. Portowa 1\n81-341 Gdynia\nPolska' },
   { name: 'Dopravní společnost Říčany s.r.o.', vat: 'CZ27123456', country: 'cz', address: 'Průmyslová 1\n251 01 Říčany\nČeská republika' },
   { name: 'Česká Logistika a.s.', vat: 'CZ45274649', country: 'cz', address: 'Na Příkopě 8\n110 00 Praha 1\nČeská republika' },
   { name: 'Transporturi Științifice Brașov S.R.L.', vat: 'RO18547290', country: 'ro', address: 'Str. Lungă 44\n500035 Brașov\nRomânia' },
@@ -89,9 +89,10 @@ const DIRECTORIES = [
     company: {
       name: 'Baltic Haulage Sp. z o.o.',
       address: 'ul. Portowa 4\n80-001 Gdańsk\nPolska',
-      vat: 'PL5860000000',
+      vat: 'PL5860000002',
       bank_account: 'PL61 1090 1014 0000 0712 1981 2874',
       bank_name: 'Santander Bank Polska',
+      contact: { name: 'Marta Nowak', phone: '+48 58 320 14 00', email: 'faktury@baltic-haulage.example' },
     },
     orderCount: 55,
     invoiceCount: 230,
@@ -107,6 +108,7 @@ const DIRECTORIES = [
       vat: 'DE298765432',
       bank_account: 'DE89 3704 0044 0532 0130 00',
       bank_name: 'Commerzbank',
+      contact: { name: 'Stefan Huber', phone: '+49 89 3219 4400', email: 'rechnung@alpine-logistics.example' },
     },
     orderCount: 25,
     invoiceCount: 110,
@@ -267,11 +269,60 @@ for (const d of DIRECTORIES) {
   invoices.push(...mine);
 }
 
+/**
+ * National e-invoice data (fixtures-format.md), derived from what was drawn above without drawing again, so the rest
+ * of the file stays as it was: counties of Romanian buyers, Leitweg-IDs of German buyers, exchange rates to the
+ * seller's currency, and KSeF numbers of the Polish client's own invoices.
+ */
+const COUNTIES: Record<string, string> = { RO18547290: 'RO-BV' };
+const LEITWEG_IDS: Record<string, string> = { DE811111111: leitwegId('05112000', 'EINKAUF'), DE812345678: leitwegId('14713000', 'LOGISTIK') };
+/** Units of the seller's currency for one unit of the invoice's: fixed demo rates (a day's NBP and BNR tables). */
+const RATES: Record<string, Record<string, number>> = {
+  PLN: { EUR: 4.2456, CZK: 0.1714, TRY: 0.0987, GBP: 4.8731, RON: 0.8342 },
+  RON: { EUR: 5.0912, PLN: 1.1988, CZK: 0.2055, TRY: 0.1184, GBP: 5.8433 },
+};
+const NATIONAL_CURRENCY: Record<string, string> = { pl: 'PLN', ro: 'RON' };
+
+function national(invoice: Invoice, company: { vat: string }) {
+  const sellerCountry = invoice.type === 'p' ? String(invoice.customer_country) : company.vat.slice(0, 2).toLowerCase();
+  const home = NATIONAL_CURRENCY[sellerCountry];
+  const rate = home && home !== invoice.currency ? RATES[home]![String(invoice.currency)] : undefined;
+  const vat = String(invoice.customer_vat);
+  const nip = company.vat.slice(2);
+  return {
+    ...(COUNTIES[vat] ? { customer_county: COUNTIES[vat] } : {}),
+    ...(LEITWEG_IDS[vat] ? { buyer_reference: LEITWEG_IDS[vat] } : {}),
+    ...(rate ? { exchange_rate: rate } : {}),
+    // The Polish client's own invoices went through KSeF on their issue day.
+    ...(invoice.type !== 'p' && company.vat.startsWith('PL') ? { ksef_number: ksefNumber(nip, Number(invoice.issue_date), Number(invoice.id)) } : {}),
+  };
+}
+
+/** A Leitweg-ID with its check digits (ISO 7064 MOD 97-10, as the KoSIT format specifies). */
+function leitwegId(coarse: string, fine: string): string {
+  const digits = `${coarse}${fine}`.replace(/[A-Z]/g, (letter) => String(letter.charCodeAt(0) - 55));
+  const check = 98 - Number(BigInt(`${digits}00`) % 97n);
+  return `${coarse}-${fine}-${String(check).padStart(2, '0')}`;
+}
+
+/** NIP-YYYYMMDD-technical part-CRC-8 (polynomial 0x07, initial 0x00) over the first 32 characters, as KSeF numbers are. */
+function ksefNumber(nip: string, issueDate: number, id: number): string {
+  const day = new Date(issueDate * 1000).toISOString().slice(0, 10).replace(/-/g, '');
+  const data = `${nip}-${day}-${(0x0100_0000_0000 + id).toString(16).toUpperCase().padStart(12, '0')}`;
+  let crc = 0;
+  for (const byte of Buffer.from(data, 'ascii')) {
+    crc ^= byte;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x80 ? ((crc << 1) ^ 0x07) & 0xff : (crc << 1) & 0xff;
+  }
+  return `${data}-${crc.toString(16).toUpperCase().padStart(2, '0')}`;
+}
+
+const companies = new Map<string, { vat: string }>(DIRECTORIES.map((d) => [d.directory, d.company]));
 const fixture = {
   clients: DIRECTORIES.map((d) => ({ directory: d.directory, api_key: d.api_key, company: d.company })),
   file_categories: categories,
   orders,
-  invoices: invoices.map(({ customer: _customer, ...invoice }) => invoice),
+  invoices: invoices.map(({ customer: _customer, ...invoice }) => ({ ...invoice, ...national(invoice as Invoice, companies.get(String(invoice.directory))!) })),
 };
 
 const target = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'demo.json');

@@ -66,6 +66,40 @@ describe('ports and hosts', () => {
     }
   });
 
+  it('when the dashboard is configured, then it has its own listener (127.0.0.1:9466) and is read-only unless DASHBOARD_WRITE; DASHBOARD_PORT=0 turns it off', () => {
+    const creds = { DASHBOARD_USER: 'ops', DASHBOARD_PASSWORD: 'secret' };
+    expect(loadConfig(creds).dashboard).toEqual({ user: 'ops', password: 'secret', host: '127.0.0.1', port: 9466, write: false });
+    expect(loadConfig({ ...creds, DASHBOARD_HOST: '0.0.0.0', DASHBOARD_PORT: '9500', DASHBOARD_WRITE: 'true' }).dashboard).toMatchObject({
+      host: '0.0.0.0',
+      port: 9500,
+      write: true,
+    });
+    expect(loadConfig({ ...creds, DASHBOARD_WRITE: '0' }).dashboard?.write).toBe(false);
+    expect(loadConfig({ ...creds, DASHBOARD_PORT: '0' }).dashboard).toBeNull();
+    expect(loadConfig({}).dashboard).toBeNull();
+    expect(() => loadConfig({ ...creds, DASHBOARD_PORT: '70000' })).toThrow(
+      new ConfigError('DASHBOARD_PORT', 'must be a port number from 0 to 65535 (got "70000")'),
+    );
+    expect(() => loadConfig({ ...creds, DASHBOARD_WRITE: 'yes' })).toThrow(/^Configuration error: DASHBOARD_WRITE /);
+  });
+
+  it("when the dashboard's port is taken, then the API's error names DASHBOARD_PORT", async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as net.AddressInfo).port;
+      const config = loadConfig({ PORT: '0', METRICS_PORT: String(port), DASHBOARD_USER: 'ops', DASHBOARD_PASSWORD: 'x', DASHBOARD_PORT: String(port) });
+      const cause = await listenFailure(port, '127.0.0.1');
+      const failure = Object.assign(new Error('queue dashboard listener could not start', { cause }), { listener: 'dashboard' });
+      expect(listenConfigError(failure, config)?.message).toMatch(new RegExp(`^Configuration error: DASHBOARD_PORT ${port} on 127.0.0.1 is already in use`));
+      expect(listenConfigError(Object.assign(new Error('metrics', { cause }), { listener: 'metrics' }), config)?.message).toMatch(
+        /^Configuration error: METRICS_PORT /,
+      );
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+  });
+
   it('when an error is not about listening, then it is left alone', () => {
     const config = loadConfig({});
     expect(listenConfigError(new Error('boom'), config)).toBeNull();

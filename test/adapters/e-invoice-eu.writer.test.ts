@@ -7,7 +7,7 @@ import { InvoiceService } from '@e-invoice-eu/core';
 import { PDFArray, PDFDict, PDFDocument, PDFHeader, PDFHexString, PDFName, PDFString, StandardFonts } from '@cantoo/pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EInvoiceEuWriter, toLibraryInvoice } from '@logi/adapters';
-import type { EInvoice } from '@logi/domain';
+import { ValidationError, type EInvoice } from '@logi/domain';
 import { iccComponents, iccProblems, infoXmpDisagreements, parseXmp, pdfAFacts, xmpText, xmpValues, XMP_TWIN } from '../support/pdfa-facts.js';
 
 const run = promisify(execFile);
@@ -178,5 +178,37 @@ describe('EInvoiceEuWriter: Factur-X as a PDF/A-3 validator reads it', () => {
     // pdfinfo -meta prints the packet and a line break.
     expect((await run('pdfinfo', ['-meta', file])).stdout).toBe(`${xmpText(facts)}\n`);
     expect((await run('pdfdetach', ['-list', file])).stdout).toBe('1 embedded files\n1: factur-x.xml\n');
+  });
+
+  describe('format=ksef', () => {
+    const polish: EInvoice = {
+      ...invoice,
+      seller: { ...invoice.seller, vatId: 'PL5860000002' },
+      national: {
+        givenBuyerReference: null,
+        nationalCurrency: 'PLN',
+        exchangeRate: 4.25,
+        ksefNumber: null,
+        corrected: null,
+        createdAt: '2026-11-18T08:00:00Z',
+      },
+    };
+
+    it('when FA(3) is written, then UTF-8 text without a BOM, the same every time', async () => {
+      const xml = await writer.xml(polish, 'ksef');
+      expect(xml.charCodeAt(0)).not.toBe(0xfeff);
+      expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<Faktura ')).toBe(true);
+      expect(await writer.xml(polish, 'ksef')).toBe(xml);
+    });
+
+    it("when the FA(3) would be over KSeF's 1 MB, then a validation error on format says so instead of a document KSeF refuses", async () => {
+      const line = invoice.lines[0]!;
+      const lines = Array.from({ length: 4000 }, (_unused, index) => ({ ...line, id: String(index + 1), name: `Freight ${'x'.repeat(200)} ${index}` }));
+      const error = await writer.xml({ ...polish, lines }, 'ksef').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).errors.format![0]).toMatch(
+        /^format=ksef needs a document KSeF accepts: this one has \d+ bytes, over its limit of 1000000\.$/,
+      );
+    });
   });
 });

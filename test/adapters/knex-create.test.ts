@@ -79,4 +79,27 @@ describe('createKnex', () => {
     )) as unknown as [Array<{ c: string; eq: number; mdl: number; row_lock: number }>];
     expect(rows).toEqual([{ c: 'utf8mb4_unicode_ci', eq: 1, mdl: 10, row_lock: 10 }]);
   });
+
+  it('when DB_QUERY_TIMEOUT_MS is set, then a statement with no answer fails after it, inside a transaction too, and the pool goes on', async () => {
+    await ensureMariadb();
+    const knex = createKnex({ databaseUrl: MARIADB_ROOT_URL, dataDir: root, queryTimeoutMs: 300 });
+    opened.push(knex);
+    await expect(knex.raw('SELECT SLEEP(5)')).rejects.toMatchObject({ code: 'PROTOCOL_SEQUENCE_TIMEOUT' });
+    // The timed-out connection is destroyed, so the transaction ends with the ROLLBACK's error on it: mysql2 marks it
+    // fatal, which the adapters read as the database being unavailable (503).
+    const inTransaction = await knex
+      .transaction((trx) => trx.raw('SELECT SLEEP(5)'))
+      .then(
+        () => null,
+        (error: unknown) => error as { code?: string; fatal?: boolean },
+      );
+    expect(inTransaction?.code === 'PROTOCOL_SEQUENCE_TIMEOUT' || inTransaction?.fatal === true).toBe(true);
+    const [rows] = (await knex.raw('SELECT 1 AS one')) as unknown as [Array<{ one: number }>];
+    expect(rows).toEqual([{ one: 1 }]);
+    // Another knex in the same process without the setting is not bounded by it.
+    const unbounded = createKnex({ databaseUrl: MARIADB_ROOT_URL, dataDir: root });
+    opened.push(unbounded);
+    const [slept] = (await unbounded.transaction((trx) => trx.raw('SELECT SLEEP(0.5) AS s'))) as unknown as [Array<{ s: number }>];
+    expect(slept).toEqual([{ s: 0 }]);
+  });
 });

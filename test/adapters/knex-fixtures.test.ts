@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FixtureValidationError, loadFixtures, Sha256ApiKeyHasher, type FixtureProgress } from '@logi/adapters';
+import { FixtureValidationError, KnexClientRepository, KnexInvoiceRepository, loadFixtures, Sha256ApiKeyHasher, type FixtureProgress } from '@logi/adapters';
 import { openTestDatabase, PROFILES, snapshot, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture } from './knex-repository.fixture.js';
 
@@ -199,6 +199,55 @@ describe.each(PROFILES)('loadFixtures on %s', (profile) => {
     };
     await expect(loadFixtures(db.knex, later, { hasher })).resolves.toMatchObject({ orders: 1, invoices: 1 });
     expect((await db.knex('invoices').where({ id: 150 }).first()).correct_of_id).toBe(101);
+  });
+
+  it('when the optional national e-invoice fields are given, then they are stored and read back; without them an invoice reads as before', async () => {
+    const national = clone(repositoryFixture) as any;
+    national.clients[0].company.contact = { name: 'Marta Nowak', phone: '+48 58 320 14 00', email: 'faktury@example.com' };
+    national.clients[0].company.county = 'ro-cj';
+    Object.assign(national.invoices[0], {
+      customer_county: 'RO-B',
+      buyer_reference: '04011000-12345-03',
+      exchange_rate: 4.2456,
+      ksef_number: '5265877635-20250826-0100001AF629-AF',
+    });
+    await loadFixtures(db.knex, national, { hasher });
+    const client = await new KnexClientRepository(db.knex).findByDirectory(NORTH);
+    expect(client?.company).toMatchObject({ contact: { name: 'Marta Nowak', phone: '+48 58 320 14 00', email: 'faktury@example.com' }, county: 'RO-CJ' });
+    const invoices = new KnexInvoiceRepository(db.knex);
+    const detail = await invoices.findDetail(national.invoices[0].directory, national.invoices[0].id);
+    expect(detail).toMatchObject({
+      customerCounty: 'RO-B',
+      buyerReference: '04011000-12345-03',
+      exchangeRate: 4.2456,
+      ksefNumber: '5265877635-20250826-0100001AF629-AF',
+    });
+    const plain = await invoices.findDetail(national.invoices[1].directory, national.invoices[1].id);
+    expect(Object.keys(plain!).filter((key) => ['customerCounty', 'buyerReference', 'exchangeRate', 'ksefNumber'].includes(key))).toEqual([]);
+    // Invoice 103 corrects 101 (invoices[0]): FA(3) names the corrected invoice's issue date and KSeF number.
+    const correction = await invoices.findDetail(national.invoices[2].directory, 103);
+    expect(correction?.correctedInvoice).toEqual({ issueDate: national.invoices[0].issue_date, ksefNumber: '5265877635-20250826-0100001AF629-AF' });
+    // The same file again changes nothing.
+    const before = await snapshot(db.knex);
+    await loadFixtures(db.knex, national, { hasher });
+    expect(await snapshot(db.knex)).toEqual(before);
+  });
+
+  it.each([
+    ['a county that is no ISO 3166-2 code', 'invoices[0].customer_county', (f: any) => (f.invoices[0].customer_county = 'Cluj')],
+    ['a zero exchange rate', 'invoices[0].exchange_rate', (f: any) => (f.invoices[0].exchange_rate = 0)],
+    ['a malformed KSeF number', 'invoices[0].ksef_number', (f: any) => (f.invoices[0].ksef_number = '5265877635-2025')],
+    ['a KSeF number whose CRC-8 is wrong', 'invoices[0].ksef_number', (f: any) => (f.invoices[0].ksef_number = '5265877635-20250826-0100001AF629-AE')],
+    ['a buyer reference over 200 characters', 'invoices[0].buyer_reference', (f: any) => (f.invoices[0].buyer_reference = 'x'.repeat(201))],
+    [
+      'a contact without an e-mail address',
+      'clients[0].company.contact.email',
+      (f: any) => (f.clients[0].company.contact = { name: 'A', phone: '1', email: 'none' }),
+    ],
+  ])('when a file has %s, then it is refused naming %s', async (_what, at, spoil) => {
+    const bad = clone(repositoryFixture) as any;
+    spoil(bad);
+    expect((await refusal(db, bad)).path).toBe(at);
   });
 
   it('when a reference check fails, then nothing of the file is written', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DeliverySlotBounds } from '@logi/domain';
-import { createKnex, KnexWebhookDeliveryQueue, KnexWebhookEndpointRepository, loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
+import { createKnex, KnexWebhookDeliveryQueue, KnexWebhookEndpointRepository, KnexWebhookTargetPolicy, loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
 
@@ -79,6 +79,27 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
     expect(claimed[0]!.secrets).toEqual({ current: 'whsec_a', previous: null, previousUntil: null });
   });
 
+  it("when one directory is allowed private targets, then its claimed attempts say so and the other directory's do not", async () => {
+    const policy = new KnexWebhookTargetPolicy(db.knex);
+    expect(await policy.allow(SOUTH, NOW)).toBe(true);
+    expect(await policy.allow(SOUTH, NOW)).toBe(false);
+    try {
+      await pending(1, 1);
+      await pending(4, 1);
+      const claimed = await queue.claimDue(
+        NOW,
+        slots(10, () => 4),
+        30,
+      );
+      expect(Object.fromEntries(claimed.map((item) => [item.directory, item.privateTargetsAllowed]))).toEqual({ [NORTH]: false, [SOUTH]: true });
+      expect([await policy.allowsPrivateTargets(SOUTH), await policy.allowsPrivateTargets(NORTH)]).toEqual([true, false]);
+      expect(await policy.list()).toEqual([{ directory: SOUTH, allowedAt: NOW }]);
+    } finally {
+      expect(await policy.deny(SOUTH)).toBe(true);
+    }
+    expect(await policy.deny(SOUTH)).toBe(false);
+  });
+
   it("when a claim holds a lease, then another claim does not take the same attempts until the lease ends (a dead process's attempt is taken again)", async () => {
     await pending(1, 3);
     const first = await queue.claimDue(
@@ -102,6 +123,29 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
     expect(again.map((item) => item.delivery.id).sort()).toEqual(first.map((item) => item.delivery.id).sort());
   });
 
+  it('when claimed attempts are given back, then they are due again at once for any claim, and a finished one is left as it is', async () => {
+    await pending(1, 3);
+    const claimed = await queue.claimDue(
+      NOW,
+      slots(3, () => 10),
+      30,
+    );
+    expect(claimed).toHaveLength(3);
+    const [finished, ...back] = claimed.map((item) => item.delivery.id) as [number, ...number[]];
+    await db.knex('webhook_deliveries').where({ id: finished }).update({ status: 'succeeded', next_attempt_at: null });
+    await queue.release([finished, ...back], NOW + 1);
+    const again = await queue.claimDue(
+      NOW + 1,
+      slots(3, () => 10),
+      30,
+    );
+    expect(again.map((item) => item.delivery.id).sort()).toEqual([...back].sort());
+    expect(await db.knex('webhook_deliveries').first('status', 'next_attempt_at').where({ id: finished })).toEqual({
+      status: 'succeeded',
+      next_attempt_at: null,
+    });
+  });
+
   it('when a failure is recorded with a retry, then the attempt is failed and the next one is pending at its time; success clears the streak', async () => {
     await pending(1, 1);
     const [claimed] = await queue.claimDue(
@@ -115,7 +159,8 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
         endpointId: 1,
         succeeded: false,
         responseStatus: 500,
-        error: 'The endpoint answered 500.',
+        error: 'answered 500',
+        errorDetail: 'The endpoint answered 500.',
         retryAt: NOW + 5,
         failingSince: NOW,
         disableReason: null,
@@ -123,10 +168,10 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
         endpointWasFailing: false,
       },
     ]);
-    const rows = await db.knex('webhook_deliveries').select('attempt', 'status', 'response_status', 'next_attempt_at').orderBy('id');
+    const rows = await db.knex('webhook_deliveries').select('attempt', 'status', 'response_status', 'error', 'error_detail', 'next_attempt_at').orderBy('id');
     expect(rows).toEqual([
-      { attempt: 1, status: 'failed', response_status: 500, next_attempt_at: NOW + 5 },
-      { attempt: 2, status: 'pending', response_status: null, next_attempt_at: NOW + 5 },
+      { attempt: 1, status: 'failed', response_status: 500, error: 'answered 500', error_detail: 'The endpoint answered 500.', next_attempt_at: NOW + 5 },
+      { attempt: 2, status: 'pending', response_status: null, error: null, error_detail: null, next_attempt_at: NOW + 5 },
     ]);
     expect((await db.knex('webhook_endpoints').select('failing_since').where({ id: 1 }).first()).failing_since).toBe(NOW);
     expect(
@@ -149,6 +194,7 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
         succeeded: true,
         responseStatus: 204,
         error: null,
+        errorDetail: null,
         retryAt: null,
         failingSince: null,
         disableReason: null,
@@ -172,7 +218,8 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
         endpointId: 2,
         succeeded: false,
         responseStatus: null,
-        error: 'connection refused',
+        error: 'connection failed',
+        errorDetail: 'connection refused',
         retryAt: null,
         failingSince: NOW - 500_000,
         disableReason: 'Disabled.',
@@ -327,7 +374,8 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
       endpointId: 1,
       succeeded,
       responseStatus: succeeded ? 200 : 500,
-      error: succeeded ? null : 'The endpoint answered 500.',
+      error: succeeded ? null : 'answered 500',
+      errorDetail: succeeded ? null : 'The endpoint answered 500.',
       retryAt: succeeded ? null : NOW + 5,
       failingSince: succeeded ? null : NOW,
       disableReason: null,

@@ -142,7 +142,7 @@ describe('NodeWebhookSender: no answer', () => {
     const receiver = await startReceiver(() => undefined);
     const started = Date.now();
     const result = await new NodeWebhookSender().send(attempt(`http://127.0.0.1:${receiver.port}/`, { timeoutMs: 300 }));
-    expect(result).toEqual({ kind: 'failed', error: 'timed out after 300 ms', refused: false });
+    expect(result).toEqual({ kind: 'failed', error: 'timed out after 300 ms', reason: 'timed out', refused: false });
     expect(receiver.requests).toHaveLength(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -151,32 +151,37 @@ describe('NodeWebhookSender: no answer', () => {
   it('when the name never resolves, then the same deadline ends the attempt', async () => {
     const stuck: WebhookLookup = () => undefined;
     const result = await new NodeWebhookSender({ lookup: stuck }).send(attempt('https://hooks.example.com/', { timeoutMs: 300, allowPrivateTargets: false }));
-    expect(result).toEqual({ kind: 'failed', error: 'timed out after 300 ms', refused: false });
+    expect(result).toEqual({ kind: 'failed', error: 'timed out after 300 ms', reason: 'timed out', refused: false });
   });
 
   it('when the receiver destroys the connection, then the attempt fails as connection reset', async () => {
     const receiver = await startReceiver((req) => req.socket.destroy());
     const result = await new NodeWebhookSender().send(attempt(`http://127.0.0.1:${receiver.port}/`));
-    expect(result).toEqual({ kind: 'failed', error: 'connection reset', refused: false });
+    expect(result).toEqual({ kind: 'failed', error: 'connection reset', reason: 'connection failed', refused: false });
     expect(receiver.requests).toHaveLength(1);
   });
 
   it('when nothing listens on the port, then the attempt fails as connection refused', async () => {
     const port = await freePort();
-    expect(await new NodeWebhookSender().send(attempt(`http://127.0.0.1:${port}/`))).toEqual({ kind: 'failed', error: 'connection refused', refused: false });
+    expect(await new NodeWebhookSender().send(attempt(`http://127.0.0.1:${port}/`))).toEqual({
+      kind: 'failed',
+      error: 'connection refused',
+      reason: 'connection failed',
+      refused: false,
+    });
   });
 
   it('when the name does not resolve, then the attempt fails as host not found, not as refused', async () => {
     const nowhere: WebhookLookup = (hostname, _options, callback) =>
       callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
     const result = await new NodeWebhookSender({ lookup: nowhere }).send(attempt('https://hooks.example.com/', { allowPrivateTargets: false }));
-    expect(result).toEqual({ kind: 'failed', error: 'host not found', refused: false });
+    expect(result).toEqual({ kind: 'failed', error: 'host not found', reason: 'host not found', refused: false });
   });
 
   it('when the certificate is not trusted, then the attempt fails with a TLS error and no request is sent', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end(), https.createServer({ key: SELF_SIGNED_KEY, cert: SELF_SIGNED_CERT }));
     const result = await new NodeWebhookSender({ lookup: fixedLookup('127.0.0.1') }).send(attempt(`https://hooks.example.com:${receiver.port}/`));
-    expect(result).toMatchObject({ kind: 'failed', refused: false });
+    expect(result).toMatchObject({ kind: 'failed', reason: 'TLS error', refused: false });
     expect(result.kind === 'failed' && result.error).toMatch(/^TLS error: self[- ]signed certificate/);
     expect(receiver.connections).toBe(1);
     expect(receiver.requests).toHaveLength(0);
@@ -225,7 +230,12 @@ describe('NodeWebhookSender: targets that are not public', () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
     const lookup = fixedLookup('8.8.8.8');
     const result = await new NodeWebhookSender({ lookup }).send(attempt(template.replace('{port}', String(receiver.port)), { allowPrivateTargets: false }));
-    expect(result).toEqual({ kind: 'failed', error, refused: true });
+    expect(result).toEqual({
+      kind: 'failed',
+      error,
+      reason: error.includes('https') ? 'refused: not an https URL' : 'refused: private address',
+      refused: true,
+    });
     expect(lookup.calls).toEqual([]);
     expect(receiver.connections).toBe(0);
   });
@@ -234,7 +244,7 @@ describe('NodeWebhookSender: targets that are not public', () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).end());
     const lookup = fixedLookup('127.0.0.1');
     const result = await new NodeWebhookSender({ lookup }).send(attempt(`https://hooks.example.com:${receiver.port}/`, { allowPrivateTargets: false }));
-    expect(result).toEqual({ kind: 'failed', error: 'refused: address 127.0.0.1 is not public', refused: true });
+    expect(result).toEqual({ kind: 'failed', error: 'refused: address 127.0.0.1 is not public', reason: 'refused: private address', refused: true });
     expect(lookup.calls).toEqual(['hooks.example.com']);
     expect(receiver.connections).toBe(0);
   });
@@ -247,7 +257,7 @@ describe('NodeWebhookSender: targets that are not public', () => {
       fixedLookup('2001:4860:4860::8888', '::ffff:169.254.169.254'),
     ]) {
       const result = await new NodeWebhookSender({ lookup }).send(attempt(`https://hooks.example.com:${receiver.port}/`, { allowPrivateTargets: false }));
-      expect(result).toMatchObject({ kind: 'failed', refused: true });
+      expect(result).toMatchObject({ kind: 'failed', reason: 'refused: private address', refused: true });
       expect(result.kind === 'failed' && result.error).toMatch(/^refused: address (127\.0\.0\.1|::ffff:169\.254\.169\.254) is not public$/);
     }
     expect(receiver.connections).toBe(0);
@@ -340,7 +350,7 @@ describe('NodeWebhookSender: kept-alive connections per origin', () => {
     expect(both).toEqual(
       expect.arrayContaining([
         { kind: 'answered', status: 200 },
-        { kind: 'failed', error: 'refused: address 10.0.0.1 is not public', refused: true },
+        { kind: 'failed', error: 'refused: address 10.0.0.1 is not public', reason: 'refused: private address', refused: true },
       ]),
     );
     expect(lookup.calls).toHaveLength(2);
@@ -358,7 +368,12 @@ describe('NodeWebhookSender: kept-alive connections per origin', () => {
     expect(await webhooks.send(attempt(url, strict))).toEqual({ kind: 'answered', status: 200 });
     // Closed by the sender after 100 ms idle (the receiver would keep it 5 s).
     await closed;
-    expect(await webhooks.send(attempt(url, strict))).toEqual({ kind: 'failed', error: 'refused: address 10.0.0.1 is not public', refused: true });
+    expect(await webhooks.send(attempt(url, strict))).toEqual({
+      kind: 'failed',
+      error: 'refused: address 10.0.0.1 is not public',
+      reason: 'refused: private address',
+      refused: true,
+    });
     expect(lookup.calls).toHaveLength(2);
     expect(receiver.connections).toBe(1);
     expect(receiver.requests).toHaveLength(1);
@@ -398,7 +413,7 @@ describe('NodeWebhookSender: kept-alive connections per origin', () => {
     const webhooks = sender();
     const url = `http://127.0.0.1:${receiver.port}/`;
     expect(await webhooks.send(attempt(url))).toEqual({ kind: 'answered', status: 200 });
-    expect(await webhooks.send(attempt(url))).toEqual({ kind: 'failed', error: 'connection reset', refused: false });
+    expect(await webhooks.send(attempt(url))).toEqual({ kind: 'failed', error: 'connection reset', reason: 'connection failed', refused: false });
     expect(await webhooks.send(attempt(url))).toEqual({ kind: 'answered', status: 200 });
     expect(receiver.requests).toHaveLength(3);
     expect(receiver.connections).toBe(2);

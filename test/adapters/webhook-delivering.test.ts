@@ -61,6 +61,7 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
             succeeded: true,
             responseStatus: 204,
             error: null,
+            errorDetail: null,
             retryAt: null,
             failingSince: null,
             disableReason: null,
@@ -99,6 +100,98 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
       await stopping;
       // An attempt a claim under way started while stopping.
       for (const item of held.splice(0)) item.answer();
+    }
+  });
+
+  it('when every slot is busy, then the next attempts are claimed ahead within the bounds, one starts as soon as a slot frees, and stop gives the rest back', async () => {
+    await db.knex('webhook_deliveries').delete();
+    const due = Math.floor(Date.now() / 1000) - 60;
+    const attempt = (endpointId: number) => ({
+      endpoint_id: endpointId,
+      event_id: 1,
+      event_type: 'invoice.updated',
+      attempt: 1,
+      status: 'pending',
+      created: due,
+      next_attempt_at: due,
+    });
+    await db.knex('webhook_deliveries').insert([...Array.from({ length: 3 }, () => attempt(1)), ...Array.from({ length: 3 }, () => attempt(2))]);
+    const held: Held[] = [];
+    const deliver = {
+      execute: (claimed: ClaimedDelivery) =>
+        new Promise<DeliveryOutcome>((resolve) => {
+          held.push({
+            claimed,
+            answer: () =>
+              resolve({
+                deliveryId: claimed.delivery.id,
+                endpointId: claimed.delivery.endpointId,
+                succeeded: true,
+                responseStatus: 204,
+                error: null,
+                errorDetail: null,
+                retryAt: null,
+                failingSince: null,
+                disableReason: null,
+                endpointWasFailing: false,
+                now: Math.floor(Date.now() / 1000),
+              }),
+          });
+        }),
+    } as unknown as DeliverWebhookUseCase;
+    const leased = async () => {
+      const rows = (await db
+        .knex('webhook_deliveries')
+        .where({ status: 'pending' })
+        .andWhere('next_attempt_at', '>', Math.floor(Date.now() / 1000))) as Array<{
+        id: number;
+        endpoint_id: number;
+      }>;
+      return rows.map((row) => Number(row.id));
+    };
+    const delivering = startWebhookDelivering({
+      deliver,
+      queue: new KnexWebhookDeliveryQueue(db.knex),
+      concurrency: 2,
+      perEndpoint: 1,
+      perDirectory: 2,
+      attemptTimeoutMs: 10_000,
+      intervalMs: 20,
+      logger: pino({ level: 'silent' }),
+    });
+    let stopped = false;
+    try {
+      // One in flight per endpoint, and one more of each claimed ahead (leased, not started).
+      await vi.waitFor(() => expect(held.length).toBe(2), { timeout: 5_000, interval: 10 });
+      expect(new Set(held.map((item) => item.claimed.delivery.endpointId))).toEqual(new Set([1, 2]));
+      await vi.waitFor(async () => expect((await leased()).length).toBe(4), { timeout: 5_000, interval: 10 });
+      const inFlightIds = held.map((item) => item.claimed.delivery.id);
+      const aheadIds = (await leased()).filter((id) => !inFlightIds.includes(id));
+      expect(aheadIds).toHaveLength(2);
+      // A slot of endpoint 1 frees: its attempt claimed ahead starts, and endpoint 1 still has one in flight.
+      held.find((item) => item.claimed.delivery.endpointId === 1)!.answer();
+      await vi.waitFor(
+        () => expect(held.filter((item) => aheadIds.includes(item.claimed.delivery.id)).map((item) => item.claimed.delivery.endpointId)).toEqual([1]),
+        {
+          timeout: 5_000,
+          interval: 10,
+        },
+      );
+      const stopping = delivering.stop();
+      stopped = true;
+      for (const item of held) item.answer();
+      await stopping;
+      // Endpoint 2's attempt claimed ahead was given back: due now, still pending, never started.
+      const givenBack = aheadIds.find((id) => !held.some((item) => item.claimed.delivery.id === id))!;
+      const row = (await db.knex('webhook_deliveries').where({ id: givenBack }).first()) as { status: string; next_attempt_at: number };
+      expect(row.status).toBe('pending');
+      expect(Number(row.next_attempt_at)).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
+    } finally {
+      if (!stopped) {
+        const stopping = delivering.stop();
+        for (const item of held) item.answer();
+        await stopping;
+      }
     }
   });
 });

@@ -275,7 +275,10 @@ describe('the OpenAPI document', () => {
     expect(deliveries.get('limit')!.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
     const eInvoice = params('get', '/invoices/{invoice_id}/e-invoice');
     expect([...eInvoice.keys()].sort()).toEqual(['invoice_id', ...Object.keys(eInvoiceQuerySchema.shape)].sort());
-    expect(eInvoice.get('format')!.schema).toMatchObject({ enum: ['ubl', 'cii'], default: 'ubl' });
+    expect(eInvoice.get('format')!.schema).toMatchObject({
+      enum: ['ubl', 'cii', 'xrechnung-ubl', 'xrechnung-cii', 'peppol', 'cius-ro', 'ksef'],
+      default: 'ubl',
+    });
     expect(params('get', '/orders/by-nr').get('nr')).toMatchObject({ required: true });
     const body = contract.operation('post', '/orders/{order_id}/files') as unknown as {
       requestBody: { content: Record<string, { schema: { properties: Record<string, { type?: string; items?: { format?: string } }>; required: string[] } }> };

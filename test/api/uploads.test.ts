@@ -287,6 +287,19 @@ describe('POST /orders/{id}/files', () => {
     for (const row of rows) expect(row.storage_key).toMatch(/^orders\/baltic-haulage\/3001\/[0-9a-f-]{36}$/);
   });
 
+  it('when file names hide their order with bidirectional or zero-width controls or come decomposed, then the stored name has none of them, in NFC', async () => {
+    const sent = ['invoice\u202Etxt.exe', '\u2066re\u200Bport\u2069\uFEFF.pdf', 'Cafe\u0301 Zu\u0308rich.pdf'];
+    const response = await upload(
+      3001,
+      sent.map((filename, i) => ({ name: 'files', filename, content: Buffer.concat([PDF_BYTES, Buffer.from(`% part ${i}\n`)]) })),
+    );
+    expect(response.status).toBe(201);
+    const kept = ['invoicetxt.exe', 'report.pdf', 'Caf\u00e9 Z\u00fcrich.pdf'];
+    expect((await envelopeOf(response)).data.uploaded.map((u: { name: string }) => u.name)).toEqual(kept);
+    // Production: a worker stores the files, in any order.
+    expect((await storedState()).rows.map((row: { name: string }) => row.name).sort()).toEqual([...kept].sort());
+  });
+
   it('when the body is larger than the files allow, then 413 before it is read', async () => {
     const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = http.request(`${api.base}/orders/3001/files`, {

@@ -165,9 +165,10 @@ describe(`webhook delivery (${PROFILE})`, () => {
       [2, 'failed', null],
       [1, 'failed', 500],
     ]);
-    expect(attempts[2]!.error).toBe('The endpoint answered 500.');
+    // Coarse reasons for the client (the operator's CLI shows the detail).
+    expect(attempts[2]!.error).toBe('answered 500');
     expect(typeof attempts[2]!.next_attempt_at).toBe('number');
-    expect(attempts[1]!.error).toMatch(/reset|closed|socket hang up/i);
+    expect(attempts[1]!.error).toBe('connection failed');
     // Pages of attempts, newest first.
     const first = await envelopeOf(await api.call(`/webhook-endpoints/${endpoint.id}/deliveries?limit=2`));
     expect(first.data.has_more).toBe(true);
@@ -185,7 +186,7 @@ describe(`webhook delivery (${PROFILE})`, () => {
     await receiver.waitFor(before + 2);
     const attempts = (await envelopeOf(await api.call(`/webhook-endpoints/${endpoint.id}/deliveries`))).data.deliveries as Array<Record<string, unknown>>;
     expect(attempts.at(-1)).toMatchObject({ attempt: 1, status: 'failed', response_status: null });
-    expect(String(attempts.at(-1)!.error)).toMatch(/timed out/);
+    expect(attempts.at(-1)!.error).toBe('timed out');
   });
 
   it('when the secret is rotated, then deliveries carry two signatures, each valid with its secret', async () => {

@@ -129,7 +129,7 @@ async function main(): Promise<void> {
       secretKey: s3.env.S3_SECRET_KEY!,
       bucket: BUCKET,
     });
-    const deps = { invoices, clients, timeZone: 'UTC' };
+    const deps = { invoices, clients, hasher, timeZone: 'UTC' };
     const at = (i: number) => ({ directory: db.directory, invoiceId: ids[i % ids.length]! });
     const options = () => ({ lang: 'pl' as const, duplicate: false });
 

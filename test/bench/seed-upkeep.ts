@@ -30,6 +30,9 @@ export const KEEP_DERIVED_DATA = new Set([
   '013-directory-lock-first',
   '014-upload-quota-usage',
   '015-webhook-fair-claims',
+  '018-webhook-secrets-at-rest',
+  // Nullable columns that no derived data reads.
+  '019-national-e-invoice-fields',
 ]);
 
 /** Fresh statistics for the planner: every table of the schema. */

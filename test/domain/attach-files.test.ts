@@ -284,8 +284,23 @@ describe('file names', () => {
     ['scans/', 'file'],
     ['scans\\', 'file'],
     ['ctl\u0001name.pdf', 'ctlname.pdf'],
+    // A right-to-left override shows this as "invoiceexe.txt".
+    ['invoice\u202Etxt.exe', 'invoicetxt.exe'],
+    ['\u202Aa\u202Bb\u202Cc\u202Dd\u202Ee\u2066f\u2067g\u2068h\u2069i\u200Ej\u200Fk\u061Cl.pdf', 'abcdefghijkl.pdf'],
+    ['in\u200Bvo\u200Cice\u200D\u2060.pdf\uFEFF', 'invoice.pdf'],
+    ['\uFEFFscan.pdf', 'scan.pdf'],
+    ['two\u2028lines\u2029.pdf', 'twolines.pdf'],
+    ['.\u200B.', 'file'],
+    ['\u200B\u202E', 'file'],
+    // Decomposed (as macOS sends names) becomes composed: one code point per letter.
+    ['Cafe\u0301 Zu\u0308rich.pdf', 'Caf\u00e9 Z\u00fcrich.pdf'],
+    ['\u0041\u030A\u212B.pdf', '\u00c5\u00c5.pdf'],
   ])('when the client sends %j, then the name is %j', (sent, kept) => {
     expect(baseFileName(sent)).toBe(kept);
+  });
+
+  it('when a name is long, then 255 code points are kept, counted after composing', () => {
+    expect(baseFileName(`${'e\u0301'.repeat(300)}`)).toBe('\u00e9'.repeat(255));
   });
 });
 

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   DeliverWebhookUseCase,
+  ReencryptWebhookSecretsUseCase,
+  missingSecretKeys,
+  type SecretCipherPort,
+  type StoredWebhookSecrets,
+  type WebhookSecretStorePort,
   nextAttemptAfterFailure,
   shouldDisable,
   signingSecrets,
@@ -34,20 +39,40 @@ function claimed(overrides: Partial<ClaimedDelivery> = {}): ClaimedDelivery {
     delivery: { id: 11, endpointId: 2, eventId: 42, eventType: 'invoice.updated', attempt: 1 },
     directory: 'north',
     url: 'https://hooks.example.com/x',
-    secrets: { current: 'whsec_new', previous: 'whsec_old', previousUntil: 2_000 },
+    // Stored as they are at rest: sealed (the current one) and plain from before encryption (the previous one).
+    secrets: { current: 'sealed:k1:whsec_new', previous: 'whsec_old', previousUntil: 2_000 },
+    privateTargetsAllowed: false,
     failingSince: null,
     event: { id: 42, type: 'invoice.updated', created: 900, data: { object: { id: 7 }, previous_attributes: { status: 'issued' } } },
     ...overrides,
   };
 }
 
+/** A cipher that marks what it seals with its key id, and opens only its own keys' values (plain ones pass through). */
+export function fakeCipher(keyIds: string[] = ['k1']): SecretCipherPort {
+  const parse = (stored: string) => /^sealed:([^:]+):(.*)$/.exec(stored);
+  return {
+    keyIds,
+    seal: (plain) => (keyIds[0] === undefined ? plain : `sealed:${keyIds[0]}:${plain}`),
+    open: (stored) => {
+      const sealed = parse(stored);
+      if (!sealed) return stored;
+      if (!keyIds.includes(sealed[1]!)) throw new Error(`key ${sealed[1]!} is not configured`);
+      return sealed[2]!;
+    },
+    keyIdOf: (stored) => parse(stored)?.[1] ?? null,
+    isStale: (stored) => keyIds[0] !== undefined && parse(stored)?.[1] !== keyIds[0],
+  };
+}
+
 /** The use case with fakes: a sender that answers as told and records what it got, a queue that records outcomes, a signer that shows its inputs. */
-function deliverWith(answer: WebhookAttemptResult, now = 1_000) {
+function deliverWith(answer: WebhookAttemptResult, now = 1_000, cipher = fakeCipher()) {
   const sent: WebhookRequest[] = [];
   const recorded: DeliveryOutcome[] = [];
   const deliver = new DeliverWebhookUseCase({
     sender: { send: async (request) => (sent.push(request), answer) },
     signer: { sign: (id, timestamp, body, secrets) => `${id}|${timestamp}|${body.length}|${secrets.join('+')}`, newSecret: () => 'whsec_x' },
+    cipher,
     settings: { timeoutMs: 10_000, retryScheduleSeconds: [5, 300], disableAfterHours: 1, allowPrivateTargets: false },
     nowSeconds: () => now,
   });
@@ -85,6 +110,7 @@ describe('DeliverWebhookUseCase', () => {
         succeeded: true,
         responseStatus: 204,
         error: null,
+        errorDetail: null,
         retryAt: null,
         failingSince: null,
         disableReason: null,
@@ -99,7 +125,8 @@ describe('DeliverWebhookUseCase', () => {
     expect(recorded[0]).toMatchObject({
       succeeded: false,
       responseStatus: 500,
-      error: 'The endpoint answered 500.',
+      error: 'answered 500',
+      errorDetail: 'The endpoint answered 500.',
       retryAt: 1005,
       failingSince: 1000,
       disableReason: null,
@@ -107,10 +134,16 @@ describe('DeliverWebhookUseCase', () => {
   });
 
   it('when the last attempt of the schedule fails, then no retry; when the streak reached the disable period, the endpoint is disabled and nothing is retried', async () => {
-    const last = deliverWith({ kind: 'failed', error: 'timed out after 10000 ms', refused: false });
+    const last = deliverWith({ kind: 'failed', error: 'timed out after 10000 ms', reason: 'timed out', refused: false });
     await last.deliver.execute(claimed({ delivery: { ...claimed().delivery, attempt: 3 } }));
-    expect(last.recorded[0]).toMatchObject({ retryAt: null, error: 'timed out after 10000 ms', responseStatus: null, disableReason: null });
-    const long = deliverWith({ kind: 'failed', error: 'connection refused', refused: false }, 10_000);
+    expect(last.recorded[0]).toMatchObject({
+      retryAt: null,
+      error: 'timed out',
+      errorDetail: 'timed out after 10000 ms',
+      responseStatus: null,
+      disableReason: null,
+    });
+    const long = deliverWith({ kind: 'failed', error: 'connection refused', reason: 'connection failed', refused: false }, 10_000);
     await long.deliver.execute(claimed({ failingSince: 10_000 - 3600 }));
     expect(long.recorded[0]).toMatchObject({
       retryAt: null,
@@ -124,5 +157,75 @@ describe('DeliverWebhookUseCase', () => {
     await deliver.execute(claimed({ event: null }));
     expect(sent).toEqual([]);
     expect(recorded[0]).toMatchObject({ succeeded: false, error: 'The event is no longer kept (retention).', retryAt: null });
+  });
+});
+
+describe('DeliverWebhookUseCase: secrets at rest, private targets, what the client is told', () => {
+  it('when a delivery fails to connect, then the client is told a coarse reason and the operator keeps the detail with the address', async () => {
+    const detail = 'refused: address 10.1.2.3 is not public';
+    const { deliver, recorded } = deliverWith({ kind: 'failed', error: detail, reason: 'refused: private address', refused: true });
+    await deliver.execute(claimed());
+    expect(recorded[0]).toMatchObject({ succeeded: false, error: 'refused: private address', errorDetail: detail });
+    expect(recorded[0]!.error).not.toMatch(/\d+\.\d+\.\d+\.\d+/);
+  });
+
+  it("when the endpoint's directory is allowed private targets, then the sender is told so; else only the global switch counts", async () => {
+    const allowed = deliverWith({ kind: 'answered', status: 200 });
+    await allowed.deliver.execute(claimed({ privateTargetsAllowed: true }));
+    const other = deliverWith({ kind: 'answered', status: 200 });
+    await other.deliver.execute(claimed());
+    expect([allowed.sent[0]!.allowPrivateTargets, other.sent[0]!.allowPrivateTargets]).toEqual([true, false]);
+  });
+
+  it('when a stored secret is sealed with a key this process lacks, then nothing is sent and the attempt fails with a retry, never signing with the sealed text', async () => {
+    const { deliver, sent, recorded } = deliverWith({ kind: 'answered', status: 200 }, 1_000, fakeCipher(['k2']));
+    await deliver.execute(claimed());
+    expect(sent).toEqual([]);
+    expect(recorded[0]).toMatchObject({ succeeded: false, error: 'not sent', retryAt: 1005 });
+    expect(recorded[0]!.errorDetail).toContain('k1');
+  });
+});
+
+/** Endpoints' stored secrets in memory; `replace` writes only over what was read. */
+class FakeSecretStore implements WebhookSecretStorePort {
+  constructor(readonly rows: StoredWebhookSecrets[]) {}
+  async keyIdsInUse(): Promise<string[]> {
+    const ids = this.rows.flatMap((row) => [row.secret, row.previousSecret]).map((value) => (value ? /^sealed:([^:]+):/.exec(value)?.[1] : undefined));
+    return [...new Set(ids.filter((id): id is string => id !== undefined))].sort();
+  }
+  async page(afterId: number, limit: number): Promise<StoredWebhookSecrets[]> {
+    return this.rows.filter((row) => row.endpointId > afterId).slice(0, limit);
+  }
+  async replace(expected: StoredWebhookSecrets, next: StoredWebhookSecrets): Promise<boolean> {
+    const index = this.rows.findIndex((row) => row.endpointId === expected.endpointId);
+    const row = this.rows[index]!;
+    if (row.secret !== expected.secret || row.previousSecret !== expected.previousSecret) return false;
+    this.rows[index] = next;
+    return true;
+  }
+}
+
+describe('ReencryptWebhookSecretsUseCase', () => {
+  it('when secrets are plain or under an older key, then each is sealed with the current key (previous ones too); running it again changes nothing', async () => {
+    const store = new FakeSecretStore([
+      { endpointId: 1, secret: 'whsec_a', previousSecret: null },
+      { endpointId: 2, secret: 'sealed:old:whsec_b', previousSecret: 'whsec_b0' },
+      { endpointId: 3, secret: 'sealed:new:whsec_c', previousSecret: null },
+    ]);
+    const cipher = fakeCipher(['new', 'old']);
+    const first = await new ReencryptWebhookSecretsUseCase({ store, cipher }).execute();
+    expect(first).toEqual({ endpoints: 3, reencrypted: 3, wasPlain: 2, skipped: 0 });
+    expect(store.rows).toEqual([
+      { endpointId: 1, secret: 'sealed:new:whsec_a', previousSecret: null },
+      { endpointId: 2, secret: 'sealed:new:whsec_b', previousSecret: 'sealed:new:whsec_b0' },
+      { endpointId: 3, secret: 'sealed:new:whsec_c', previousSecret: null },
+    ]);
+    expect(await new ReencryptWebhookSecretsUseCase({ store, cipher }).execute()).toEqual({ endpoints: 3, reencrypted: 0, wasPlain: 0, skipped: 0 });
+    expect(await store.keyIdsInUse()).toEqual(['new']);
+  });
+
+  it('when keys are configured that stored secrets do not name, then the missing ones are listed', () => {
+    expect(missingSecretKeys(['k1', 'k2'], fakeCipher(['k2']))).toEqual(['k1']);
+    expect(missingSecretKeys([], fakeCipher([]))).toEqual([]);
   });
 });

@@ -3,9 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { pino } from 'pino';
 import type { Container } from 'inversify';
-import { loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
+import { createLogger, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
 import { loadConfig, type AppConfig } from '@logi/config';
 import { buildContainer, startServer, Tokens } from '@logi/api';
 import { readdir } from 'node:fs/promises';
@@ -73,11 +72,20 @@ export async function startTestApi(env: Record<string, string> = {}, options: Te
 }
 
 async function startApi(dataDir: string, stack: ProductionStack | null, env: Record<string, string>, options: TestApiOptions): Promise<TestApi> {
-  const fullEnv = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', METRICS_PORT: '0', ...stack?.env, ...env };
+  const fullEnv = {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000',
+    METRICS_PORT: '0',
+    DASHBOARD_PORT: '0',
+    ...stack?.env,
+    ...env,
+  };
   const config = loadConfig(fullEnv);
   const logger = options.logLines
-    ? pino({ level: 'info' }, { write: (line: string) => void options.logLines!.push(JSON.parse(line) as Record<string, unknown>) })
-    : pino({ level: 'silent' });
+    ? createLogger({ level: 'info' }, { write: (line: string) => void options.logLines!.push(JSON.parse(line) as Record<string, unknown>) })
+    : createLogger({ level: 'silent' });
   const container = buildContainer(config, logger);
   if (options.now) {
     const now = options.now;

@@ -17,17 +17,24 @@ export const XSD = {
   ublInvoice: path.join(fixtures, 'xsd/ubl-2.1/maindoc/UBL-Invoice-2.1.xsd'),
   ublCreditNote: path.join(fixtures, 'xsd/ubl-2.1/maindoc/UBL-CreditNote-2.1.xsd'),
   cii: path.join(fixtures, 'xsd/cii-d16b/data/standard/CrossIndustryInvoice_100pD16B.xsd'),
+  /** The Polish KSeF structure FA(3); its base schemas are imported by URL, see KSEF_CATALOG. */
+  ksefFa3: path.join(fixtures, 'xsd/ksef-fa3/schemat_FA(3)_v1-0E.xsd'),
 };
+
+/** An XML catalog that maps the Ministry's schema URLs to the copies beside FA(3), so xmllint runs with --nonet. */
+export const KSEF_CATALOG = path.join(fixtures, 'xsd/ksef-fa3/catalog.xml');
 
 /**
  * Validates files against one XSD with xmllint (Debian's libxml2-utils),
  * in batches; returns xmllint's complaints, empty when every file is valid.
  */
-export async function xsdErrors(schema: string, files: string[]): Promise<string[]> {
+export async function xsdErrors(schema: string, files: string[], catalog?: string): Promise<string[]> {
   const errors: string[] = [];
+  // With a catalog, nothing is fetched: a URL the catalog does not map is an error, not a download.
+  const options = catalog ? { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, XML_CATALOG_FILES: catalog } } : { maxBuffer: 64 * 1024 * 1024 };
   for (let start = 0; start < files.length; start += 100) {
     const batch = files.slice(start, start + 100);
-    const result = await run('xmllint', ['--noout', '--schema', schema, ...batch], { maxBuffer: 64 * 1024 * 1024 }).catch(
+    const result = await run('xmllint', [...(catalog ? ['--nonet'] : []), '--noout', '--schema', schema, ...batch], options).catch(
       (error: { stderr?: string; code?: number }) => ({ stderr: error.stderr ?? String(error), stdout: '' }),
     );
     errors.push(...result.stderr.split('\n').filter((line) => line.trim() !== '' && !line.endsWith(' validates')));
@@ -35,24 +42,33 @@ export async function xsdErrors(schema: string, files: string[]): Promise<string
   return errors;
 }
 
-/** The EN 16931 validation artefacts (XSLT from the schematron rules) checked into test/fixtures/en16931. */
+/**
+ * The validation artefacts (XSLT generated from the official schematron) checked into test/fixtures: the EN 16931
+ * rules per syntax, and the national rules that run after them (see test/fixtures/xsd/README.md for each source).
+ */
 const RULES = {
   ubl: path.join(fixtures, 'en16931/EN16931-UBL-validation.xslt'),
   cii: path.join(fixtures, 'en16931/EN16931-CII-validation.xslt'),
+  'xrechnung-ubl': path.join(fixtures, 'xrechnung/XRechnung-UBL-validation.xslt'),
+  'xrechnung-cii': path.join(fixtures, 'xrechnung/XRechnung-CII-validation.xslt'),
+  peppol: path.join(fixtures, 'peppol/PEPPOL-EN16931-UBL.xslt'),
+  'cius-ro': path.join(fixtures, 'cius-ro/ROeFactura-UBL-validation-Invoice_v1.0.9.xslt'),
 };
+export type RuleSet = keyof typeof RULES;
+export const RULE_SETS = Object.keys(RULES) as RuleSet[];
 
 /** The compiler's version decides the compiled file's format: a new SaxonJS is a new file. */
 const SAXON_VERSION = (require('saxon-js/package.json') as { version: string }).version;
 
 /** Where the compiled rules of one XSLT and SaxonJS version are checked in (gzip, about 150 KB each). */
-export async function compiledRulesFile(syntax: 'ubl' | 'cii'): Promise<string> {
+export async function compiledRulesFile(syntax: RuleSet): Promise<string> {
   const xslt = await readFile(RULES[syntax]);
   const hash = createHash('sha256').update(xslt).digest('hex').slice(0, 16);
-  return path.join(fixtures, 'en16931', `${syntax}-${hash}-saxon-${SAXON_VERSION}.sef.json.gz`);
+  return path.join(path.dirname(RULES[syntax]), `${syntax}-${hash}-saxon-${SAXON_VERSION}.sef.json.gz`);
 }
 
 /** Compiles the XSLT for SaxonJS (xslt3 -export): about a minute of CPU per syntax. */
-export async function compileRules(syntax: 'ubl' | 'cii', target: string): Promise<void> {
+export async function compileRules(syntax: RuleSet, target: string): Promise<void> {
   await run(process.execPath, [require.resolve('xslt3/xslt3.js'), `-xsl:${RULES[syntax]}`, `-export:${target}`, '-nogo', '-relocate:on'], {
     maxBuffer: 16 * 1024 * 1024,
   });
@@ -65,7 +81,7 @@ export async function compileRules(syntax: 'ubl' | 'cii', target: string): Promi
  * node_modules/.cache; without a checked-in file for this XSLT and SaxonJS
  * version the tests compile it themselves, once per machine.
  */
-async function compiledRules(syntax: 'ubl' | 'cii'): Promise<string> {
+async function compiledRules(syntax: RuleSet): Promise<string> {
   const packed = await compiledRulesFile(syntax);
   const dir = path.resolve(here, '../../node_modules/.cache/en16931-sef');
   const sef = path.join(dir, path.basename(packed, '.gz'));
@@ -93,6 +109,14 @@ async function compiledRules(syntax: 'ubl' | 'cii'): Promise<string> {
  * "id flag text", empty when the document passes.
  */
 export async function en16931Failures(syntax: 'ubl' | 'cii', file: string): Promise<string[]> {
+  return schematronFailures(syntax, file);
+}
+
+/**
+ * One set of rules (EN 16931 or a national CIUS) run on one document with SaxonJS: the failed assertions as
+ * "id flag text", fatal, error and warning alike; empty when every assertion holds.
+ */
+export async function schematronFailures(syntax: RuleSet, file: string): Promise<string[]> {
   const SaxonJS = require('saxon-js') as {
     transform(options: Record<string, unknown>, mode: 'async'): Promise<{ principalResult: string }>;
   };

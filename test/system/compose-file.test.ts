@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { loadConfig } from '@logi/config';
 
 /**
  * docker-compose.yml as operators run it. `docker-compose config` (scripts/test.sh) checks its
@@ -11,10 +13,15 @@ import { parse } from 'yaml';
  * and the S3 server is the one the app is pointed at, with the app's credentials and region,
  * health-checked before the processes that use it start. Nothing is started here.
  */
-const COMPOSE_FILE = path.resolve(import.meta.dirname, '../../docker-compose.yml');
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const COMPOSE_FILE = path.join(ROOT, 'docker-compose.yml');
+/** The operator's credentials file (git ignores it) and the committed example it is copied from. */
+const ENV_FILE = 'compose.env';
+const ENV_EXAMPLE = path.join(ROOT, 'compose.env.example');
 
 interface Service {
   image?: string;
+  env_file?: string | string[];
   build?: unknown;
   environment?: Record<string, string> | string[];
   depends_on?: Record<string, { condition?: string }> | string[];
@@ -61,6 +68,24 @@ function environmentOf(service: Service): Record<string, string> {
   if (!Array.isArray(env)) return env;
   return Object.fromEntries(env.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
 }
+
+/** `KEY=value` lines of an env file, as docker-compose reads them (comments and blank lines skipped). */
+async function readEnvFile(file: string): Promise<Record<string, string>> {
+  const lines = (await readFile(file, 'utf8')).split('\n').filter((line) => /^[A-Z_][A-Z0-9_]*=/.test(line));
+  return Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+}
+
+/** What a service's process sees with the example credentials: the env file's variables, then its own `environment`. */
+async function runtimeEnvironmentOf(service: Service): Promise<Record<string, string>> {
+  const files = service.env_file === undefined ? [] : [service.env_file].flat();
+  const fromFiles = files.includes(ENV_FILE) ? await readEnvFile(ENV_EXAMPLE) : {};
+  return { ...fromFiles, ...environmentOf(service) };
+}
+
+/** Variable names that hold a credential. */
+const CREDENTIAL_NAME = /PASSWORD|SECRET|ACCESS_KEY|_TOKEN|^DATABASE(_READ)?_URL$|^REDIS_URL$/;
+/** Names that look like one and are not: a flag, and the Redis URL of a server without a password. */
+const NOT_CREDENTIALS = new Set(['MARIADB_RANDOM_ROOT_PASSWORD', 'REDIS_URL']);
 
 function dependenciesOf(service: Service): Record<string, { condition?: string }> {
   const deps = service.depends_on ?? {};
@@ -111,11 +136,11 @@ describe('docker-compose.yml', () => {
 
   it('when the app is pointed at S3, then that service takes its credentials and region and the API and workers wait for its health check', async () => {
     const compose = await loadCompose();
-    const app = compose['x-app-env'];
+    const app = await runtimeEnvironmentOf(compose.services.api!);
     const endpoint = new URL(app.S3_ENDPOINT!);
     const server = compose.services[endpoint.hostname];
     expect(server, `no service named ${endpoint.hostname} (S3_ENDPOINT)`).toBeDefined();
-    const env = environmentOf(server!);
+    const env = await runtimeEnvironmentOf(server!);
     // Versity S3 Gateway: the root account from the environment, the S3 API on VGW_PORT.
     expect({
       accessKey: env.ROOT_ACCESS_KEY,
@@ -123,11 +148,54 @@ describe('docker-compose.yml', () => {
       region: env.VGW_REGION,
       port: env.VGW_PORT?.split(':').at(-1),
     }).toEqual({ accessKey: app.S3_ACCESS_KEY, secretKey: app.S3_SECRET_KEY, region: app.S3_REGION, port: endpoint.port });
+    expect(app.S3_SECRET_KEY).toBeTruthy();
     // Path-style S3 with the bucket the app makes itself: no bucket or key is made beforehand.
     expect(app.S3_BUCKET).toMatch(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/);
     for (const name of ['api', 'worker']) {
       expect(compose.services[name]?.environment, name).toMatchObject({ S3_ENDPOINT: app.S3_ENDPOINT, S3_REGION: app.S3_REGION });
       expect(dependenciesOf(compose.services[name]!)[endpoint.hostname], name).toEqual({ condition: 'service_healthy' });
     }
+  });
+
+  it('when compose starts the services, then no credential is written in the YAML: each comes from compose.env, which git ignores', async () => {
+    const compose = await loadCompose();
+    const text = await readFile(COMPOSE_FILE, 'utf8');
+    // No variable that holds a credential is given a value in the file, and no URL carries a password.
+    const inYaml = Object.entries(compose.services).flatMap(([name, service]) =>
+      Object.keys(environmentOf(service))
+        .filter((key) => CREDENTIAL_NAME.test(key) && !NOT_CREDENTIALS.has(key))
+        .map((key) => `${name}: ${key}`),
+    );
+    expect(inYaml).toEqual([]);
+    expect(text).not.toMatch(/:\/\/[^\s/:@]+:[^\s/@]+@/);
+    // The services that need them read the file, and the example holds every one they need.
+    for (const name of ['mariadb', 's3', 'migrate', 'api', 'worker']) expect([compose.services[name]?.env_file].flat(), name).toContain(ENV_FILE);
+    const example = await readEnvFile(ENV_EXAMPLE);
+    expect(Object.keys(example).sort()).toEqual([
+      'DATABASE_URL',
+      'MARIADB_PASSWORD',
+      'ROOT_ACCESS_KEY',
+      'ROOT_SECRET_KEY',
+      'S3_ACCESS_KEY',
+      'S3_SECRET_KEY',
+      'SECRETS_ENCRYPTION_KEYS',
+    ]);
+    // The database account is the one MariaDB creates, with the same password.
+    const database = new URL(example.DATABASE_URL!);
+    const mariadb = await runtimeEnvironmentOf(compose.services.mariadb!);
+    expect({ user: database.username, password: database.password, db: database.pathname.slice(1), host: database.hostname }).toEqual({
+      user: mariadb.MARIADB_USER,
+      password: mariadb.MARIADB_PASSWORD,
+      db: mariadb.MARIADB_DATABASE,
+      host: 'mariadb',
+    });
+    // The encryption key's placeholder cannot be used by mistake: the processes refuse it, naming the variable.
+    expect(() => loadConfig({ DATABASE_URL: example.DATABASE_URL!, SECRETS_ENCRYPTION_KEYS: example.SECRETS_ENCRYPTION_KEYS! })).toThrow(
+      /^Configuration error: SECRETS_ENCRYPTION_KEYS /,
+    );
+    // The real file stays out of git and out of the image's build context.
+    const ignored = spawnSync('git', ['check-ignore', '-q', ENV_FILE], { cwd: ROOT });
+    expect(ignored.status, 'git check-ignore compose.env').toBe(0);
+    expect((await readFile(path.join(ROOT, '.dockerignore'), 'utf8')).split('\n')).toContain(ENV_FILE);
   });
 });

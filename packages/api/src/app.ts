@@ -7,6 +7,7 @@ import { errorHandler } from './middleware/error-handler.middleware.js';
 import { requestHeadLimit } from './middleware/request-head-limit.middleware.js';
 import { requestContext } from './middleware/request-context.middleware.js';
 import { routeGuard } from './middleware/route-guard.middleware.js';
+import { securityHeaders } from './middleware/security-headers.middleware.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
 import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.routes.js';
 import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes.js';
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   registerFileLinkRoutes(fileLinkRouter, { orderFiles: deps.orderFiles, limiter: deps.limiter });
   const publicRouters = [...(deps.publicRouters ?? []), fileLinkRouter];
 
+  app.use(securityHeaders());
   app.use(requestContext(deps.logger));
   if (deps.observe) app.use(deps.observe([clientRouter, ...publicRouters] as Router[]));
   app.use(errorHandler());

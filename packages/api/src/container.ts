@@ -38,6 +38,7 @@ import {
   type OrderRepositoryPort,
   type PdfRendererPort,
   type WebhookDeliveryQueuePort,
+  type SecretCipherPort,
 } from '@logi/domain';
 import {
   BullmqJobQueue,
@@ -66,6 +67,11 @@ import {
   KnexWebhookDeliveryQueue,
   StandardWebhooksSigner,
   NodeWebhookSender,
+  KnexWebhookSecretStore,
+  KnexWebhookTargetPolicy,
+  createSecretCipher,
+  assertSecretKeysKnown,
+  type AesGcmSecretCipher,
   DnsHostResolver,
   KnexOrderFileRepository,
   KnexUploadQuotaRepository,
@@ -279,6 +285,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     () => new ListEventsUseCase({ feed: get<EventFeedPort>(Tokens.EventFeed), clock: get<ClockPort>(Tokens.Clock), maxWaiting: config.eventsMaxWaiting }),
   );
   c.bind(Tokens.PublishEvents).toDynamicValue(() => new PublishEventsUseCase({ capture: get<EventCapturePort>(Tokens.EventCapture) }));
+  c.bind(Tokens.SecretCipher).toDynamicValue(() => createSecretCipher(config));
   c.bind(Tokens.ManageWebhooks).toDynamicValue(
     () =>
       new ManageWebhookEndpointsUseCase({
@@ -287,9 +294,11 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         feed: replicas() ? database(new KnexEventFeed(get<Knex>(Tokens.Knex))) : get<EventFeedPort>(Tokens.EventFeed),
         resolver: new DnsHostResolver(),
         signer: new StandardWebhooksSigner(),
+        cipher: get<SecretCipherPort>(Tokens.SecretCipher),
         clock: get<ClockPort>(Tokens.Clock),
         maxEndpoints: config.webhooks.maxEndpoints,
         allowPrivateTargets: config.webhooks.allowPrivateTargets,
+        targetPolicy: database(new KnexWebhookTargetPolicy(get<Knex>(Tokens.Knex))),
       }),
   );
   c.bind(Tokens.OrderFiles).toDynamicValue(
@@ -311,11 +320,17 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       new DeliverWebhookUseCase({
         sender: new NodeWebhookSender({ maxSocketsPerOrigin: config.webhooks.concurrency }),
         signer: new StandardWebhooksSigner(),
+        cipher: get<SecretCipherPort>(Tokens.SecretCipher),
         settings: config.webhooks,
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
   );
   c.bind(Tokens.ProcessTasks).toDynamicValue((): ApiProcessTasks => ({
+    checkSecretKeys: async () => {
+      const cipher = get<AesGcmSecretCipher>(Tokens.SecretCipher);
+      await assertSecretKeysKnown(new KnexWebhookSecretStore(get<Knex>(Tokens.Knex)), cipher, config);
+      if (cipher.keyIds.length === 0) logger.warn('SECRETS_ENCRYPTION_KEYS is not set: new webhook secrets are stored in plain text');
+    },
     startMetricsListener: () => startMetricsServer(get<ApiMetrics>(Tokens.Metrics), config.metrics, logger),
     startEventPublishing: (onPublished) =>
       startEventPublishing({ publish: get<PublishEventsUseCase>(Tokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger, onPublished }),

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ApiProcessTasks } from './process-tasks.js';
 import { startTelemetry } from '@logi/adapters/telemetry';
 
 /** `pnpm start`: the API; without Redis (REDIS_URL or REDIS_SENTINELS) it also runs the jobs in-process. */
@@ -6,9 +7,8 @@ async function main(): Promise<void> {
   // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
   const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api' });
   await import('reflect-metadata');
-  const { pino } = await import('pino');
   const { ConfigError, listenConfigError, loadConfig } = await import('@logi/config');
-  const { exitGracefully, migrateLatest, pendingMigrations } = await import('@logi/adapters');
+  const { createLogger, exitGracefully, migrateLatest, pendingMigrations } = await import('@logi/adapters');
   const { buildContainer } = await import('./container.js');
   const { Tokens } = await import('./tokens.js');
   const { startServer, stopLimitMs } = await import('./server.js');
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ level: config.logLevel, base: { service: 'api' } });
+  const logger = createLogger({ level: config.logLevel, base: { service: 'api' } });
   // Installed before anything is built, so an unhandled error during start-up is logged and exits 1 too.
   let running: { stop(): Promise<void> } | undefined;
   exitGracefully({
@@ -49,6 +49,14 @@ async function main(): Promise<void> {
       },
       (error: unknown) => logger.warn({ err: error }, 'could not read the schema version at start; /health/ready reports the database'),
     );
+  }
+  try {
+    await container.get<ApiProcessTasks>(Tokens.ProcessTasks).checkSecretKeys();
+  } catch (error) {
+    // Webhook secrets encrypted with a key this process lacks: one line naming SECRETS_ENCRYPTION_KEYS, as for a wrong value.
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(1);
   }
   const server = await startServer(container).catch((error: unknown) => {
     // A HOST or PORT that cannot be listened on is reported like a wrong value: one line naming it.

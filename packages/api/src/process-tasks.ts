@@ -10,6 +10,11 @@ export interface Stoppable {
  * event publishing and webhook delivering loops, periodic tasks.
  */
 export interface ApiProcessTasks {
+  /**
+   * Throws a ConfigError when a stored webhook secret is encrypted with a key this process lacks (checked before the
+   * API listens); warns when secrets are stored in plain text for want of a key.
+   */
+  checkSecretKeys(): Promise<void>;
   /** Prometheus' listener on METRICS_HOST:METRICS_PORT; null when METRICS_PORT is 0. */
   startMetricsListener(): Promise<{ url: string; stop(): Promise<void> } | null>;
   /** Publishes captured changes as events, again and again; `onPublished` after a run that stored some. */

@@ -16,13 +16,15 @@ import type { RateLimiter } from './middleware/rate-limiter.js';
 import { PARSER_HEAD_BYTES, PARSER_HEADER_COUNT } from './middleware/request-head-limit.middleware.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
 import { httpMetrics } from './ops/metrics/http-metrics.middleware.js';
-import { createOpsRouters } from './ops/ops-routers.js';
+import { createOpsRouters, startQueueDashboard } from './ops/ops-routers.js';
 
 export interface RunningServer {
   url: string;
   port: number;
   /** Where Prometheus scrapes, on its own listener; null when METRICS_PORT is 0. */
   metricsUrl: string | null;
+  /** The queue dashboard's page, on its own listener; null when it is off. */
+  dashboardUrl: string | null;
   /** Stops taking connections, lets in-flight requests finish (bounded), then closes every dependency. */
   stop(): Promise<void>;
 }
@@ -97,6 +99,14 @@ export async function startServer(container: Container, options: { publicRouters
     });
   });
 
+  const dashboardListener = await startQueueDashboard(container).catch(async (error: unknown) => {
+    await metricsListener?.stop();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw Object.assign(new Error(`queue dashboard listener could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error }), {
+      listener: 'dashboard',
+    });
+  });
+
   const housekeeping = startHousekeeping(container);
   // The feed's long polls wake as soon as this process stored events.
   const feed = container.get<{ notify(): void; close(): void }>(Tokens.EventFeed);
@@ -108,6 +118,7 @@ export async function startServer(container: Container, options: { publicRouters
     url,
     port,
     metricsUrl: metricsListener?.url ?? null,
+    dashboardUrl: dashboardListener ? `${dashboardListener.url}/admin/queues` : null,
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Long polls answer now with what they have, instead of holding the stop for up to 30 s.
@@ -128,6 +139,9 @@ export async function startServer(container: Container, options: { publicRouters
       const left = () => Math.max(CLOSE_STEP_MIN_MS, deadline - Date.now());
       await withTimeout(async () => metricsListener?.stop(), left()).catch((error: unknown) =>
         logger.warn({ err: error }, 'closing the metrics listener failed'),
+      );
+      await withTimeout(async () => dashboardListener?.stop(), left()).catch((error: unknown) =>
+        logger.warn({ err: error }, 'closing the queue dashboard listener failed'),
       );
       // A sweep under way is waited for (it leaves nothing half done), but not past the budget.
       await withTimeout(() => housekeeping.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping housekeeping failed'));

@@ -41,6 +41,8 @@ export const Tokens = {
   OrderFiles: Symbol.for('OrderFiles'),
   WebhookDeliveryQueue: Symbol.for('WebhookDeliveryQueue'),
   DeliverWebhook: Symbol.for('DeliverWebhook'),
+  /** Seals and opens webhook secrets at rest (SECRETS_ENCRYPTION_KEYS, or the embedded profile's key in DATA_DIR). */
+  SecretCipher: Symbol.for('SecretCipher'),
   Metrics: Symbol.for('Metrics'),
   Readiness: Symbol.for('Readiness'),
   QueueInspector: Symbol.for('QueueInspector'),

@@ -76,6 +76,30 @@ function urlList(name: string, schemes: string[]) {
   });
 }
 
+/**
+ * SECRETS_ENCRYPTION_KEYS: `<id>:<base64 of 32 bytes>`, comma-separated; the first encrypts, all decrypt. An entry is
+ * named by its place, never echoed: it is key material.
+ */
+function secretKeyList(name: string) {
+  return z.string().transform((value, ctx) => {
+    const entries = value.split(',').map((entry) => entry.trim());
+    const keys: Array<{ id: string; key: Buffer }> = [];
+    for (const [i, entry] of entries.entries()) {
+      const fail = (problem: string) => {
+        ctx.addIssue({ code: 'custom', message: `entry ${i + 1} of ${entries.length} ${problem}`, path: [name] });
+        return z.NEVER;
+      };
+      const match = /^([A-Za-z0-9_.-]{1,32}):([A-Za-z0-9+/]+={0,2})$/.exec(entry);
+      if (!match) return fail('must be <id>:<base64 of 32 bytes> (id: 1-32 letters, digits, ".", "_" or "-"; make a key with `openssl rand -base64 32`)');
+      const key = Buffer.from(match[2]!, 'base64');
+      if (key.length !== 32) return fail(`has a key of ${key.length} bytes; AES-256 needs 32 (make one with \`openssl rand -base64 32\`)`);
+      if (keys.some((k) => k.id === match[1])) return fail(`repeats the key id "${match[1]}"`);
+      keys.push({ id: match[1]!, key });
+    }
+    return keys;
+  });
+}
+
 function timeZone(value: string, ctx: z.RefinementCtx): string {
   try {
     new Intl.DateTimeFormat('en', { timeZone: value });
@@ -180,6 +204,8 @@ const schema = z.object({
     .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
     .transform((v) => v === 'true' || v === '1')
     .default(false),
+  /** Keys that encrypt webhook secrets at rest: `<id>:<base64 of 32 bytes>`, comma-separated; the first encrypts, all decrypt. */
+  SECRETS_ENCRYPTION_KEYS: secretKeyList('SECRETS_ENCRYPTION_KEYS').optional(),
   /** Webhook attempts in flight per delivering process, and to any one endpoint from it. */
   WEBHOOK_CONCURRENCY: positiveInt('WEBHOOK_CONCURRENCY').default(16),
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt('WEBHOOK_CONCURRENCY_PER_ENDPOINT').default(4),
@@ -216,6 +242,14 @@ const schema = z.object({
     .regex(/^[^:]+$/, { error: 'must not contain ":" (HTTP Basic user names cannot)' })
     .optional(),
   DASHBOARD_PASSWORD: z.string().optional(),
+  /** The dashboard's own listener, apart from the API's port like the metrics (0 = off). */
+  DASHBOARD_HOST: z.string().default('127.0.0.1'),
+  DASHBOARD_PORT: portNumber('DASHBOARD_PORT').default(9466),
+  /** The dashboard may change the queues (add, retry, promote, clean, empty, obliterate jobs); read-only unless true. */
+  DASHBOARD_WRITE: z
+    .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+    .transform((v) => v === 'true' || v === '1')
+    .default(false),
 });
 
 export type AppConfig = {
@@ -258,13 +292,15 @@ export type AppConfig = {
     concurrencyPerEndpoint: number;
     maxInFlightPerDirectory: number;
   };
+  /** SECRETS_ENCRYPTION_KEYS in order (the first encrypts); empty = none configured (the embedded profile then uses its own key in DATA_DIR). */
+  secretKeys: Array<{ id: string; key: Buffer }>;
   /** Trusted proxy hops in front of the API (TRUST_PROXY); 0 = X-Forwarded-For is ignored. */
   trustProxyHops: number;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** Base of the guide links in the OpenAPI document; null = repository paths (docs/integrate/...). */
   docsBaseUrl: string | null;
-  /** Credentials of the queue dashboard; null = dashboard off. */
-  dashboard: { user: string; password: string } | null;
+  /** The queue dashboard: credentials, its own listener, whether it may change the queues; null = off. */
+  dashboard: { user: string; password: string; host: string; port: number; write: boolean } | null;
 };
 
 /**
@@ -360,10 +396,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       concurrencyPerEndpoint: c.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
       maxInFlightPerDirectory: c.WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY,
     },
+    secretKeys: c.SECRETS_ENCRYPTION_KEYS ?? [],
     trustProxyHops: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
     docsBaseUrl: c.DOCS_BASE_URL ?? null,
-    dashboard: c.DASHBOARD_USER !== undefined ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD! } : null,
+    dashboard:
+      c.DASHBOARD_USER !== undefined && c.DASHBOARD_PORT !== 0
+        ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD!, host: c.DASHBOARD_HOST, port: c.DASHBOARD_PORT, write: c.DASHBOARD_WRITE }
+        : null,
   };
 }
 
@@ -375,18 +415,24 @@ type Listener = { host: string; port: number; hostVar: string; portVar: string }
 /**
  * A listener that cannot start is a set-up mistake like a malformed value, so
  * it is reported the same way: a ConfigError naming the variable to fix
- * (HOST or PORT for the API, METRICS_HOST or METRICS_PORT for metrics). Null
+ * (HOST or PORT for the API, METRICS_HOST or METRICS_PORT for metrics, DASHBOARD_HOST or DASHBOARD_PORT for the queue dashboard). Null
  * when the error is not one of those listeners failing. `api` is false in a
  * process that serves no API (the worker).
  */
-export function listenConfigError(error: unknown, config: Pick<AppConfig, 'host' | 'port' | 'metrics'>, api = true): ConfigError | null {
+export function listenConfigError(
+  error: unknown,
+  config: Pick<AppConfig, 'host' | 'port' | 'metrics'> & { dashboard?: AppConfig['dashboard'] },
+  api = true,
+): ConfigError | null {
   const failure = errnoOf(error);
   if (!failure) return null;
-  // An error the API tagged as its metrics listener's is that listener's, whatever the numbers say.
-  const metricsOnly = (error as { listener?: unknown } | null)?.listener === 'metrics';
+  // An error the API tagged as its metrics' or dashboard's listener's is that listener's, whatever the numbers say.
+  const tagged = (error as { listener?: unknown } | null)?.listener;
+  const dashboard = api && config.dashboard ? config.dashboard : null;
   const listeners: Listener[] = [
-    ...(api && !metricsOnly ? [{ host: config.host, port: config.port, hostVar: 'HOST', portVar: 'PORT' }] : []),
-    ...(config.metrics.port !== 0 ? [{ ...config.metrics, hostVar: 'METRICS_HOST', portVar: 'METRICS_PORT' }] : []),
+    ...(api && tagged === undefined ? [{ host: config.host, port: config.port, hostVar: 'HOST', portVar: 'PORT' }] : []),
+    ...(config.metrics.port !== 0 && tagged !== 'dashboard' ? [{ ...config.metrics, hostVar: 'METRICS_HOST', portVar: 'METRICS_PORT' }] : []),
+    ...(dashboard && tagged !== 'metrics' ? [{ host: dashboard.host, port: dashboard.port, hostVar: 'DASHBOARD_HOST', portVar: 'DASHBOARD_PORT' }] : []),
   ];
   // The API listens first, so when both would match, it is the one that failed.
   // Node leaves `port` out of a listen error when it is 0 (any free port).

@@ -24,6 +24,9 @@ import {
   KnexWebhookDeliveryQueue,
   NodeWebhookSender,
   StandardWebhooksSigner,
+  KnexWebhookSecretStore,
+  createSecretCipher,
+  assertSecretKeysKnown,
   KnexInvoiceRepository,
   createReadReplicas,
   registerReadReplicaMetrics,
@@ -136,16 +139,23 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   );
   // Workers deliver webhooks in the production profile, on slots of their own beside the job queue's.
   c.bind(WorkerTokens.WebhookDeliveryQueue).toDynamicValue(() => database(new KnexWebhookDeliveryQueue(get<Knex>(WorkerTokens.Knex))));
+  c.bind(WorkerTokens.SecretCipher).toDynamicValue(() => createSecretCipher(config));
   c.bind(WorkerTokens.DeliverWebhook).toDynamicValue(
     () =>
       new DeliverWebhookUseCase({
         sender: new NodeWebhookSender({ maxSocketsPerOrigin: config.webhooks.concurrency }),
         signer: new StandardWebhooksSigner(),
+        cipher: get<ReturnType<typeof createSecretCipher>>(WorkerTokens.SecretCipher),
         settings: config.webhooks,
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
   );
   c.bind(WorkerTokens.ProcessTasks).toDynamicValue((): WorkerProcessTasks => ({
+    checkSecretKeys: async () => {
+      const cipher = get<ReturnType<typeof createSecretCipher>>(WorkerTokens.SecretCipher);
+      await assertSecretKeysKnown(new KnexWebhookSecretStore(get<Knex>(WorkerTokens.Knex)), cipher, config);
+      if (cipher.keyIds.length === 0) logger.warn('SECRETS_ENCRYPTION_KEYS is not set: webhook secrets are read as stored, in plain text');
+    },
     prepareStorage: async () => {
       const storage = get<FileStoragePort>(WorkerTokens.FileStorage);
       if (storage instanceof MinioFileStorage) await storage.init();

@@ -4,9 +4,8 @@ import { startTelemetry } from '@logi/adapters/telemetry';
 // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
 const telemetry = await startTelemetry({ defaultServiceName: 'logistics-worker' });
 await import('reflect-metadata');
-const { pino } = await import('pino');
 const { ConfigError, listenConfigError, loadConfig } = await import('@logi/config');
-const { exitGracefully } = await import('@logi/adapters');
+const { createLogger, exitGracefully } = await import('@logi/adapters');
 
 function readConfig(): AppConfig & { redis: RedisEndpoint } {
   try {
@@ -30,7 +29,7 @@ function readConfig(): AppConfig & { redis: RedisEndpoint } {
 const config = readConfig();
 /** Longer than the worker's own 20 s grace for running jobs, plus closing the browser and the database. */
 const SHUTDOWN_LIMIT_MS = 30_000;
-const logger = pino({ level: config.logLevel, base: { service: 'worker', pid: process.pid } });
+const logger = createLogger({ level: config.logLevel, base: { service: 'worker', pid: process.pid } });
 
 // Installed before the worker starts, so an unhandled error during start-up is logged and exits 1 too.
 let running: { stop(): Promise<void> } | undefined;
@@ -48,7 +47,7 @@ const { startWorker } = await import('./start-worker.js');
 running = await startWorker(config, logger).catch((error: unknown) => {
   logger.fatal({ err: error }, 'worker could not start');
   // One plain line too, as for a bad variable: a METRICS_HOST or METRICS_PORT that cannot be listened on is a set-up mistake an operator must see.
-  const problem = listenConfigError(error, config, false);
+  const problem = error instanceof ConfigError ? error : listenConfigError(error, config, false);
   process.stderr.write(`${problem ? problem.message : `worker could not start: ${error instanceof Error ? error.message : String(error)}`}\n`);
   process.exit(1);
 });

@@ -9,6 +9,8 @@ export interface Stoppable {
  * the logger and settings already given.
  */
 export interface WorkerProcessTasks {
+  /** Throws a ConfigError when a stored webhook secret is encrypted with a key this process lacks (checked at start). */
+  checkSecretKeys(): Promise<void>;
   /** Makes what storage needs before the first job (the S3 bucket); a failure is the first job's to retry. */
   prepareStorage(): Promise<void>;
   /** Prometheus' listener with this worker's health probes on METRICS_HOST:METRICS_PORT; null when METRICS_PORT is 0. */

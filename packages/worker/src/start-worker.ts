@@ -16,6 +16,8 @@ export interface RunningWorker {
 export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, logger: Logger): Promise<RunningWorker> {
   const container = buildWorkerContainer(config, logger);
   const tasks = container.get<WorkerProcessTasks>(WorkerTokens.ProcessTasks);
+  // Before any job is taken: a worker that could not sign its deliveries must not take them.
+  await tasks.checkSecretKeys();
   // Making the bucket now saves the first job a round trip; if S3 is down, the first job tries again.
   await tasks.prepareStorage().catch((error: unknown) => logger.warn({ err: error }, 'storage not ready at start; will retry on first use'));
   // Ready (on /health/ready of the metrics listener) from the moment jobs are taken until a stop begins.

@@ -16,6 +16,8 @@ export const WorkerTokens = {
   PublishEvents: Symbol.for('Worker.PublishEvents'),
   WebhookDeliveryQueue: Symbol.for('Worker.WebhookDeliveryQueue'),
   DeliverWebhook: Symbol.for('Worker.DeliverWebhook'),
+  /** Opens webhook secrets at rest (SECRETS_ENCRYPTION_KEYS, or the key in DATA_DIR on a shared SQLite file). */
+  SecretCipher: Symbol.for('Worker.SecretCipher'),
   /** WorkerProcessTasks: what startWorker starts beside the job workers. */
   ProcessTasks: Symbol.for('Worker.ProcessTasks'),
 } as const;

@@ -188,10 +188,13 @@ export function judgeUpload(parts: PartSpec[]): { definite: Set<string>; open: S
   return { definite, open, categoryId };
 }
 
-/** The name the contract promises back: the base name without control characters; open when trimming or length decide. */
+/**
+ * The name the contract promises back: the base name without control, bidirectional (Unicode's Bidi_Control),
+ * zero-width or line-separating characters, in NFC; open when trimming or length decide.
+ */
 export function expectedFileName(filename: string): string | undefined {
   if (/[\\%]/.test(filename)) return undefined;
-  const base = (filename.split('/').pop() ?? '').replace(/\p{Cc}/gu, '');
+  const base = (filename.split('/').pop() ?? '').replace(/[\p{Cc}\p{Bidi_Control}\u200b-\u200d\u2060\ufeff\p{Zl}\p{Zp}]/gu, '').normalize('NFC');
   if (base !== base.trim() || codePoints(base) > 255) return undefined;
   return base === '' || base === '.' || base === '..' ? 'file' : base;
 }

@@ -46,24 +46,44 @@ const VAT_ENDPOINT_SCHEMES: Record<string, string> = {
 type LibraryDocument = LibraryInvoice['ubl:Invoice'];
 type Party = LibraryDocument['cac:AccountingSupplierParty']['cac:Party'];
 
+/** What a format declares: its syntax, customization (BT-24), profile (BT-23), and the VAT accounting currency it wants. */
+export interface LibraryProfile {
+  syntax: 'ubl' | 'cii';
+  customizationId: string;
+  /** Absent: the library's default. */
+  profileId?: string;
+  /** BT-6 with the VAT total in it (BT-111), when the invoice is in another currency and its exchange rate is known. */
+  taxCurrency?: string;
+}
+
 /**
  * The domain's e-invoice in the library's own format; nothing is decided here. `syntax` works around the library's
  * CII conversion reading BT-25 elsewhere than its UBL side (docs/contribute/decisions/0024-e-invoice-library.md).
  */
-export function toLibraryInvoice(invoice: EInvoice, syntax: 'ubl' | 'cii'): LibraryInvoice {
+export function toLibraryInvoice(invoice: EInvoice, given: LibraryProfile | 'ubl' | 'cii'): LibraryInvoice {
+  // A bare syntax is plain EN 16931 (customization `urn:cen.eu:en16931:2017`).
+  const profile: LibraryProfile = typeof given === 'string' ? { syntax: given, customizationId: 'urn:cen.eu:en16931:2017' } : given;
+  const { syntax } = profile;
   const currency = invoice.currency;
+  const national = invoice.national;
+  const taxCurrency =
+    profile.taxCurrency && profile.taxCurrency !== currency && national?.nationalCurrency === profile.taxCurrency && national.exchangeRate !== null
+      ? { code: profile.taxCurrency, rate: national.exchangeRate }
+      : null;
   const amount = (value: number) => value.toFixed(2);
   const money = <K extends string>(key: K, value: number) =>
     ({ [key]: amount(value), [`${key}@currencyID`]: currency }) as Record<K | `${K}@currencyID`, string>;
 
   const document: Record<string, unknown> = {
-    'cbc:CustomizationID': 'urn:cen.eu:en16931:2017',
+    'cbc:CustomizationID': profile.customizationId,
+    ...(profile.profileId ? { 'cbc:ProfileID': profile.profileId } : {}),
     'cbc:ID': invoice.number,
     'cbc:IssueDate': invoice.issueDate,
     'cbc:DueDate': invoice.dueDate,
     'cbc:InvoiceTypeCode': invoice.typeCode,
     ...(invoice.notes.length > 0 ? { 'cbc:Note': invoice.notes } : {}),
     'cbc:DocumentCurrencyCode': currency,
+    ...(taxCurrency ? { 'cbc:TaxCurrencyCode': taxCurrency.code } : {}),
     ...(invoice.buyerReference ? { 'cbc:BuyerReference': invoice.buyerReference } : {}),
     ...(invoice.precedingInvoice
       ? {
@@ -102,6 +122,8 @@ export function toLibraryInvoice(invoice: EInvoice, syntax: 'ubl' | 'cii'): Libr
           },
         })),
       },
+      // BT-111: the VAT total in the accounting currency, at the given rate.
+      ...(taxCurrency ? [{ 'cbc:TaxAmount': amount(invoice.totals.tax * taxCurrency.rate), 'cbc:TaxAmount@currencyID': taxCurrency.code }] : []),
     ],
     'cac:LegalMonetaryTotal': {
       ...money('cbc:LineExtensionAmount', invoice.totals.lineNet),
@@ -136,11 +158,15 @@ function party(source: EInvoiceParty, role: 'seller' | 'buyer'): Party {
       ...(source.additionalStreet ? { 'cbc:AdditionalStreetName': source.additionalStreet } : {}),
       ...(source.city ? { 'cbc:CityName': source.city } : {}),
       ...(source.postalCode ? { 'cbc:PostalZone': source.postalCode } : {}),
+      ...(source.county ? { 'cbc:CountrySubentity': source.county } : {}),
       'cac:Country': { 'cbc:IdentificationCode': source.country },
     },
     // The seller may have two tax registrations (VAT and another), the buyer one.
     ...(source.vatId ? { 'cac:PartyTaxScheme': role === 'seller' ? [taxScheme] : taxScheme } : {}),
     'cac:PartyLegalEntity': { 'cbc:RegistrationName': source.name },
+    ...(source.contact
+      ? { 'cac:Contact': { 'cbc:Name': source.contact.name, 'cbc:Telephone': source.contact.phone, 'cbc:ElectronicMail': source.contact.email } }
+      : {}),
   };
   return result as unknown as Party;
 }

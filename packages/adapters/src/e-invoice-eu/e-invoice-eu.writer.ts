@@ -1,6 +1,6 @@
 import type { FormatFactoryService, InvoiceServiceOptions, Logger } from '@e-invoice-eu/core';
-import type { EInvoice, EInvoiceFormat, EInvoiceWriterPort } from '@logi/domain';
-import { toLibraryInvoice } from './e-invoice-eu.mapper.js';
+import { buildFa3Xml, KSEF_MAX_BYTES, ValidationError, type EInvoice, type EInvoiceFormat, type EInvoiceWriterPort } from '@logi/domain';
+import { toLibraryInvoice, type LibraryProfile } from './e-invoice-eu.mapper.js';
 
 /**
  * The library's version, pinned in package.json, this mapping's revision and
@@ -8,10 +8,30 @@ import { toLibraryInvoice } from './e-invoice-eu.mapper.js';
  * any is a new ETag.
  */
 const LIBRARY_VERSION = '2.3.4';
+const XRECHNUNG = 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0';
 const MAPPING_REVISION = 2;
 const FINISHER_REVISION = 1;
 
-const FORMATS: Record<EInvoiceFormat, string> = { ubl: 'UBL', cii: 'CII' };
+/** Each format the library writes: its syntax and the customization (BT-24) and profile (BT-23) it declares. */
+const FORMATS: Record<Exclude<EInvoiceFormat, 'ksef'>, { library: 'UBL' | 'CII'; profile: LibraryProfile }> = {
+  ubl: { library: 'UBL', profile: { syntax: 'ubl', customizationId: 'urn:cen.eu:en16931:2017' } },
+  cii: { library: 'CII', profile: { syntax: 'cii', customizationId: 'urn:cen.eu:en16931:2017' } },
+  'xrechnung-ubl': { library: 'UBL', profile: { syntax: 'ubl', customizationId: XRECHNUNG } },
+  'xrechnung-cii': { library: 'CII', profile: { syntax: 'cii', customizationId: XRECHNUNG } },
+  peppol: {
+    library: 'UBL',
+    profile: {
+      syntax: 'ubl',
+      customizationId: 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0',
+      profileId: 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0',
+    },
+  },
+  // BR-RO-030: VAT accounted in RON (BT-6, BT-111) when the invoice is in another currency.
+  'cius-ro': {
+    library: 'UBL',
+    profile: { syntax: 'ubl', customizationId: 'urn:cen.eu:en16931:2017#compliant#urn:efactura.mfinante.ro:CIUS-RO:1.0.1', taxCurrency: 'RON' },
+  },
+};
 /** The Factur-X profile of the embedded XML: EN 16931 (also called Comfort). */
 const FACTUR_X_FORMAT = 'Factur-X-EN16931';
 
@@ -30,12 +50,14 @@ export class EInvoiceEuWriter implements EInvoiceWriterPort {
   private finisher: Promise<typeof import('./pdf-a3.finisher.js')> | null = null;
 
   async xml(invoice: EInvoice, format: EInvoiceFormat): Promise<string> {
-    const output = await this.generate(invoice, format, FORMATS[format], {});
+    if (format === 'ksef') return ksefXml(invoice);
+    const { library, profile } = FORMATS[format];
+    const output = await this.generate(invoice, profile, library, {});
     return typeof output === 'string' ? output : Buffer.from(output).toString('utf8');
   }
 
   async facturX(pdf: Buffer, invoice: EInvoice): Promise<Buffer> {
-    const output = await this.generate(invoice, 'cii', FACTUR_X_FORMAT, {
+    const output = await this.generate(invoice, FORMATS.cii.profile, FACTUR_X_FORMAT, {
       pdf: { buffer: new Uint8Array(pdf), filename: `${invoice.number}.pdf`, mimetype: 'application/pdf' },
     });
     // The library's PDF/A metadata disagrees with itself; see pdf-a3.finisher.ts.
@@ -43,11 +65,22 @@ export class EInvoiceEuWriter implements EInvoiceWriterPort {
     return finishPdfA3(Buffer.from(output));
   }
 
-  private async generate(invoice: EInvoice, syntax: EInvoiceFormat, format: string, options: Partial<InvoiceServiceOptions>): Promise<string | Uint8Array> {
+  private async generate(invoice: EInvoice, profile: LibraryProfile, format: string, options: Partial<InvoiceServiceOptions>): Promise<string | Uint8Array> {
     const formats = await (this.formats ??= import('@e-invoice-eu/core').then((library) => new library.FormatFactoryService()));
     const service = formats.createFormatService(format, quiet);
-    const data = toLibraryInvoice(invoice, syntax);
+    const data = toLibraryInvoice(invoice, profile);
     service.fillInvoiceDefaults(data);
     return service.generate(data, { format: formats.normalizeFormat(format), lang: invoice.lang, noWarnings: true, ...options });
   }
+}
+
+/** FA(3), written by the domain (its SHA-256 is printed as KOD I, so one writer for both); KSeF takes at most 1 MB. */
+function ksefXml(invoice: EInvoice): string {
+  const xml = buildFa3Xml(invoice);
+  const bytes = Buffer.byteLength(xml, 'utf8');
+  if (bytes > KSEF_MAX_BYTES)
+    throw ValidationError.invalidData({
+      format: [`format=ksef needs a document KSeF accepts: this one has ${bytes} bytes, over its limit of ${KSEF_MAX_BYTES}.`],
+    });
+  return xml;
 }

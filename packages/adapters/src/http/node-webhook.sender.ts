@@ -3,7 +3,15 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import { checkWebhookUrl, isForbiddenAddress, WebhookUrlMessages, type WebhookAttemptResult, type WebhookRequest, type WebhookSenderPort } from '@logi/domain';
+import {
+  checkWebhookUrl,
+  isForbiddenAddress,
+  WebhookUrlMessages,
+  type WebhookAttemptResult,
+  type WebhookFailureReason,
+  type WebhookRequest,
+  type WebhookSenderPort,
+} from '@logi/domain';
 
 /** The shape of `dns.lookup` with `all: true`; a test passes its own to play a rebinding resolver. */
 export type WebhookLookup = (
@@ -150,7 +158,7 @@ export class NodeWebhookSender implements WebhookSenderPort {
   async send(request: WebhookRequest): Promise<WebhookAttemptResult> {
     try {
       const target = checkTarget(request);
-      if ('refusal' in target) return { kind: 'failed', error: `refused: ${target.refusal}`, refused: true };
+      if ('refusal' in target) return { kind: 'failed', error: `refused: ${target.refusal}`, reason: target.reason, refused: true };
       const pool = this.poolFor(target, request.allowPrivateTargets);
       pool.inFlight += 1;
       try {
@@ -208,14 +216,14 @@ export class NodeWebhookSender implements WebhookSenderPort {
 }
 
 /** The same rules as at registration: the URL may have been stored before the operator changed WEBHOOK_ALLOW_PRIVATE_TARGETS. */
-function checkTarget(request: WebhookRequest): Target | { refusal: string } {
+function checkTarget(request: WebhookRequest): Target | { refusal: string; reason: WebhookFailureReason } {
   const syntax = checkWebhookUrl(request.url, { allowPrivateTargets: true });
-  if (!syntax.ok) return { refusal: syntax.message };
+  if (!syntax.ok) return { refusal: syntax.message, reason: 'refused: invalid URL' };
   if (request.allowPrivateTargets) return syntax;
   const strict = checkWebhookUrl(request.url, { allowPrivateTargets: false });
   if (strict.ok) return strict;
-  if (strict.message === WebhookUrlMessages.NOT_HTTPS) return { refusal: 'not an https URL' };
-  return { refusal: syntax.ipLiteral ? `address ${syntax.host} is not public` : `host ${syntax.host} is not public` };
+  if (strict.message === WebhookUrlMessages.NOT_HTTPS) return { refusal: 'not an https URL', reason: 'refused: not an https URL' };
+  return { refusal: syntax.ipLiteral ? `address ${syntax.host} is not public` : `host ${syntax.host} is not public`, reason: 'refused: private address' };
 }
 
 /**
@@ -301,37 +309,46 @@ function refusedError(address: string): Error {
   return Object.assign(new Error(`address ${address} is not public`), { code: REFUSED });
 }
 
-/** A short reason for the delivery log, the same for the same cause whatever Node's wording. */
-function reasonOf(error: unknown, duringHandshake: boolean): { error: string; refused: boolean } {
+/**
+ * A short reason for the operator (`error`, the same for the same cause whatever Node's wording) and the coarse one the
+ * client sees (`reason`): which address or port was tried, and whether it refused, reset or never answered, is the
+ * operator's to know, not a way for a client to map the network behind the service.
+ */
+function reasonOf(error: unknown, duringHandshake: boolean): { error: string; reason: WebhookFailureReason; refused: boolean } {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const message = error instanceof Error ? error.message : String(error);
-  const reason = (text: string, refused = false) => ({ error: text.length > REASON_MAX_LENGTH ? `${text.slice(0, REASON_MAX_LENGTH - 3)}...` : text, refused });
+  const reason = (text: string, coarse: WebhookFailureReason, refused = false) => ({
+    error: text.length > REASON_MAX_LENGTH ? `${text.slice(0, REASON_MAX_LENGTH - 3)}...` : text,
+    reason: coarse,
+    refused,
+  });
   switch (code) {
     case REFUSED:
-      return reason(`refused: ${message}`, true);
+      return reason(`refused: ${message}`, 'refused: private address', true);
     case 'ERR_WEBHOOK_TIMEOUT':
+      return reason(message, 'timed out');
     case 'ERR_WEBHOOK_HEADER':
-      return reason(message);
+      return reason(message, 'not sent');
     case 'ECONNREFUSED':
-      return reason('connection refused');
+      return reason('connection refused', 'connection failed');
     case 'ECONNRESET':
     case 'EPIPE':
-      return reason('connection reset');
+      return reason('connection reset', 'connection failed');
     case 'ENOTFOUND':
     case 'ENODATA':
-      return reason('host not found');
+      return reason('host not found', 'host not found');
     case 'EAI_AGAIN':
-      return reason('DNS lookup failed (EAI_AGAIN)');
+      return reason('DNS lookup failed (EAI_AGAIN)', 'host not found');
     case 'ETIMEDOUT':
-      return reason('connection timed out');
+      return reason('connection timed out', 'connection failed');
     case 'EHOSTUNREACH':
-      return reason('host unreachable');
+      return reason('host unreachable', 'connection failed');
     case 'ENETUNREACH':
-      return reason('network unreachable');
+      return reason('network unreachable', 'connection failed');
   }
-  if (duringHandshake || code?.startsWith('ERR_TLS_') || code?.startsWith('ERR_SSL_')) return reason(`TLS error: ${tlsReason(message)}`);
-  if (code?.startsWith('HPE_')) return reason(`invalid HTTP answer (${code})`);
-  return reason(code ? `${code}: ${message}` : message);
+  if (duringHandshake || code?.startsWith('ERR_TLS_') || code?.startsWith('ERR_SSL_')) return reason(`TLS error: ${tlsReason(message)}`, 'TLS error');
+  if (code?.startsWith('HPE_')) return reason(`invalid HTTP answer (${code})`, 'invalid answer');
+  return reason(code ? `${code}: ${message}` : message, 'connection failed');
 }
 
 /** OpenSSL's own text (`write EPROTO 80...:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:...`) says its reason in one field. */

@@ -4,6 +4,7 @@ import knexFactory, { type Knex } from 'knex';
 import type BetterSqlite3 from 'better-sqlite3';
 import { foldText, textSortKey } from './unicode-text.js';
 import { knexLogOption, lineKnexLogger, type KnexLogger, type KnexLogOption } from './knex-log.js';
+import { keepBoundValuesOutOfErrors } from './db-errors.js';
 
 export interface KnexConfig {
   /** mysql:// or mariadb:// URL; null means the embedded SQLite file. */
@@ -42,9 +43,10 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
  */
 export function createKnex(config: KnexConfig): Knex {
   const log = knexLogOption(config.logger ?? lineKnexLogger((line) => process.stderr.write(`${line}\n`)));
-  if (!config.databaseUrl) return createSqliteKnex(config.dataDir, log);
-  const knex = createMysqlKnex(config.databaseUrl, log);
-  if (config.queryTimeoutMs) boundStatements(knex, config.queryTimeoutMs);
+  const knex = config.databaseUrl ? createMysqlKnex(config.databaseUrl, log) : createSqliteKnex(config.dataDir, log);
+  // Errors are logged: they carry the SQL text, never the values bound to it (a webhook secret, say).
+  keepBoundValuesOutOfErrors(knex);
+  if (config.databaseUrl && config.queryTimeoutMs) boundStatements(knex, config.queryTimeoutMs);
   return knex;
 }
 
@@ -56,19 +58,34 @@ interface KnexQueryObject {
   options?: Record<string, unknown>;
 }
 interface KnexMysqlClient {
+  config: Record<string, unknown>;
   _query(connection: Mysql2Connection, obj: KnexQueryObject): Promise<unknown>;
 }
 
+/** Where boundStatements keeps the bound in knex's config: a transaction's client shares the config, not the object. */
+const STATEMENT_TIMEOUT = 'logiStatementTimeoutMs';
+const PATCHED = Symbol.for('logi.boundStatements');
+
 /**
  * Every statement carries mysql2's timeout, and a timed-out connection is destroyed: its unanswered command would hold up
- * every later statement given it (docs/contribute/decisions/0034-bounded-sql-statements.md).
+ * every later statement given it (docs/contribute/decisions/0034-bounded-sql-statements.md). knex makes each
+ * transaction's client from the client class's prototype and shares only the config, so the bound is read from the
+ * config by a wrapper on the prototype: statements inside transactions are bounded too. A knex without the setting
+ * (SQLite's class is another) is not touched.
  */
 function boundStatements(knex: Knex, timeoutMs: number): void {
   const client = knex.client as unknown as KnexMysqlClient;
-  const query = client._query.bind(client);
-  client._query = (connection, obj) => {
-    if (obj && typeof obj === 'object') obj.options = { timeout: timeoutMs, ...obj.options };
-    return query(connection, obj).catch((error: unknown) => {
+  client.config[STATEMENT_TIMEOUT] = timeoutMs;
+  const prototype = Object.getPrototypeOf(client) as KnexMysqlClient & { [PATCHED]?: true };
+  if (Object.prototype.hasOwnProperty.call(prototype, PATCHED)) return;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with the client it belongs to, below
+  const query = prototype._query;
+  prototype[PATCHED] = true;
+  prototype._query = function (this: KnexMysqlClient, connection, obj) {
+    const bound = this.config?.[STATEMENT_TIMEOUT];
+    if (typeof bound !== 'number') return query.call(this, connection, obj);
+    if (obj && typeof obj === 'object') obj.options = { timeout: bound, ...obj.options };
+    return query.call(this, connection, obj).catch((error: unknown) => {
       if ((error as { code?: unknown } | null)?.code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy();
       throw error;
     });
@@ -80,6 +97,7 @@ function createMysqlKnex(databaseUrl: string, log: KnexLogOption): Knex {
   return knexFactory({
     client: 'mysql2',
     log,
+    compileSqlOnError: false,
     connection: {
       host: url.hostname,
       port: url.port ? Number(url.port) : 3306,
@@ -112,6 +130,7 @@ function createSqliteKnex(dataDir: string, log: KnexLogOption): Knex {
   return knexFactory({
     client: 'better-sqlite3',
     log,
+    compileSqlOnError: false,
     connection: { filename: path.join(dataDir, 'app.sqlite') },
     useNullAsDefault: true,
     pool: {

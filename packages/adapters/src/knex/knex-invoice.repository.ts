@@ -8,12 +8,15 @@ import {
   INVOICE_COLUMNS,
   INVOICE_ITEM_COLUMNS,
   INVOICE_ORDER_COLUMNS,
+  NATIONAL_COLUMNS,
   toInvoice,
   toInvoiceItem,
   toInvoiceOrder,
+  toNationalFields,
   type InvoiceItemRow,
   type InvoiceOrderRow,
   type InvoiceRow,
+  type NationalRow,
 } from './mappers/invoice-row.mapper.js';
 import { dialectOf, isMysql, type SqlDialect } from './sql-dialect.js';
 
@@ -210,15 +213,20 @@ export class KnexInvoiceRepository implements InvoiceRepositoryPort {
 
   async findDetail(directory: string, id: number): Promise<InvoiceDetail | null> {
     const row = (await this.withCorrectOf(this.knex('invoices as i').where({ 'i.directory': directory, 'i.id': id }))
-      .select('i.customer_address')
-      .first()) as (InvoiceRow & { customer_address: unknown }) | undefined;
+      .select([
+        'i.customer_address',
+        ...NATIONAL_COLUMNS.map((column) => `i.${column}`),
+        'ci.issue_date as correct_of_issue_date',
+        'ci.ksef_number as correct_of_ksef_number',
+      ])
+      .first()) as (InvoiceRow & NationalRow & { customer_address: unknown }) | undefined;
     if (!row) return null;
     const [orders, itemRows] = await Promise.all([
       this.ordersOf([id]),
       this.knex('invoice_items').select(INVOICE_ITEM_COLUMNS).where({ invoice_id: id }).orderBy('position') as Promise<InvoiceItemRow[]>,
     ]);
     const invoice: Invoice = toInvoice(row, orders.get(id) ?? []);
-    return { ...invoice, customerAddress: String(row.customer_address), items: itemRows.map(toInvoiceItem) };
+    return { ...invoice, customerAddress: String(row.customer_address), items: itemRows.map(toInvoiceItem), ...toNationalFields(row) };
   }
 
   /** The invoice columns plus the corrected invoice's id and nr, looked up within the same directory. */

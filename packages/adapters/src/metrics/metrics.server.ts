@@ -31,6 +31,8 @@ export async function startMetricsServer(
 ): Promise<MetricsListener | null> {
   if (address.port === 0) return null;
   const server = http.createServer((req, res) => {
+    // Like every answer of the API: a browser takes each body as the type it is sent with.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     const path = new URL(req.url ?? '/', 'http://metrics').pathname;
     if (health && (path === '/health/live' || path === '/health/ready') && req.method === 'GET') {
       answerHealth(res, path === '/health/live' ? 'live' : health.ready() ? 'ready' : 'not ready');

@@ -1,6 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
-import { SweepPdfCacheUseCase, type ApiKeyHasherPort, type ClientRepositoryPort, type FileStoragePort } from '@logi/domain';
+import {
+  SweepPdfCacheUseCase,
+  type ApiKeyHasherPort,
+  type ClientRepositoryPort,
+  type FileStoragePort,
+  type SecretCipherPort,
+  type WebhookSecretStorePort,
+} from '@logi/domain';
 import { CommandError, progressBar, UsageError, type CliIo } from './cli-io.js';
 
 export interface CommandContext {
@@ -10,6 +17,10 @@ export interface CommandContext {
   /** Made on first use, like the database. */
   storage(): FileStoragePort;
   hasher: ApiKeyHasherPort;
+  /** Made on first use: SECRETS_ENCRYPTION_KEYS, or the embedded profile's key in DATA_DIR. */
+  secretCipher(): SecretCipherPort;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: every directory may aim webhooks at private targets. */
+  allowPrivateTargetsEverywhere: boolean;
   /** The database work of the commands, from the adapters: run-cli.ts (the CLI's composition root) hands it over. */
   db: CliDatabase;
 }
@@ -30,6 +41,18 @@ export interface CliDatabase {
     options: { onProgress: (progress: { stage: string; done: number; total: number }) => void },
   ): Promise<{ invoices: number; orders: number; postings: number }>;
   clients(knex: Knex): ClientRepositoryPort;
+  /** Every endpoint's stored webhook secrets. */
+  webhookSecrets(knex: Knex): WebhookSecretStorePort;
+  /** The directories allowed private webhook targets. */
+  webhookTargets(knex: Knex): PrivateTargetDirectories;
+}
+
+export interface PrivateTargetDirectories {
+  /** false when it already was allowed. */
+  allow(directory: string, now: number): Promise<boolean>;
+  /** false when it was not allowed. */
+  deny(directory: string): Promise<boolean>;
+  list(): Promise<Array<{ directory: string; allowedAt: number }>>;
 }
 
 /** Same rule as the fixture format; the API additionally caps header values at 128 characters. */
@@ -136,7 +159,7 @@ export async function clientsRotateKey(ctx: CommandContext, options: { directory
   ctx.io.out(apiKey);
 }
 
-function requireDirectory(directory: string | undefined): string {
+export function requireDirectory(directory: string | undefined): string {
   if (directory === undefined || directory.trim() === '') throw new UsageError('--directory <id> is required.');
   if (!DIRECTORY.test(directory))
     throw new UsageError(`--directory must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit (got "${directory}").`);

@@ -70,6 +70,11 @@ Commands:
   webhooks:deliveries --endpoint <id> [--limit <n>]
                                                an endpoint's latest attempts with their answers or errors
   webhooks:enable --endpoint <id>              re-enable an endpoint the service disabled
+  webhooks:allow-private --directory <id>      let one client aim webhooks at http and private addresses
+  webhooks:deny-private --directory <id>       withdraw that (deliveries to such endpoints are then refused)
+  webhooks:private-targets                     the directories allowed private webhook targets
+  webhooks:reencrypt                           encrypt every webhook secret with the current key
+                                               (the first of SECRETS_ENCRYPTION_KEYS); idempotent
   events:status                                changes waiting to be published, newest event, pending attempts
 
 The database comes from DATABASE_URL, else the SQLite file in DATA_DIR (default ./data).`;

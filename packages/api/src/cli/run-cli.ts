@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
-import type { FileStoragePort } from '@logi/domain';
+import type { FileStoragePort, SecretCipherPort } from '@logi/domain';
 import {
   createFileStorage,
   createKnex,
@@ -11,11 +11,23 @@ import {
   migrateLatest,
   rebuildDerivedData,
   Sha256ApiKeyHasher,
+  createSecretCipher,
+  KnexWebhookSecretStore,
+  KnexWebhookTargetPolicy,
 } from '@logi/adapters';
 import { ConfigError, loadConfig } from '@logi/config';
 import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
 import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
-import { eventsStatus, webhooksDeliveries, webhooksEnable, webhooksList } from './webhook-commands.js';
+import {
+  eventsStatus,
+  webhooksAllowPrivate,
+  webhooksDeliveries,
+  webhooksDenyPrivate,
+  webhooksEnable,
+  webhooksList,
+  webhooksPrivateTargets,
+  webhooksReencrypt,
+} from './webhook-commands.js';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -51,6 +63,18 @@ const COMMANDS: Record<string, CommandSpec> = {
     positionals: 0,
     run: (ctx, values) => webhooksEnable(ctx, { endpoint: values.endpoint as string | undefined }),
   },
+  'webhooks:allow-private': {
+    options: { directory: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => webhooksAllowPrivate(ctx, { directory: values.directory as string | undefined }),
+  },
+  'webhooks:deny-private': {
+    options: { directory: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => webhooksDenyPrivate(ctx, { directory: values.directory as string | undefined }),
+  },
+  'webhooks:private-targets': { options: {}, positionals: 0, run: (ctx) => webhooksPrivateTargets(ctx) },
+  'webhooks:reencrypt': { options: {}, positionals: 0, run: (ctx) => webhooksReencrypt(ctx) },
   'events:status': { options: {}, positionals: 0, run: (ctx) => eventsStatus(ctx) },
   'clients:rotate-key': {
     options: { directory: { type: 'string' } },
@@ -85,6 +109,7 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
 
   let knex: Knex | null = null;
   let storage: FileStoragePort | null = null;
+  let cipher: SecretCipherPort | null = null;
   try {
     const config = loadConfig(env);
     const ctx: CommandContext = {
@@ -92,7 +117,16 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
       hasher: new Sha256ApiKeyHasher(),
       knex: () => (knex ??= createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger: lineKnexLogger((line) => io.err(line)) })),
       storage: () => (storage ??= createFileStorage(config)),
-      db: { migrate: migrateLatest, loadFixtures, rebuildDerivedData, clients: (db) => new KnexClientRepository(db) },
+      secretCipher: () => (cipher ??= createSecretCipher(config)),
+      allowPrivateTargetsEverywhere: config.webhooks.allowPrivateTargets,
+      db: {
+        migrate: migrateLatest,
+        loadFixtures,
+        rebuildDerivedData,
+        clients: (db) => new KnexClientRepository(db),
+        webhookSecrets: (db) => new KnexWebhookSecretStore(db),
+        webhookTargets: (db) => new KnexWebhookTargetPolicy(db),
+      },
     };
     await spec.run(ctx, parsed.values, parsed.positionals);
     return 0;

@@ -1,4 +1,5 @@
-import type { CommandContext } from './cli-commands.js';
+import { missingSecretKeys, ReencryptWebhookSecretsUseCase } from '@logi/domain';
+import { requireDirectory, type CommandContext } from './cli-commands.js';
 import { CommandError, UsageError } from './cli-io.js';
 
 /** The last day of attempts is what an operator looks at to tell a failing endpoint. */
@@ -78,7 +79,7 @@ export async function webhooksDeliveries(ctx: CommandContext, options: { endpoin
   }
   table(
     ctx,
-    ['ID', 'EVENT', 'TYPE', 'ATTEMPT', 'STATUS', 'HTTP', 'CREATED', 'NEXT', 'ERROR'],
+    ['ID', 'EVENT', 'TYPE', 'ATTEMPT', 'STATUS', 'HTTP', 'CREATED', 'NEXT', 'CLIENT_SEES', 'ERROR'],
     rows.map((row) => [
       String(row.id),
       String(row.event_id),
@@ -89,6 +90,8 @@ export async function webhooksDeliveries(ctx: CommandContext, options: { endpoin
       when(row.created),
       when(row.next_attempt_at),
       row.error == null ? '' : String(row.error),
+      // The client is shown a coarse reason; the operator the sender's detail (addresses, ports, system codes).
+      String(row.error_detail ?? row.error ?? ''),
     ]),
   );
 }
@@ -113,4 +116,75 @@ export async function eventsStatus(ctx: CommandContext): Promise<void> {
   ctx.io.out(`changes waiting to be published: ${Number(pending.n)}`);
   ctx.io.out(`newest event: ${newest ? `${String(newest.id)} at ${when(newest.created)}` : 'none'}`);
   ctx.io.out(`webhook attempts pending: ${Number(due.n)}`);
+}
+
+/**
+ * Lets one client directory aim webhooks at private targets (http, loopback, private, link-local addresses): an
+ * on-premises receiver, without opening the internal network to every client (WEBHOOK_ALLOW_PRIVATE_TARGETS).
+ */
+export async function webhooksAllowPrivate(ctx: CommandContext, options: { directory?: string }): Promise<void> {
+  const directory = requireDirectory(options.directory);
+  const knex = ctx.knex();
+  await ctx.db.migrate(knex);
+  if (!(await ctx.db.clients(knex).findByDirectory(directory))) throw new CommandError(`Client directory "${directory}" does not exist.`);
+  const changed = await ctx.db.webhookTargets(knex).allow(directory, Math.floor(Date.now() / 1000));
+  ctx.io.err(
+    changed
+      ? `Client directory "${directory}" may now aim webhooks at private targets (http, loopback, private and link-local addresses).`
+      : `Client directory "${directory}" was already allowed private webhook targets.`,
+  );
+}
+
+/** Withdraws it: the directory's endpoints at private targets are refused at their next delivery (`refused: private address`). */
+export async function webhooksDenyPrivate(ctx: CommandContext, options: { directory?: string }): Promise<void> {
+  const directory = requireDirectory(options.directory);
+  const knex = ctx.knex();
+  await ctx.db.migrate(knex);
+  const changed = await ctx.db.webhookTargets(knex).deny(directory);
+  ctx.io.err(
+    changed
+      ? `Client directory "${directory}" may no longer aim webhooks at private targets; deliveries to such endpoints are refused from now on.`
+      : `Client directory "${directory}" was not allowed private webhook targets.`,
+  );
+  if (ctx.allowPrivateTargetsEverywhere) ctx.io.err('Note: WEBHOOK_ALLOW_PRIVATE_TARGETS=true still allows them for every directory.');
+}
+
+/** The directories allowed private targets, and whether the global switch allows them for all. */
+export async function webhooksPrivateTargets(ctx: CommandContext): Promise<void> {
+  const knex = ctx.knex();
+  await ctx.db.migrate(knex);
+  const allowed = await ctx.db.webhookTargets(knex).list();
+  if (ctx.allowPrivateTargetsEverywhere) ctx.io.err('WEBHOOK_ALLOW_PRIVATE_TARGETS=true: every directory may aim webhooks at private targets.');
+  if (allowed.length === 0) {
+    ctx.io.err('No directory is allowed private webhook targets by itself.');
+    return;
+  }
+  table(
+    ctx,
+    ['DIRECTORY', 'ALLOWED_AT'],
+    allowed.map((row) => [row.directory, when(row.allowedAt)]),
+  );
+}
+
+/**
+ * Encrypts every stored webhook secret (current and previous) with the current key: plain ones from before
+ * encryption and ones under an older key. Idempotent; safe while APIs and workers run.
+ */
+export async function webhooksReencrypt(ctx: CommandContext): Promise<void> {
+  const cipher = ctx.secretCipher();
+  if (cipher.keyIds.length === 0) throw new CommandError('SECRETS_ENCRYPTION_KEYS is not set: there is no key to encrypt webhook secrets with.');
+  const knex = ctx.knex();
+  await ctx.db.migrate(knex);
+  const store = ctx.db.webhookSecrets(knex);
+  const missing = missingSecretKeys(await store.keyIdsInUse(), cipher);
+  if (missing.length > 0)
+    throw new CommandError(
+      `SECRETS_ENCRYPTION_KEYS lacks ${missing.map((id) => `"${id}"`).join(', ')}, which stored webhook secrets are encrypted with: add the old key after the new one, then run this again.`,
+    );
+  const result = await new ReencryptWebhookSecretsUseCase({ store, cipher }).execute();
+  ctx.io.out(
+    `Re-encrypted ${result.reencrypted} webhook secret${result.reencrypted === 1 ? '' : 's'} with key "${cipher.keyIds[0]!}" ` +
+      `(${result.wasPlain} were plain text) across ${result.endpoints} endpoint${result.endpoints === 1 ? '' : 's'}; ` +
+      `${result.skipped} changed meanwhile and already use the current key.`,
+  );
 }

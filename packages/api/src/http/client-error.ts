@@ -25,6 +25,7 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: Bu
     // Every answer carries a request id; the client's cannot be read from a head the parser refused.
     `X-Request-Id: ${randomUUID()}`,
     'Content-Type: application/json; charset=utf-8',
+    'X-Content-Type-Options: nosniff',
     `Content-Length: ${Buffer.byteLength(body)}`,
     // The parser has lost its place in the stream: this connection can carry nothing more.
     'Connection: close',

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '@logi/config';
 import { Tokens } from '../tokens.js';
 import type { DashboardQueues } from './dashboard/bull-board.plugin.js';
-import { createDashboardRouter } from './dashboard/dashboard.routes.js';
+import type { DashboardListener } from './dashboard/dashboard.server.js';
 import { DocsAssets } from './docs/docs-assets.js';
 import { createDocsRouter } from './docs/docs.routes.js';
 import { createHealthRouter } from './health/health.routes.js';
@@ -12,8 +12,9 @@ import type { ReadinessChecker } from './health/readiness.checker.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 
 /**
- * The operations routers (docs, health, and the queue dashboard when it is on):
- * mounted before the client gate, so they need no client credentials and are not counted.
+ * The operations routers (docs, health): mounted before the client gate, so
+ * they need no client credentials and are not counted. The queue dashboard
+ * has a listener of its own (startQueueDashboard).
  */
 export function createOpsRouters(container: Container): Router[] {
   const config = container.get<AppConfig>(Tokens.Config);
@@ -23,15 +24,24 @@ export function createOpsRouters(container: Container): Router[] {
     uploadMaxFiles: config.uploadMaxFiles,
     docsBaseUrl: config.docsBaseUrl,
   });
-  const routers = [createDocsRouter(document, new DocsAssets()), createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness))];
+  return [createDocsRouter(document, new DocsAssets()), createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness))];
+}
+
+/**
+ * The queue dashboard on DASHBOARD_HOST:DASHBOARD_PORT when it is on (its
+ * credentials set, Redis there to show); null otherwise. Imported only then:
+ * bull-board and its page renderer are about a fifth of the API's start-up.
+ */
+export async function startQueueDashboard(container: Container): Promise<DashboardListener | null> {
+  const config = container.get<AppConfig>(Tokens.Config);
+  if (!config.dashboard) return null;
+  const logger = container.get<Logger>(Tokens.Logger);
   const inspector = container.get<DashboardQueues | null>(Tokens.QueueInspector);
-  if (config.dashboard && inspector) {
-    routers.push(createDashboardRouter(inspector, config.dashboard));
-  } else if (config.dashboard) {
+  if (!inspector) {
     // Without Redis there are no queues to show: jobs run inside this process.
-    container
-      .get<Logger>(Tokens.Logger)
-      .warn('DASHBOARD_USER and DASHBOARD_PASSWORD are set but neither REDIS_URL nor REDIS_SENTINELS is: the queue dashboard stays off');
+    logger.warn('DASHBOARD_USER and DASHBOARD_PASSWORD are set but neither REDIS_URL nor REDIS_SENTINELS is: the queue dashboard stays off');
+    return null;
   }
-  return routers;
+  const { startDashboardServer } = await import('./dashboard/dashboard.server.js');
+  return startDashboardServer(inspector, { ...config.dashboard, proxyHops: config.trustProxyHops }, logger);
 }

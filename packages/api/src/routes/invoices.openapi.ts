@@ -101,11 +101,12 @@ export function invoicePaths(guides: GuideLinks) {
       get: {
         operationId: 'downloadEInvoice',
         tags: ['Invoices'],
-        summary: 'Download an invoice as an EN 16931 e-invoice (UBL or CII)',
+        summary: 'Download an invoice as an e-invoice (EN 16931 UBL or CII, XRechnung, Peppol, CIUS-RO, KSeF FA(3))',
         description: [
           'The invoice as a structured EN 16931 document for machine booking: `format=ubl` (default) is OASIS UBL 2.1, `format=cii` is UN/CEFACT Cross Industry Invoice D16B; both carry the customization ID `urn:cen.eu:en16931:2017`. It is built from the very data and texts the PDF prints (in `lang`), so the two never disagree.',
           'A sales invoice (`s`) is an invoice (type code 380); a correcting invoice (`c`) is a credit note (type code 381) that references the corrected invoice; a purchase invoice (`p`) swaps the parties as the PDF does.',
           `Which field comes from where, and the defaults for data EN 16931 needs that an invoice does not hold (unit codes, VAT categories, countries): ${guides.link('e-invoices')}.`,
+          `National formats: \`xrechnung-ubl\` and \`xrechnung-cii\` (XRechnung 3.0), \`peppol\` (Peppol BIS Billing 3.0, UBL), \`cius-ro\` (RO e-Factura CIUS-RO, UBL) and \`ksef\` (the Polish structured invoice FA(3)); each passes the EN 16931 rules and then its official national validation. An invoice that lacks what its format needs (a Leitweg-ID for XRechnung, a county for a Romanian party, a Polish seller for \`ksef\`, ...) is 422 on \`format\`, one message per missing item. Which format each country needs, and what the service does not do (sending to KSeF or ANAF): ${guides.link('e-invoices')}.`,
           'As for the PDF: credentials, rate limit, tenancy (404, even with an invalid query) and validation (422) in that order; a strong `ETag` with `Cache-Control: private, no-cache`, and 304 for a matching `If-None-Match`.',
         ].join('\n\n'),
         parameters: [
@@ -124,12 +125,16 @@ export function invoicePaths(guides: GuideLinks) {
             headers: responseHeaders([...COUNTED, 'ETag (e-invoice)', 'Cache-Control']),
           },
           '404': errorResponse(404, 'No such invoice for this client, or an id that is not a positive integer.', Messages.INVOICE_NOT_FOUND),
-          '422': validationResponse('`format` or `lang` invalid, or sent twice.', invalidData, {
-            status: 422,
-            message: Messages.INVALID_DATA,
-            data: null,
-            errors: { format: ['The selected format is invalid.'] },
-          }),
+          '422': validationResponse(
+            '`format` or `lang` invalid, or sent twice; or the invoice lacks data its national `format` needs (each missing item named).',
+            invalidData,
+            {
+              status: 422,
+              message: Messages.INVALID_DATA,
+              data: null,
+              errors: { format: ['The selected format is invalid.'] },
+            },
+          ),
           ...commonErrors(),
         },
       },

@@ -9,6 +9,7 @@ import {
 } from '@logi/domain';
 import type { AppState } from '../http/app-state.js';
 import { jsonObjectBody, requestBody } from '../http/json-body.js';
+import { noStore } from '../http/no-store.js';
 import { parsePathId, queryPairs } from '../http/path-id.js';
 import { respond } from '../http/respond.js';
 import { toAttachFilesDto } from '../mappers/attach-files.mapper.js';
@@ -81,11 +82,10 @@ export function registerOrderRoutes(router: Router<AppState>, deps: OrderRouteDe
     await sendOrderFile(ctx, await deps.orderFiles.download(ctx.state.client.directory, orderIdOf(ctx.params.orderId), fileIdOf(ctx.params.fileId)));
   });
 
-  router.post('/orders/:orderId/files/:fileId/link', jsonObjectBody(), async (ctx) => {
+  // No cache keeps a link, an error answer included (no-store before the handler runs).
+  router.post('/orders/:orderId/files/:fileId/link', noStore(), jsonObjectBody(), async (ctx) => {
     const orderId = orderIdOf(ctx.params.orderId);
     const link = await deps.orderFiles.link(ctx.state.client.directory, orderId, fileIdOf(ctx.params.fileId), requestBody(ctx));
-    // A link is a bearer credential for the file: no cache keeps it.
-    ctx.set('Cache-Control', 'no-store');
     const url = link.kind === 'presigned' ? link.url : `${requestOrigin(ctx)}/v1/file-links/${link.token}`;
     respond(ctx, 201, 'File link created', { url, expires: link.expires });
   });

@@ -60,12 +60,12 @@ export function webhookEndpointPaths(guides: GuideLinks) {
         description: [
           'Events of the chosen types (all when `event_types` is empty or absent) are POSTed to `url` as they are published, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, shown only here and on rotation.',
           // What a target may be, in short; every refused address and spelling is in the guide.
-          `\`url\` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on \`url\`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow \`http\` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers). Every rule: ${guides.link('events-and-webhooks')}.`,
+          `\`url\` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on \`url\`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow \`http\` and such hosts for one client directory (on-premises receivers), or for every one. Every rule: ${guides.link('events-and-webhooks')}.`,
           'At most WEBHOOK_MAX_ENDPOINTS (10) endpoints per client directory.',
         ].join('\n\n'),
         requestBody: jsonBody(createWebhookEndpointSchema),
         responses: {
-          '201': jsonResponse('The endpoint, with its secret.', ref('CreatedWebhookEndpointEnvelope'), COUNTED),
+          '201': jsonResponse('The endpoint, with its secret.', ref('CreatedWebhookEndpointEnvelope'), [...COUNTED, 'Cache-Control (no-store)']),
           '422': invalid(
             'A field is invalid (`The given data was invalid.`, with `errors` naming `url`, `event_types` or `description`, or `body` when the body is not a JSON object); or the directory already has WEBHOOK_MAX_ENDPOINTS endpoints: `A client directory may have at most 10 webhook endpoints.` (its number is the setting), without `errors`.',
             'url',
@@ -123,7 +123,7 @@ export function webhookEndpointPaths(guides: GuideLinks) {
           'A new secret signs from now on; for 24 hours the old one signs too (`webhook-signature` then holds two space-separated `v1,` entries), so receivers can switch without missing a delivery.',
         parameters: [endpointId],
         responses: {
-          '200': jsonResponse('The new secret, shown this once.', ref('WebhookSecretEnvelope'), COUNTED),
+          '200': jsonResponse('The new secret, shown this once.', ref('WebhookSecretEnvelope'), [...COUNTED, 'Cache-Control (no-store)']),
           '404': notFound,
           ...commonErrors(),
           ...bodyErrors,

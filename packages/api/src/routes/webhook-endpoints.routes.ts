@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import { envelope, WebhookEndpointNotFoundError, type ManageWebhookEndpointsUseCase } from '@logi/domain';
 import type { AppState } from '../http/app-state.js';
 import { jsonObjectBody, requestBody } from '../http/json-body.js';
+import { noStore } from '../http/no-store.js';
 import { parsePathId, queryPairs } from '../http/path-id.js';
 import { toCreatedWebhookEndpointDto, toWebhookDeliveriesDto, toWebhookEndpointDto } from '../mappers/webhook.mapper.js';
 
@@ -19,7 +20,7 @@ export function registerWebhookEndpointRoutes(router: Router<AppState>, deps: We
   const webhooks = deps.manageWebhooks;
   const body = jsonObjectBody();
 
-  router.post('/webhook-endpoints', body, async (ctx) => {
+  router.post('/webhook-endpoints', noStore(), body, async (ctx) => {
     const { endpoint, secret } = await webhooks.create(ctx.state.client.directory, requestBody(ctx));
     ctx.status = 201;
     ctx.body = envelope(201, 'Webhook endpoint created', toCreatedWebhookEndpointDto(endpoint, secret));
@@ -43,7 +44,7 @@ export function registerWebhookEndpointRoutes(router: Router<AppState>, deps: We
     ctx.body = envelope(200, 'Webhook endpoint deleted', null);
   });
 
-  router.post('/webhook-endpoints/:endpointId/rotate-secret', body, async (ctx) => {
+  router.post('/webhook-endpoints/:endpointId/rotate-secret', noStore(), body, async (ctx) => {
     const secret = await webhooks.rotateSecret(ctx.state.client.directory, endpointId(ctx.params.endpointId));
     ctx.body = envelope(200, 'OK', { secret });
   });

@@ -206,12 +206,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Download an invoice as an EN 16931 e-invoice (UBL or CII)
+         * Download an invoice as an e-invoice (EN 16931 UBL or CII, XRechnung, Peppol, CIUS-RO, KSeF FA(3))
          * @description The invoice as a structured EN 16931 document for machine booking: `format=ubl` (default) is OASIS UBL 2.1, `format=cii` is UN/CEFACT Cross Industry Invoice D16B; both carry the customization ID `urn:cen.eu:en16931:2017`. It is built from the very data and texts the PDF prints (in `lang`), so the two never disagree.
          *
          *     A sales invoice (`s`) is an invoice (type code 380); a correcting invoice (`c`) is a credit note (type code 381) that references the corrected invoice; a purchase invoice (`p`) swaps the parties as the PDF does.
          *
          *     Which field comes from where, and the defaults for data EN 16931 needs that an invoice does not hold (unit codes, VAT categories, countries): [docs/integrate/e-invoices.md](docs/integrate/e-invoices.md).
+         *
+         *     National formats: `xrechnung-ubl` and `xrechnung-cii` (XRechnung 3.0), `peppol` (Peppol BIS Billing 3.0, UBL), `cius-ro` (RO e-Factura CIUS-RO, UBL) and `ksef` (the Polish structured invoice FA(3)); each passes the EN 16931 rules and then its official national validation. An invoice that lacks what its format needs (a Leitweg-ID for XRechnung, a county for a Romanian party, a Polish seller for `ksef`, ...) is 422 on `format`, one message per missing item. Which format each country needs, and what the service does not do (sending to KSeF or ANAF): [docs/integrate/e-invoices.md](docs/integrate/e-invoices.md).
          *
          *     As for the PDF: credentials, rate limit, tenancy (404, even with an invalid query) and validation (422) in that order; a strong `ETag` with `Cache-Control: private, no-cache`, and 304 for a matching `If-None-Match`.
          */
@@ -241,7 +243,7 @@ export interface paths {
          * Create a webhook endpoint
          * @description Events of the chosen types (all when `event_types` is empty or absent) are POSTed to `url` as they are published, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, shown only here and on rotation.
          *
-         *     `url` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on `url`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (on-premise receivers). Every rule: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     `url` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on `url`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts for one client directory (on-premises receivers), or for every one. Every rule: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          *
          *     At most WEBHOOK_MAX_ENDPOINTS (10) endpoints per client directory.
          */
@@ -573,7 +575,7 @@ export interface components {
         UploadedFile: {
             /** @description File ID. */
             id: number;
-            /** @description The client's file name reduced to its base name. */
+            /** @description The client's file name reduced to its base name, without control, bidirectional or zero-width characters, in Unicode NFC. */
             name: string;
             /** @description The file's category (for a duplicate: the existing file's). */
             category_id: number | null;
@@ -795,7 +797,7 @@ export interface components {
             status: "pending" | "succeeded" | "failed";
             /** @description The endpoint's HTTP status; null when it gave none (timeout, reset, refused). */
             response_status: number | null;
-            /** @description What went wrong, readable; null on success. */
+            /** @description What went wrong, coarse on purpose (never an address or port): `answered <status>`, `timed out`, `connection failed`, `host not found`, `TLS error`, `invalid answer`, `refused: private address`, `refused: not an https URL`, or a sentence about retention or a disabled endpoint; null on success. */
             error: string | null;
             /** @description When the attempt was scheduled, Unix seconds, UTC. */
             created: number;
@@ -4135,8 +4137,8 @@ export interface operations {
     downloadEInvoice: {
         parameters: {
             query?: {
-                /** @description XML syntax: `ubl` (OASIS UBL 2.1 Invoice / CreditNote) or `cii` (UN/CEFACT CII D16B). */
-                format?: "ubl" | "cii";
+                /** @description The document: EN 16931 as `ubl` (OASIS UBL 2.1 Invoice / CreditNote) or `cii` (UN/CEFACT CII D16B), or a national format: `xrechnung-ubl`, `xrechnung-cii` (XRechnung 3.0), `peppol` (Peppol BIS Billing 3.0), `cius-ro` (RO e-Factura CIUS-RO), `ksef` (Polish KSeF FA(3)). An invoice that lacks data its national format needs is 422 on `format`, naming what is missing. */
+                format?: "ubl" | "cii" | "xrechnung-ubl" | "xrechnung-cii" | "peppol" | "cius-ro" | "ksef";
                 /** @description Language of the texts inside the document (notes, payment terms), as on the PDF. */
                 lang?: "cs" | "de" | "en" | "pl" | "ro" | "tr";
             };
@@ -4334,7 +4336,7 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
-            /** @description `format` or `lang` invalid, or sent twice. */
+            /** @description `format` or `lang` invalid, or sent twice; or the invoice lacks data its national `format` needs (each missing item named). */
             422: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -4706,6 +4708,8 @@ export interface operations {
                      * @example "default";r=59;t=60
                      */
                     RateLimit?: string;
+                    /** @description The answer holds a secret: no cache, private or shared, may keep it. */
+                    "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5962,6 +5966,8 @@ export interface operations {
                      * @example "default";r=59;t=60
                      */
                     RateLimit?: string;
+                    /** @description The answer holds a secret: no cache, private or shared, may keep it. */
+                    "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
                 content: {

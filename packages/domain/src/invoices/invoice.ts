@@ -62,4 +62,14 @@ export interface Invoice {
 export interface InvoiceDetail extends Invoice {
   customerAddress: string;
   items: InvoiceItem[];
+  /** National e-invoices (fixtures-format.md); each absent when not given. ISO 3166-2, e.g. "RO-CJ". */
+  customerCounty?: string;
+  /** The buyer's reference (XRechnung's Leitweg-ID); when given, it is BT-10 instead of the order numbers. */
+  buyerReference?: string;
+  /** Units of the seller's national currency for one unit of `currency`. */
+  exchangeRate?: number;
+  /** The number the Polish KSeF gave this invoice. */
+  ksefNumber?: string;
+  /** A correction's corrected invoice: its issue date and KSeF number (FA(3) names both). */
+  correctedInvoice?: { issueDate: number; ksefNumber: string | null };
 }

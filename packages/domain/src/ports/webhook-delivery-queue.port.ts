@@ -8,7 +8,10 @@ export interface ClaimedDelivery {
   /** The client directory of the endpoint (its attempts in flight are bounded together). */
   directory: string;
   url: string;
+  /** As stored: sealed (or plain, from before encryption); the use case opens them. */
   secrets: WebhookSecrets;
+  /** The operator allowed this endpoint's directory private targets (`webhooks:allow-private`). */
+  privateTargetsAllowed: boolean;
   /** Since when every attempt to this endpoint failed (seconds); null after a success. */
   failingSince: number | null;
   /** The event to send; null when retention removed it meanwhile. */
@@ -20,7 +23,10 @@ export interface DeliveryOutcome {
   endpointId: number;
   succeeded: boolean;
   responseStatus: number | null;
+  /** What the client is shown: a coarse reason (`connection failed`, `answered 500`, ...). */
   error: string | null;
+  /** What the operator is shown (`pnpm cli webhooks:deliveries`): the sender's detail, addresses and ports included. */
+  errorDetail: string | null;
   /** A failure with a retry to come: when it is due (a new attempt is scheduled). */
   retryAt: number | null;
   /** Set on a failure: the endpoint's failure streak starts here unless it had begun. */
@@ -47,6 +53,12 @@ export interface WebhookDeliveryQueuePort {
    * free slot is passed over whatever its backlog.
    */
   claimDue(now: number, bounds: DeliverySlotBounds, leaseSeconds: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Gives claimed attempts back before their lease ends (they were claimed
+   * ahead and not started): each is due again at `now`. Only attempts still
+   * pending are touched.
+   */
+  release(deliveryIds: readonly number[], now: number): Promise<void>;
   /** Records what came of attempts, in one transaction (a failure with a retry schedules the next attempt). */
   record(outcomes: readonly DeliveryOutcome[]): Promise<void>;
   /** Removes up to `limit` finished attempts (succeeded or failed) made before `createdBefore` (seconds); returns how many. */

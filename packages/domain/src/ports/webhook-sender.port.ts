@@ -6,17 +6,34 @@ export interface WebhookRequest {
   body: string;
   /** The whole attempt (connect, send, first bytes of the answer) ends by then. */
   timeoutMs: number;
-  /** Allow loopback, private, link-local and other non-public targets (WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+  /** Allow loopback, private, link-local and other non-public targets (WEBHOOK_ALLOW_PRIVATE_TARGETS, or the endpoint's directory is allowed them). */
   allowPrivateTargets: boolean;
 }
+
+/**
+ * Why an attempt got no answer, as the client is told: coarse on purpose, so that a delivery's error never says which
+ * address was connected to or which ports of a network answer (the operator's detail is `error`).
+ */
+export type WebhookFailureReason =
+  | 'refused: private address'
+  | 'refused: not an https URL'
+  | 'refused: invalid URL'
+  | 'host not found'
+  | 'connection failed'
+  | 'timed out'
+  | 'TLS error'
+  | 'invalid answer'
+  | 'not sent';
 
 /** What came of one attempt: an HTTP answer (any status), or no answer and why. */
 export type WebhookAttemptResult =
   | { kind: 'answered'; status: number }
   | {
       kind: 'failed';
-      /** A short, readable reason for the operator and the client (`timed out after 10000 ms`, `connection reset`, ...); never a stack. */
+      /** A short, readable reason for the operator (`timed out after 10000 ms`, `address 10.0.0.1 is not public`, ...); never a stack. */
       error: string;
+      /** The coarse reason the client sees. */
+      reason: WebhookFailureReason;
       /** The target was refused before any byte was sent (a forbidden address after resolution, say). */
       refused: boolean;
     };

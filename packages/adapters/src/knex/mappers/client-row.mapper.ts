@@ -12,6 +12,10 @@ export const CLIENT_COLUMNS = [
   'company_bank_account',
   'company_bank_name',
   'company_country',
+  'company_contact_name',
+  'company_contact_phone',
+  'company_contact_email',
+  'company_county',
 ] as const;
 
 export type ClientRow = Record<(typeof CLIENT_COLUMNS)[number], unknown>;
@@ -28,6 +32,16 @@ export function toClient(row: ClientRow): Client {
       bankAccount: toText(row.company_bank_account, 'clients.company_bank_account'),
       bankName: toText(row.company_bank_name, 'clients.company_bank_name'),
       ...(row.company_country == null ? {} : { country: toText(row.company_country, 'clients.company_country') }),
+      ...(row.company_contact_name == null
+        ? {}
+        : {
+            contact: {
+              name: toText(row.company_contact_name, 'clients.company_contact_name'),
+              phone: toText(row.company_contact_phone ?? '', 'clients.company_contact_phone'),
+              email: toText(row.company_contact_email ?? '', 'clients.company_contact_email'),
+            },
+          }),
+      ...(row.company_county == null ? {} : { county: toText(row.company_county, 'clients.company_county') }),
     },
   };
 }
@@ -44,5 +58,9 @@ export function companyColumns(company: CompanyDetails) {
     company_bank_account: company.bankAccount,
     company_bank_name: company.bankName,
     company_country: company.country ?? null,
+    company_contact_name: company.contact?.name ?? null,
+    company_contact_phone: company.contact?.phone ?? null,
+    company_contact_email: company.contact?.email ?? null,
+    company_county: company.county ?? null,
   };
 }

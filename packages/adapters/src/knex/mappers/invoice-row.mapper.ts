@@ -1,4 +1,13 @@
-import { INVOICE_STATUSES, INVOICE_TYPES, type Invoice, type InvoiceItem, type InvoiceOrder, type InvoiceStatus, type InvoiceType } from '@logi/domain';
+import {
+  INVOICE_STATUSES,
+  INVOICE_TYPES,
+  type Invoice,
+  type InvoiceDetail,
+  type InvoiceItem,
+  type InvoiceOrder,
+  type InvoiceStatus,
+  type InvoiceType,
+} from '@logi/domain';
 import { toJsonArray, toNullableNumber, toNumber, toText } from './sql-values.js';
 
 /** Columns of `invoices` read for the list; the list query selects them as `i.<column>`. */
@@ -27,6 +36,31 @@ export const INVOICE_COLUMNS = [
 
 /** An invoice row joined with the corrected invoice (`correct_of_ref_id`, `correct_of_nr`; null when none). */
 export type InvoiceRow = Record<(typeof INVOICE_COLUMNS)[number] | 'correct_of_ref_id' | 'correct_of_nr', unknown>;
+
+/** The national e-invoice columns, read for one invoice's detail only. */
+export const NATIONAL_COLUMNS = ['customer_county', 'buyer_reference', 'exchange_rate', 'ksef_number'] as const;
+/** Those columns, with the corrected invoice's issue date and KSeF number (`correct_of_issue_date`, `correct_of_ksef_number`). */
+export type NationalRow = Record<(typeof NATIONAL_COLUMNS)[number] | 'correct_of_issue_date' | 'correct_of_ksef_number', unknown>;
+
+/** The optional national fields of InvoiceDetail: left out when the row holds none, so an invoice without them is as before. */
+export function toNationalFields(
+  row: NationalRow,
+): Pick<InvoiceDetail, 'customerCounty' | 'buyerReference' | 'exchangeRate' | 'ksefNumber' | 'correctedInvoice'> {
+  return {
+    ...(row.customer_county == null ? {} : { customerCounty: toText(row.customer_county, 'invoices.customer_county') }),
+    ...(row.buyer_reference == null ? {} : { buyerReference: toText(row.buyer_reference, 'invoices.buyer_reference') }),
+    ...(row.exchange_rate == null ? {} : { exchangeRate: toNumber(row.exchange_rate, 'invoices.exchange_rate') }),
+    ...(row.ksef_number == null ? {} : { ksefNumber: toText(row.ksef_number, 'invoices.ksef_number') }),
+    ...(row.correct_of_issue_date == null
+      ? {}
+      : {
+          correctedInvoice: {
+            issueDate: toNumber(row.correct_of_issue_date, 'invoices.issue_date'),
+            ksefNumber: row.correct_of_ksef_number == null ? null : toText(row.correct_of_ksef_number, 'invoices.ksef_number'),
+          },
+        }),
+  };
+}
 
 export const INVOICE_ORDER_COLUMNS = ['invoice_id', 'position', 'type', 'nr', 'cmr', 'tasks', 'files', 'contacts'] as const;
 export type InvoiceOrderRow = Record<(typeof INVOICE_ORDER_COLUMNS)[number], unknown>;

@@ -39,6 +39,8 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         .orderBy('d.next_attempt_at')
         .limit(1)
         .as('oldest_due');
+      // Whether the operator allowed the endpoint's directory private targets (webhooks:allow-private), read with the claim.
+      const privateAllowed = trx('webhook_private_targets as p').count({ n: '*' }).whereRaw('p.directory = e.directory').as('private_allowed');
       const endpointRows: Row[] = await trx('webhook_endpoints as e').select(
         'e.id',
         'e.directory',
@@ -49,6 +51,7 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         'e.previous_secret_until',
         'e.failing_since',
         oldestPending,
+        privateAllowed,
       );
       const heads = endpointRows.filter((row) => row.oldest_due != null && Number(row.oldest_due) <= now);
       if (heads.length === 0) return [];
@@ -113,6 +116,7 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         previous: endpoint.previous_secret == null ? null : String(endpoint.previous_secret),
         previousUntil: endpoint.previous_secret_until == null ? null : Number(endpoint.previous_secret_until),
       },
+      privateTargetsAllowed: Number(endpoint.private_allowed) > 0,
       failingSince: endpoint.failing_since == null ? null : Number(endpoint.failing_since),
       event: events.get(Number(row.event_id)) ?? null,
     }));
@@ -149,6 +153,7 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
           status: outcome.succeeded ? 'succeeded' : 'failed',
           response_status: outcome.responseStatus,
           error: outcome.error === null ? null : outcome.error.slice(0, 500),
+          error_detail: outcome.errorDetail === null ? null : outcome.errorDetail.slice(0, 500),
           next_attempt_at: outcome.retryAt,
         };
         const key = JSON.stringify(values);
@@ -193,6 +198,11 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         }
       }
     });
+  }
+
+  async release(deliveryIds: readonly number[], now: number): Promise<void> {
+    if (deliveryIds.length === 0) return;
+    await this.knex('webhook_deliveries').whereIn('id', deliveryIds).andWhere('status', 'pending').update({ next_attempt_at: now });
   }
 
   async removeFinished(createdBefore: number, limit: number): Promise<number> {

@@ -14,11 +14,12 @@ export interface DashboardQueues {
  * when the dashboard is on: bull-board and its page renderer are about a
  * fifth of the API's start-up, which an API without the dashboard never pays.
  */
-export function bullBoardMiddleware(inspector: DashboardQueues, basePath: string): BullBoardMiddleware {
+export function bullBoardMiddleware(inspector: DashboardQueues, basePath: string, options: { write: boolean }): BullBoardMiddleware {
   const serverAdapter = new KoaAdapter();
   serverAdapter.setBasePath(basePath);
   createBullBoard({
-    queues: inspector.queues.map((queue) => new BullMQAdapter(queue)),
+    // Read-only: bull-board hides its buttons and refuses its write routes (the router in front refuses them first).
+    queues: inspector.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: !options.write })),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Logistics queues' } },
   });

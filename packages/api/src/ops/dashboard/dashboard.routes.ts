@@ -1,30 +1,31 @@
 import Router from '@koa/router';
 import type { AppState } from '../../http/app-state.js';
-import { basicAuth } from './basic-auth.middleware.js';
+import { HttpError } from '../../http/http-error.js';
 // Type only: bull-board itself loads when the dashboard is on (below).
 import type { DashboardQueues } from './bull-board.plugin.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 
-/** The methods bull-board's pages and API use; anything else is the app's 405 envelope. */
+/** The methods bull-board's pages and API use; anything else is the 405 envelope. */
 const DASHBOARD_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH'];
+const READ_METHODS = new Set(['GET', 'HEAD']);
 
 /**
- * The queue dashboard (bull-board) for operators, under /admin/queues, behind
- * HTTP Basic auth. It is a public router (no client credentials, not rate
- * limited); its paths are registered here so the route guard lets them
- * through, and a path under it that bull-board does not know falls through
- * to the app's 404 envelope.
+ * The queue dashboard (bull-board) under /admin/queues, served on its own
+ * listener behind HTTP Basic auth (dashboard.server.ts). Read-only unless
+ * `write`: then every request that would change a queue (bull-board's API
+ * takes them as POST, PUT and PATCH) is 405 before bull-board sees it, and
+ * bull-board's own read-only mode hides the buttons and refuses them too.
  */
-export function createDashboardRouter(inspector: DashboardQueues, credentials: { user: string; password: string }): Router<AppState> {
+export function createDashboardRouter(inspector: DashboardQueues, options: { write: boolean }): Router<AppState> {
   // bull-board loads in the background from here, so an API without the dashboard never loads it.
-  const dashboard = import('./bull-board.plugin.js').then((plugin) => plugin.bullBoardMiddleware(inspector, DASHBOARD_PATH));
+  const dashboard = import('./bull-board.plugin.js').then((plugin) => plugin.bullBoardMiddleware(inspector, DASHBOARD_PATH, options));
   // Not an unhandled rejection while no request has asked: a failed load is the answer of each dashboard request.
   dashboard.catch(() => undefined);
   const router = new Router<AppState>();
   router.register([DASHBOARD_PATH, `${DASHBOARD_PATH}/{*rest}`], DASHBOARD_METHODS, [
-    basicAuth(credentials, 'Queue dashboard'),
     async (ctx, next) => {
+      if (!options.write && !READ_METHODS.has(ctx.method)) throw new HttpError(405, undefined, { Allow: 'GET, HEAD, OPTIONS' });
       ctx.set('Cache-Control', 'no-store');
       // bull-board's inner router names its own pattern ('/'); the request log should keep ours.
       const matchedRoute = (ctx as { _matchedRoute?: string })._matchedRoute;

@@ -20,7 +20,6 @@ export function createDocsRouter(document: OpenApiDocument, assets: DocsAssets):
   router.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY);
-    ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Cache-Control', 'no-cache');
     ctx.body = DOCS_PAGE_HTML;
   });
@@ -30,7 +29,6 @@ export function createDocsRouter(document: OpenApiDocument, assets: DocsAssets):
     if (!asset) throw new HttpError(404);
     const { contentType, body } = await asset;
     ctx.type = contentType;
-    ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.body = body;
   });

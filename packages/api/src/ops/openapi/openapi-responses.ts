@@ -66,13 +66,13 @@ const HEADERS = {
     schema: { type: 'string' },
     example: `attachment; filename="_d__ CMR.pdf"; filename*=UTF-8''%C5%81%C3%B3d%C5%BA%20CMR.pdf`,
   },
-  'Cache-Control (no-store)': {
-    description: 'A link is a credential for the file: no cache may keep this answer.',
-    schema: { type: 'string', const: 'no-store' },
-  },
   'Cache-Control': {
     description: 'The answer may be kept by the client only, and must be revalidated before each use.',
     schema: { type: 'string', const: 'private, no-cache' },
+  },
+  'Cache-Control (no-store)': {
+    description: 'The answer holds a secret (a signing secret, or a file link, which works without credentials): no cache, private or shared, may keep it.',
+    schema: { type: 'string', const: 'no-store' },
   },
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' }, example: 'HEAD, GET, OPTIONS' },
   'Content-Disposition': {

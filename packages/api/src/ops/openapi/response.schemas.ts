@@ -94,7 +94,7 @@ export const fileCategorySchema = z
 
 export const uploadedFileSchema = z.strictObject({
   id: z.int().describe('File ID.'),
-  name: z.string().describe("The client's file name reduced to its base name."),
+  name: z.string().describe("The client's file name reduced to its base name, without control, bidirectional or zero-width characters, in Unicode NFC."),
   category_id: z.int().nullable().describe("The file's category (for a duplicate: the existing file's)."),
   duplicate_of: z
     .int()

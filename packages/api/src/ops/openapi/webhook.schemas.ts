@@ -31,7 +31,12 @@ export const webhookDeliverySchema = z
     attempt: z.int().min(1).describe('1 for the first try, one more per retry.'),
     status: z.enum(DELIVERY_STATUSES).describe('`pending` (due or in flight), `succeeded` (a 2xx), `failed` (anything else; a later attempt may follow).'),
     response_status: z.int().nullable().describe("The endpoint's HTTP status; null when it gave none (timeout, reset, refused)."),
-    error: z.string().nullable().describe('What went wrong, readable; null on success.'),
+    error: z
+      .string()
+      .nullable()
+      .describe(
+        'What went wrong, coarse on purpose (never an address or port): `answered <status>`, `timed out`, `connection failed`, `host not found`, `TLS error`, `invalid answer`, `refused: private address`, `refused: not an https URL`, or a sentence about retention or a disabled endpoint; null on success.',
+      ),
     created: z.int().nonnegative().describe('When the attempt was scheduled, Unix seconds, UTC.'),
     next_attempt_at: z.int().nonnegative().nullable().describe('Pending: when it is due; failed: when the retry is due (null after the last one).'),
   })

@@ -26,12 +26,16 @@ export function buildEInvoice(invoice: InvoiceDetail, company: CompanyDetails, d
     vatId: nonEmpty(company.vat),
     country: countryOf(company.country, company.vat),
     ...splitAddress(document[clientIsSeller(invoice.type) ? 'seller' : 'buyer'].addressLines),
+    // The optional fields of the national formats appear only when given, so a document without them is as before.
+    ...(company.county ? { county: company.county } : {}),
+    ...(company.contact ? { contact: company.contact } : {}),
   };
   const counterparty: EInvoiceParty = {
     name: invoice.customerName,
     vatId: nonEmpty(invoice.customerVat),
     country: countryOf(invoice.customerCountry, invoice.customerVat),
     ...splitAddress(document[clientIsSeller(invoice.type) ? 'buyer' : 'seller'].addressLines),
+    ...(invoice.customerCounty ? { county: invoice.customerCounty } : {}),
   };
 
   const lines: Array<EInvoiceLine & { taxAmount: number; reason: string | null }> = invoice.items.map((item, index) => {
@@ -70,7 +74,7 @@ export function buildEInvoice(invoice: InvoiceDetail, company: CompanyDetails, d
     deliveryDate: day(invoice.serviceDate),
     currency: invoice.currency.toUpperCase(),
     notes: document.correction ? [document.correction.text] : [],
-    buyerReference: joined(invoice.orders.map((order) => order.nr)),
+    buyerReference: invoice.buyerReference ?? joined(invoice.orders.map((order) => order.nr)),
     despatchReference: joined(invoice.orders.map((order) => order.cmr)),
     precedingInvoice: invoice.type === 'c' ? (invoice.correctOf?.nr ?? null) : null,
     seller: clientIsSeller(invoice.type) ? client : counterparty,

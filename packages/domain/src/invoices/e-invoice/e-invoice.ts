@@ -1,8 +1,15 @@
 import type { DocumentLanguage } from '../invoice-document/invoice-document.js';
 
 /** The XML syntaxes of EN 16931 the API writes: OASIS UBL 2.1 and UN/CEFACT CII D16B. */
-export const E_INVOICE_FORMATS = ['ubl', 'cii'] as const;
+export const EN16931_E_INVOICE_FORMATS = ['ubl', 'cii'] as const;
+/**
+ * National e-invoices (contract "National e-invoices"): XRechnung 3.0 in both syntaxes, Peppol BIS Billing 3.0 and
+ * RO e-Factura CIUS-RO (UBL), and the Polish KSeF structure FA(3).
+ */
+export const NATIONAL_E_INVOICE_FORMATS = ['xrechnung-ubl', 'xrechnung-cii', 'peppol', 'cius-ro', 'ksef'] as const;
+export const E_INVOICE_FORMATS = [...EN16931_E_INVOICE_FORMATS, ...NATIONAL_E_INVOICE_FORMATS] as const;
 export type EInvoiceFormat = (typeof E_INVOICE_FORMATS)[number];
+export type NationalEInvoiceFormat = (typeof NATIONAL_E_INVOICE_FORMATS)[number];
 
 /** UNTDID 1001: 380 commercial invoice, 381 credit note. */
 export type EInvoiceTypeCode = '380' | '381';
@@ -27,6 +34,10 @@ export interface EInvoiceParty {
   additionalStreet: string | null;
   city: string | null;
   postalCode: string | null;
+  /** BT-39 / BT-54: ISO 3166-2 subdivision (e.g. "RO-CJ"); absent when not given. */
+  county?: string;
+  /** BG-6 / BG-9: the contact person; absent when not given. */
+  contact?: { name: string; phone: string; email: string };
 }
 
 export interface EInvoiceLine {
@@ -94,4 +105,22 @@ export interface EInvoice {
     paid: number;
     payable: number;
   };
+  /** What the national formats need beyond EN 16931; present only on a document written in one of them. */
+  national?: EInvoiceNational;
+}
+
+/** The data of a national e-invoice that EN 16931 does not carry (fixtures-format.md, optional fields). */
+export interface EInvoiceNational {
+  /** BT-10 as given with the invoice (XRechnung's Leitweg-ID), not the order numbers; null when not given. */
+  givenBuyerReference: string | null;
+  /** The seller's national currency where the formats here need one: PLN for a Polish seller, RON for a Romanian one. */
+  nationalCurrency: string | null;
+  /** Units of `nationalCurrency` for one unit of `currency`; null when not given. */
+  exchangeRate: number | null;
+  /** The number KSeF gave this invoice; null when none. */
+  ksefNumber: string | null;
+  /** A correction's corrected invoice: its issue date (YYYY-MM-DD) and KSeF number. */
+  corrected: { issueDate: string; ksefNumber: string | null } | null;
+  /** When the invoice was made (FA(3) DataWytworzeniaFa): its added time, ISO 8601 UTC without milliseconds. */
+  createdAt: string;
 }

@@ -74,6 +74,8 @@ export function buildInvoiceDocument(
     },
     orders: invoice.orders.map((order) => ({ type: order.type, nr: order.nr, cmr: order.cmr })),
     correction: invoice.type === 'c' && invoice.correctOf ? { nr: invoice.correctOf.nr, text: t.correctionOf(invoice.correctOf.nr) } : null,
+    // Set by loadInvoiceDocument, which can write the FA(3) the QR code verifies.
+    ksef: null,
     currency: invoice.currency,
     status: t.statuses[invoice.status],
   };

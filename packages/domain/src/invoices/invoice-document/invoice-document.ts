@@ -92,6 +92,11 @@ export interface InvoiceDocument {
   orders: Array<{ type: string; nr: string; cmr: string }>;
   /** For a correcting invoice: the invoice it corrects, and the sentence that says so. */
   correction: { nr: string; text: string } | null;
+  /**
+   * For an invoice sent to KSeF: its KSeF number, printed under the verification QR code (KOD I) whose link is
+   * `verificationUrl` (null when the invoice's FA(3) cannot be written, so there is nothing to verify against).
+   */
+  ksef: { number: string; verificationUrl: string | null } | null;
   currency: string;
   status: string;
 }

@@ -27,14 +27,26 @@ export interface ReceivedUpload {
 }
 
 /**
+ * Characters a name loses besides the C0 and C1 controls: the bidirectional
+ * controls (embeddings, overrides, isolates, marks: `invoice\u202Etxt.exe`
+ * reads as `invoiceexe.txt`), the zero-width ones (spaces, joiners, the word
+ * joiner, the BOM) that make two names look alike, and the line and paragraph
+ * separators.
+ */
+const INVISIBLE_CONTROLS = /[\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/g;
+
+/**
  * The client's file name reduced to its base name: no directory parts, no
- * control characters; never used to build storage keys.
+ * control, bidirectional or zero-width characters, in Unicode NFC (so `é`
+ * sent decomposed, as macOS does, is stored as the one character); never used
+ * to build storage keys.
  */
 export function baseFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex -- control characters are what a stored file name loses
-  const clean = base.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').trim();
-  const limited = [...clean].slice(0, 255).join('');
+  const clean = base.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+  const visible = clean.replace(INVISIBLE_CONTROLS, '').normalize('NFC').trim();
+  const limited = [...visible].slice(0, 255).join('');
   return limited === '' || limited === '.' || limited === '..' ? 'file' : limited;
 }
 

@@ -1,15 +1,19 @@
 import type { ClaimedDelivery, DeliveryOutcome } from '../../ports/webhook-delivery-queue.port.js';
-import type { WebhookSenderPort } from '../../ports/webhook-sender.port.js';
+import type { SecretCipherPort } from '../../ports/secret-cipher.port.js';
+import type { WebhookAttemptResult, WebhookSenderPort } from '../../ports/webhook-sender.port.js';
 import type { WebhookSignerPort } from '../../ports/webhook-signer.port.js';
 import { disabledReason, isSuccess, nextAttemptAfterFailure, shouldDisable } from '../delivery-rules.js';
-import { signingSecrets } from '../webhook-endpoint.js';
+import { signingSecrets, type WebhookSecrets } from '../webhook-endpoint.js';
 
 export interface WebhookDeliverySettings {
   timeoutMs: number;
   retryScheduleSeconds: readonly number[];
   disableAfterHours: number;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: every directory may; else only the directories the operator allowed (the claim says). */
   allowPrivateTargets: boolean;
 }
+
+const RETENTION_ERROR = 'The event is no longer kept (retention).';
 
 /**
  * One attempt: sign the event (with both secrets during a rotation), POST
@@ -23,43 +27,62 @@ export class DeliverWebhookUseCase {
     private readonly deps: {
       sender: WebhookSenderPort;
       signer: WebhookSignerPort;
+      /** Opens the stored secrets (sealed at rest, or plain ones from before). */
+      cipher: SecretCipherPort;
       settings: WebhookDeliverySettings;
       nowSeconds: () => number;
     },
   ) {}
 
   async execute(claimed: ClaimedDelivery): Promise<DeliveryOutcome> {
-    const { settings } = this.deps;
-    const body = JSON.stringify(claimed.event);
-    const sent = claimed.event
-      ? await this.deps.sender.send({
-          url: claimed.url,
-          headers: this.headers(claimed, body),
-          body,
-          timeoutMs: settings.timeoutMs,
-          allowPrivateTargets: settings.allowPrivateTargets,
-        })
-      : ({ kind: 'failed', error: 'The event is no longer kept (retention).', refused: false } as const);
+    const sent = await this.send(claimed);
     const now = this.deps.nowSeconds();
     const base = { deliveryId: claimed.delivery.id, endpointId: claimed.delivery.endpointId, now, endpointWasFailing: claimed.failingSince !== null };
-    const outcome: DeliveryOutcome =
-      sent.kind === 'answered' && isSuccess(sent.status)
-        ? { ...base, succeeded: true, responseStatus: sent.status, error: null, retryAt: null, failingSince: null, disableReason: null }
-        : this.failure(
-            claimed,
-            base,
-            sent.kind === 'answered' ? sent.status : null,
-            sent.kind === 'answered' ? `The endpoint answered ${sent.status}.` : sent.error,
-            claimed.event !== null,
-          );
-    return outcome;
+    if (sent.kind === 'answered' && isSuccess(sent.status))
+      return { ...base, succeeded: true, responseStatus: sent.status, error: null, errorDetail: null, retryAt: null, failingSince: null, disableReason: null };
+    // The client sees a coarse reason; the operator's detail (addresses, ports, system codes) is kept beside it.
+    const error =
+      sent.kind === 'answered'
+        ? { client: `answered ${sent.status}`, detail: `The endpoint answered ${sent.status}.` }
+        : { client: claimed.event ? sent.reason : RETENTION_ERROR, detail: sent.error };
+    return this.failure(claimed, base, sent.kind === 'answered' ? sent.status : null, error, claimed.event !== null);
+  }
+
+  private async send(claimed: ClaimedDelivery): Promise<WebhookAttemptResult> {
+    const { settings } = this.deps;
+    if (!claimed.event) return { kind: 'failed', error: RETENTION_ERROR, reason: 'not sent', refused: false };
+    const body = JSON.stringify(claimed.event);
+    let secrets: WebhookSecrets;
+    try {
+      secrets = this.openSecrets(claimed.secrets);
+    } catch (error) {
+      // A key removed too early (or a value altered): retried on the schedule, so restoring the key lets it through.
+      return {
+        kind: 'failed',
+        error: `The signing secret cannot be decrypted: ${error instanceof Error ? error.message : String(error)}`,
+        reason: 'not sent',
+        refused: false,
+      };
+    }
+    return this.deps.sender.send({
+      url: claimed.url,
+      headers: this.headers(claimed, secrets, body),
+      body,
+      timeoutMs: settings.timeoutMs,
+      allowPrivateTargets: settings.allowPrivateTargets || claimed.privateTargetsAllowed,
+    });
+  }
+
+  private openSecrets(stored: WebhookSecrets): WebhookSecrets {
+    const { cipher } = this.deps;
+    return { ...stored, current: cipher.open(stored.current), previous: stored.previous === null ? null : cipher.open(stored.previous) };
   }
 
   private failure(
     claimed: ClaimedDelivery,
     base: { deliveryId: number; endpointId: number; now: number; endpointWasFailing: boolean },
     responseStatus: number | null,
-    error: string,
+    error: { client: string; detail: string },
     retryable: boolean,
   ): DeliveryOutcome {
     const { settings } = this.deps;
@@ -69,21 +92,22 @@ export class DeliverWebhookUseCase {
       ...base,
       succeeded: false,
       responseStatus,
-      error,
+      error: error.client,
+      errorDetail: error.detail,
       retryAt: retryable && !disable ? nextAttemptAfterFailure(claimed.delivery.attempt, base.now, settings.retryScheduleSeconds) : null,
       failingSince,
       disableReason: disable ? disabledReason(settings.disableAfterHours) : null,
     };
   }
 
-  private headers(claimed: ClaimedDelivery, body: string): Record<string, string> {
+  private headers(claimed: ClaimedDelivery, secrets: WebhookSecrets, body: string): Record<string, string> {
     const timestamp = this.deps.nowSeconds();
     const id = String(claimed.delivery.eventId);
     return {
       'content-type': 'application/json',
       'webhook-id': id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': this.deps.signer.sign(id, timestamp, body, signingSecrets(claimed.secrets, timestamp)),
+      'webhook-signature': this.deps.signer.sign(id, timestamp, body, signingSecrets(secrets, timestamp)),
     };
   }
 }

@@ -1,6 +1,8 @@
 import type { ClockPort } from '../../ports/clock.port.js';
 import type { EventFeedPort } from '../../ports/event-feed.port.js';
 import type { HostResolverPort } from '../../ports/host-resolver.port.js';
+import type { SecretCipherPort } from '../../ports/secret-cipher.port.js';
+import type { WebhookTargetPolicyPort } from '../../ports/webhook-target-policy.port.js';
 import type { WebhookEndpointRepositoryPort } from '../../ports/webhook-endpoint-repository.port.js';
 import type { WebhookSignerPort } from '../../ports/webhook-signer.port.js';
 import { ValidationError } from '../../shared/common.errors.js';
@@ -24,17 +26,25 @@ export class ManageWebhookEndpointsUseCase {
       feed: EventFeedPort;
       resolver: HostResolverPort;
       signer: WebhookSignerPort;
+      /** Seals new secrets before they are stored. */
+      cipher: SecretCipherPort;
       clock: ClockPort;
       maxEndpoints: number;
+      /** WEBHOOK_ALLOW_PRIVATE_TARGETS: every directory may aim at private targets. */
       allowPrivateTargets: boolean;
+      /** Else only the directories the operator allowed. */
+      targetPolicy: WebhookTargetPolicyPort;
     },
   ) {}
 
   async create(directory: string, body: unknown): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     const input = parseCreateWebhookEndpoint(body);
-    await this.checkTarget(input.url);
+    await this.checkTarget(directory, input.url);
     const secret = this.deps.signer.newSecret();
-    const endpoint = await this.deps.endpoints.create({ directory, ...input, secret, created: this.nowSeconds() }, this.deps.maxEndpoints);
+    const endpoint = await this.deps.endpoints.create(
+      { directory, ...input, secret: this.deps.cipher.seal(secret), created: this.nowSeconds() },
+      this.deps.maxEndpoints,
+    );
     if (!endpoint) throw new ValidationError(`A client directory may have at most ${this.deps.maxEndpoints} webhook endpoints.`);
     return { endpoint, secret };
   }
@@ -50,7 +60,7 @@ export class ManageWebhookEndpointsUseCase {
   async update(directory: string, id: number, body: unknown): Promise<WebhookEndpoint> {
     await this.get(directory, id);
     const changes = parseUpdateWebhookEndpoint(body);
-    if (changes.url !== undefined) await this.checkTarget(changes.url);
+    if (changes.url !== undefined) await this.checkTarget(directory, changes.url);
     return (await this.deps.endpoints.update(directory, id, changes)) ?? notFound();
   }
 
@@ -60,7 +70,7 @@ export class ManageWebhookEndpointsUseCase {
 
   async rotateSecret(directory: string, id: number): Promise<string> {
     const secret = this.deps.signer.newSecret();
-    if (!(await this.deps.endpoints.rotateSecret(directory, id, secret, this.nowSeconds() + SECRET_OVERLAP_SECONDS))) notFound();
+    if (!(await this.deps.endpoints.rotateSecret(directory, id, this.deps.cipher.seal(secret), this.nowSeconds() + SECRET_OVERLAP_SECONDS))) notFound();
     return secret;
   }
 
@@ -90,10 +100,11 @@ export class ManageWebhookEndpointsUseCase {
   }
 
   /** The URL's rules, then every address its host resolves to (the connected address is checked again at each delivery). */
-  private async checkTarget(url: string): Promise<void> {
-    const checked = checkWebhookUrl(url, { allowPrivateTargets: this.deps.allowPrivateTargets });
+  private async checkTarget(directory: string, url: string): Promise<void> {
+    const allowPrivateTargets = this.deps.allowPrivateTargets || (await this.deps.targetPolicy.allowsPrivateTargets(directory));
+    const checked = checkWebhookUrl(url, { allowPrivateTargets });
     if (!checked.ok) throw ValidationError.invalidData({ url: [checked.message] });
-    if (this.deps.allowPrivateTargets || checked.ipLiteral) return;
+    if (allowPrivateTargets || checked.ipLiteral) return;
     // A name that does not resolve now (or whose lookup fails) is accepted: what counts is the address each delivery connects to.
     const addresses = await this.deps.resolver.resolve(checked.host).catch(() => [] as string[]);
     if (addresses.some(isForbiddenAddress)) throw ValidationError.invalidData({ url: [FORBIDDEN_TARGET_MESSAGE] });
