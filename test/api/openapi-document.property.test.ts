@@ -310,8 +310,10 @@ function expectedStatuses(request: GeneratedRequest, variant: Variant, successes
     ...(open ? {} : { 'no-credentials': 401 }),
   };
   if (refusal[variant] !== undefined) return [refusal[variant]];
-  // A file link's token is judged by its signature, not its shape: no generated token is one this service signed.
+  // A file link's token is judged by its signature, not its shape: no generated token is one this service signed (403);
+  // one that is no path segment at all (a `/` in it) names no route (404).
   if (request.sent.token !== undefined) return [403];
+  if (request.invalid.path.includes('token')) return [403, 404];
   const unknownIds = request.unknownIds.filter((name) => !namesSomething(request, name));
   const jsonRefusal: Partial<Record<Variant, number>> = { 'cut-body': 400, 'not-json': 400, 'other-type': 415, 'big-body': 413 };
   // The document's 400 in words: a `__proto__` key anywhere is refused like JSON that does not parse.

@@ -22,7 +22,12 @@ export function fileLinkPaths(guides: GuideLinks) {
             in: 'path',
             required: true,
             description: 'The signed token, as the link gives it.',
-            schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$', maxLength: 1100 },
+            schema: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+              // Any other token, of any length, is one this service did not sign: 403.
+              'x-bounded-by': 'No length limit of its own: the request line bounds it (414); a token the service did not sign is a 403.',
+            },
           },
         ],
         responses: {
