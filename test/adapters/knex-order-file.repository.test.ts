@@ -51,6 +51,15 @@ describe.each(PROFILES)('KnexOrderFileRepository on %s', (profile) => {
     expect(await db.knex('order_files').where({ storage_key: 'orders/north-freight/12/k2' }).count({ n: '*' })).toEqual([{ n: 1 }]);
   });
 
+  it("when a file is found by id, then only in its own directory (another directory's id is null)", async () => {
+    const row = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/by-id' }), inTime());
+    expect(await files.findById(NORTH, row!.id)).toEqual(row);
+    expect(await files.findById(SOUTH, row!.id)).toBeNull();
+    expect(await files.findById(NORTH, 987_654)).toBeNull();
+    // The listing test below counts the order's rows.
+    await db.knex('order_files').where({ id: row!.id }).delete();
+  });
+
   it('when a file has no category, then category_id is null', async () => {
     const row = await files.insertOnce(file({ storageKey: 'orders/north-freight/12/k3', categoryId: null }), inTime());
     expect(row?.categoryId).toBeNull();

@@ -58,6 +58,7 @@ export * from './maintenance/webhook-delivering.js';
 export * from './knex/webhooks/knex-webhook-endpoint.repository.js';
 export * from './knex/webhooks/knex-webhook-delivery.queue.js';
 export * from './crypto/standard-webhooks.signer.js';
+export * from './crypto/hmac-file-link.signer.js';
 export * from './crypto/aes-gcm-secret.cipher.js';
 export * from './crypto/local-secret-key.file.js';
 export * from './crypto/secret-keys.js';

@@ -14,6 +14,7 @@ import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.
 import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes.js';
 import { registerEventRoutes, type EventRouteDeps } from './routes/events.routes.js';
 import { registerWebhookEndpointRoutes, type WebhookEndpointRouteDeps } from './routes/webhook-endpoints.routes.js';
+import { registerFileLinkRoutes } from './routes/file-links.routes.js';
 import type { AuthenticateClientUseCase } from '@logi/domain';
 
 const CLIENT_PREFIX = '/v1';
@@ -47,7 +48,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   registerInvoiceRoutes(clientRouter, deps);
   registerEventRoutes(clientRouter, deps);
   registerWebhookEndpointRoutes(clientRouter, deps);
-  const publicRouters = deps.publicRouters ?? [];
+  // File links carry their own credential (a signed token), so they sit beside the ops routes, outside the gate.
+  const fileLinkRouter = new Router({ prefix: '/v1' });
+  registerFileLinkRoutes(fileLinkRouter, { orderFiles: deps.orderFiles, limiter: deps.limiter });
+  const publicRouters = [...(deps.publicRouters ?? []), fileLinkRouter];
 
   app.use(securityHeaders());
   app.use(requestContext(deps.logger));

@@ -15,6 +15,9 @@ export const STATUS_BY_CODE: Record<string, number> = {
   TOO_MANY_WAITING_REQUESTS: 429,
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,
   WEBHOOK_REPLAY_RUNNING: 409,
+  FILE_NOT_FOUND: 404,
+  FILE_LINK_INVALID: 403,
+  FILE_LINK_EXPIRED: 410,
 };
 
 /** Messages for statuses raised by the HTTP layer itself. */

@@ -6,6 +6,7 @@ import { withRequiredScopes } from './openapi-scopes.js';
 import { eventPaths, eventsTag } from '../../routes/events.openapi.js';
 import { invoicePaths, invoicesTag } from '../../routes/invoices.openapi.js';
 import { orderPaths, ordersTag } from '../../routes/orders.openapi.js';
+import { fileLinkPaths } from '../../routes/file-links.openapi.js';
 import { webhookEndpointPaths, webhooksSection, webhooksTag } from '../../routes/webhook-endpoints.openapi.js';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, unknown>> };
@@ -43,6 +44,7 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
     // Each operation states the scope its key needs, and the 403 without it (ops/openapi/openapi-scopes.ts).
     paths: withRequiredScopes({
       ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }, guides),
+      ...fileLinkPaths(guides),
       ...invoicePaths(guides),
       ...webhookEndpointPaths(guides),
       ...eventPaths(guides),
