@@ -58,6 +58,8 @@ function withKey(key: string, directory: string = DIRS.baltic): Record<string, s
 function operations(): Array<{ method: string; path: string; scope: ApiKeyScope }> {
   return Object.entries(contract.doc.paths).flatMap(([path, item]) =>
     Object.entries(item).flatMap(([method, operation]) => {
+      // Public operations take no key (their only one is the file link, checked below).
+      if (((operation as { security?: unknown[] }).security ?? null)?.length === 0) return [];
       const scope = (operation as { 'x-required-scope'?: ApiKeyScope })['x-required-scope']!;
       return method === 'get'
         ? [
@@ -89,6 +91,13 @@ describe('scopes, route by route (every operation of the OpenAPI document)', () 
         `"const":"This API key lacks the ${scope} scope."`,
       );
     }
+    // The one public operation: a file link, whose token is its credential.
+    const publicOperations = Object.entries(contract.doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => ((operation as { security?: unknown[] }).security ?? null)?.length === 0)
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(publicOperations).toEqual(['get /file-links/{token}']);
     // The contract names these; the rule must give them so, whoever adds the routes.
     expect(contractScope('post', '/orders/{order_id}/files')).toBe('write');
     expect(contractScope('post', '/orders/{order_id}/files/{file_id}/link')).toBe('write');

@@ -1153,6 +1153,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
+                    };
+                };
+            };
             /** @description No such order for this client (other clients' orders answer the same). */
             404: {
                 headers: {
@@ -1949,6 +1988,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
+                    };
+                };
+            };
             /** @description No such order (`Order not found`), or no such file on it (`File not found`), for this client. */
             404: {
                 headers: {
@@ -2218,7 +2296,7 @@ export interface operations {
                      * @example "default";r=59;t=60
                      */
                     RateLimit?: string;
-                    /** @description A link is a credential for the file: no cache may keep this answer. */
+                    /** @description The answer holds a secret (a signing secret, or a file link, which works without credentials): no cache, private or shared, may keep it. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
@@ -2311,6 +2389,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the write scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the write scope.";
                     };
                 };
             };
@@ -4981,7 +5098,7 @@ export interface operations {
                      * @example "default";r=59;t=60
                      */
                     RateLimit?: string;
-                    /** @description The answer holds a secret: no cache, private or shared, may keep it. */
+                    /** @description The answer holds a secret (a signing secret, or a file link, which works without credentials): no cache, private or shared, may keep it. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
@@ -6395,7 +6512,7 @@ export interface operations {
                      * @example "default";r=59;t=60
                      */
                     RateLimit?: string;
-                    /** @description The answer holds a secret: no cache, private or shared, may keep it. */
+                    /** @description The answer holds a secret (a signing secret, or a file link, which works without credentials): no cache, private or shared, may keep it. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };

@@ -5,7 +5,7 @@ import { errorResponse } from './openapi-responses.js';
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 /**
- * Every client operation, with the scope it needs: `x-required-scope` and a
+ * Every client operation that takes a key (not the public ones, `security: []`), with the scope it needs: `x-required-scope` and a
  * 403 naming it. Derived from the one rule the server checks
  * (http/required-scope.ts), for every path there is, so no operation is left
  * out or states another scope than the server's. (Not as role names in
@@ -19,8 +19,10 @@ export function withRequiredScopes<T extends Record<string, Record<string, unkno
       Object.fromEntries(
         Object.entries(item).map(([method, operation]) => {
           if (!METHODS.has(method)) return [method, operation];
+          const op = operation as { responses?: Record<string, unknown>; security?: unknown[] };
+          // A public operation (a file link, whose token is its credential) takes no key, so no scope.
+          if (Array.isArray(op.security) && op.security.length === 0) return [method, operation];
           const scope = requiredScope(method, path);
-          const op = operation as { responses?: Record<string, unknown> };
           return [
             method,
             {
