@@ -20,6 +20,7 @@ const TABLES = [
   'directory_versions',
   'idempotency_keys',
   'upload_quota_usage',
+  'exports',
 ];
 
 describe('migrateLatest', () => {
@@ -58,6 +59,7 @@ describe('migrateLatest', () => {
       '013-directory-lock-first',
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
+      '016-exports',
     ]);
     for (const table of TABLES) expect(await connections[0]!.schema.hasTable(table)).toBe(true);
     expect(await connections[0]!.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
@@ -85,6 +87,7 @@ describe('migrateLatest', () => {
       '013-directory-lock-first',
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
+      '016-exports',
     ]);
     const [rows] = (await mariadb.knex.raw(
       'SELECT TABLE_NAME AS name, ENGINE AS engine, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME',
