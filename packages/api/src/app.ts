@@ -12,9 +12,10 @@ import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.
 import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes.js';
 import { registerEventRoutes, type EventRouteDeps } from './routes/events.routes.js';
 import { registerWebhookEndpointRoutes, type WebhookEndpointRouteDeps } from './routes/webhook-endpoints.routes.js';
+import { registerExportRoutes, type ExportRouteDeps } from './routes/exports.routes.js';
 import type { AuthenticateClientUseCase } from '@logi/domain';
 
-export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDeps, WebhookEndpointRouteDeps {
+export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDeps, WebhookEndpointRouteDeps, ExportRouteDeps {
   logger: Logger;
   authenticate: AuthenticateClientUseCase;
   limiter: RateLimiter;
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   registerInvoiceRoutes(clientRouter, deps);
   registerEventRoutes(clientRouter, deps);
   registerWebhookEndpointRoutes(clientRouter, deps);
+  registerExportRoutes(clientRouter, deps);
   const publicRouters = deps.publicRouters ?? [];
 
   app.use(requestContext(deps.logger));

@@ -93,3 +93,4 @@ export * from './exports/run-export/export-archive.content.js';
 export * from './exports/run-export/run-export.use-case.js';
 export type * from './ports/export-repository.port.js';
 export type * from './ports/export-archive.port.js';
+export * from './exports/run-export/build-run-export.js';

@@ -16,6 +16,9 @@ export const WorkerTokens = {
   PublishEvents: Symbol.for('Worker.PublishEvents'),
   WebhookDeliveryQueue: Symbol.for('Worker.WebhookDeliveryQueue'),
   DeliverWebhook: Symbol.for('Worker.DeliverWebhook'),
+  /** The producer side of the queue: an export's renders are sent as bulk jobs. */
+  JobQueue: Symbol.for('Worker.JobQueue'),
+  RunExport: Symbol.for('Worker.RunExport'),
   /** WorkerProcessTasks: what startWorker starts beside the job workers. */
   ProcessTasks: Symbol.for('Worker.ProcessTasks'),
 } as const;

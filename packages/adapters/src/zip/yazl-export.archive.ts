@@ -72,7 +72,7 @@ class YazlArchiveBuilder implements ArchiveBuilder {
     // An archive left half-written: its stream closed, so the file is released before it is removed.
     if (!this.ended) {
       this.ended = true;
-      this.zip.outputStream.destroy();
+      (this.zip.outputStream as Readable).destroy();
       await this.written.catch(() => undefined);
     }
     await rm(this.localPath, { force: true });

@@ -14,6 +14,10 @@ export const STATUS_BY_CODE: Record<string, number> = {
   TOO_MANY_WAITING_REQUESTS: 429,
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,
   WEBHOOK_REPLAY_RUNNING: 409,
+  EXPORT_NOT_FOUND: 404,
+  EXPORT_NOT_READY: 409,
+  EXPORT_EXPIRED: 410,
+  TOO_MANY_EXPORTS: 429,
 };
 
 /** Messages for statuses raised by the HTTP layer itself. */

@@ -11,10 +11,10 @@ export interface WebhookEndpointRouteDeps {
   manageWebhooks: ManageWebhookEndpointsUseCase;
 }
 
-/** JSON bodies of at most 64 KiB; a body of another type is 415, JSON that does not parse 400. */
+/** JSON bodies of at most 64 KiB; a body of another type is 415, JSON that does not parse 400 (exports use it too). */
 const JSON_BODY_LIMIT = '64kb';
 
-function jsonBody(): Middleware<AppState> {
+export function jsonBody(): Middleware<AppState> {
   // Not strict: a JSON scalar (`null`, `12`) parses, so it is refused as a body that is not an object (422), like an array.
   const parse = bodyParser({ enableTypes: ['json'], jsonLimit: JSON_BODY_LIMIT, jsonStrict: false, encoding: 'utf-8' });
   return async (ctx, next) => {

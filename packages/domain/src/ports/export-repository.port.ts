@@ -53,8 +53,10 @@ export interface ExportRepositoryPort {
   succeed(id: number, attempt: number, values: { archiveKey: string; size: number; sha256: string; done: number; finished: number; expires: number }): Promise<boolean>;
   /** Marks the attempt failed with a readable reason; false when the attempt was lost. */
   fail(id: number, attempt: number, values: { error: string; finished: number; expires: number }): Promise<boolean>;
-  /** Up to `limit` finished exports whose `expires` is before `now` (Unix seconds), with their attempts. */
+  /** Up to `limit` exports whose `expires` is not after `now` (Unix seconds) and whose archive is still named, with their attempts. */
   listExpired(now: number, limit: number): Promise<RemovedExport[]>;
-  /** Removes the row of an expired export. */
-  removeExpired(id: number): Promise<void>;
+  /** Forgets an expired export's archive once its objects are removed (the export stays, answering 410 on download). */
+  forgetArchive(id: number): Promise<void>;
+  /** Removes up to `limit` rows of exports that expired before `before` (Unix seconds); how many. */
+  removeExpired(before: number, limit: number): Promise<number>;
 }

@@ -150,12 +150,23 @@ export class KnexExportRepository implements ExportRepositoryPort {
   }
 
   async listExpired(now: number, limit: number): Promise<RemovedExport[]> {
-    const rows = (await this.knex('exports').select('id', 'attempt').where('expires', '<=', now).orderBy('expires').limit(limit)) as ExportRow[];
+    const rows = (await this.knex('exports')
+      .select('id', 'attempt')
+      .where('expires', '<=', now)
+      .whereNotNull('archive_key')
+      .orderBy('expires')
+      .limit(limit)) as ExportRow[];
     return rows.map((row) => ({ id: Number(row.id), attempts: Number(row.attempt) }));
   }
 
-  async removeExpired(id: number): Promise<void> {
-    await this.knex('exports').where({ id }).delete();
+  async forgetArchive(id: number): Promise<void> {
+    await this.knex('exports').where({ id }).update({ archive_key: null });
+  }
+
+  async removeExpired(before: number, limit: number): Promise<number> {
+    const ids = ((await this.knex('exports').select('id').where('expires', '<', before).orderBy('expires').limit(limit)) as ExportRow[]).map((row) => Number(row.id));
+    if (ids.length === 0) return 0;
+    return this.knex('exports').whereIn('id', ids).delete();
   }
 
   /** The final state and, in the same transaction, the note that makes its event (export.succeeded / export.failed). */

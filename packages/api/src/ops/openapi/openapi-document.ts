@@ -3,6 +3,7 @@ import { componentSchemas, securitySchemes } from './openapi-components.js';
 import { guideLinks } from './guides.js';
 import { sharedResponses } from './openapi-responses.js';
 import { eventPaths, eventsTag } from '../../routes/events.openapi.js';
+import { exportPaths, exportsTag } from '../../routes/exports.openapi.js';
 import { invoicePaths, invoicesTag } from '../../routes/invoices.openapi.js';
 import { orderPaths, ordersTag } from '../../routes/orders.openapi.js';
 import { webhookEndpointPaths, webhooksSection, webhooksTag } from '../../routes/webhook-endpoints.openapi.js';
@@ -37,13 +38,14 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
       { bearerAuth: [], clientDirectory: [] },
       { bearerAuth: [], legacyDirectory: [] },
     ],
-    tags: [ordersTag(guides), invoicesTag(guides), eventsTag(guides), webhooksTag(guides)],
+    tags: [ordersTag(guides), invoicesTag(guides), eventsTag(guides), webhooksTag(guides), exportsTag(guides)],
     // Each resource's paths sit beside its routes (routes/*.openapi.ts); the order is the reference's.
     paths: {
       ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }, guides),
       ...invoicePaths(guides),
       ...webhookEndpointPaths(guides),
       ...eventPaths(guides),
+      ...exportPaths(guides),
     },
     webhooks: webhooksSection(guides),
     components: {

@@ -85,7 +85,28 @@ export class ManageExportsUseCase {
   }
 }
 
-/** Removes every attempt's archive of an export whose row is gone; storage trouble leaves them to the orphan sweep. */
+/** How long an expired export is still listed (its download answering 410) before it goes. */
+export const EXPIRED_EXPORTS_KEPT_SECONDS = 7 * 86_400;
+
+/**
+ * Housekeeping: removes the archives of exports past `expires` (the export stays a week, its download answering
+ * 410), then the rows of exports expired longer than that. Bounded work a run.
+ */
+export async function removeExpiredExports(
+  deps: { exports: ExportRepositoryPort; storage: FileStoragePort },
+  nowSeconds: number,
+  limit: number,
+): Promise<{ archives: number; exports: number }> {
+  const expired = await deps.exports.listExpired(nowSeconds, limit);
+  for (const item of expired) {
+    // Storage trouble stops the run before the archive is forgotten: the next run tries again.
+    for (let attempt = 1; attempt <= item.attempts; attempt += 1) await deps.storage.delete(exportArchiveKey(item.id, attempt));
+    await deps.exports.forgetArchive(item.id);
+  }
+  return { archives: expired.length, exports: await deps.exports.removeExpired(nowSeconds - EXPIRED_EXPORTS_KEPT_SECONDS, limit) };
+}
+
+/** Removes every attempt's archive of an export whose row is gone (best effort: a failed delete is left in storage). */
 export async function removeArchives(storage: FileStoragePort, removed: { id: number; attempts: number }): Promise<void> {
   for (let attempt = 1; attempt <= removed.attempts; attempt += 1) {
     await storage.delete(exportArchiveKey(removed.id, attempt)).catch(() => undefined);
