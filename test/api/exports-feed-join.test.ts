@@ -28,12 +28,16 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), (i += 1);
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i += 1;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\r' && text[i + 1] === '\n') {
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
       row.push(field);
       rows.push(row);
       row = [];
@@ -97,10 +101,7 @@ describe(`export then follow the feed (${PROFILE})`, () => {
     expect(created.status).toBe(202);
     const { id: exportId, events_cursor: cursor } = created.data as { id: number; events_cursor: number };
     await expect
-      .poll(
-        async () => (await envelopeOf(await api.call(`/exports/${exportId}`))).data.status as string,
-        { timeout: 120_000, interval: 100 },
-      )
+      .poll(async () => (await envelopeOf(await api.call(`/exports/${exportId}`))).data.status as string, { timeout: 120_000, interval: 100 })
       .toBe('succeeded');
     // And a little after: changes committed after the archive's moment must come through the feed too.
     const until = counter + 6;
@@ -123,8 +124,9 @@ describe(`export then follow the feed (${PROFILE})`, () => {
     let after = cursor;
     const lastName = new Map(afterSqlWrites.map((write) => [write.id, write.name]));
     const caughtUp = () =>
-      [...lastName].every(([id, name]) => seen.some((event) => event.type === 'invoice.updated' && event.data.object.id === id && event.data.object.customer_name === name)) &&
-      afterUploads.every((fileId) => seen.some((event) => event.type === 'order.file_attached' && event.data.object.id === fileId));
+      [...lastName].every(([id, name]) =>
+        seen.some((event) => event.type === 'invoice.updated' && event.data.object.id === id && event.data.object.customer_name === name),
+      ) && afterUploads.every((fileId) => seen.some((event) => event.type === 'order.file_attached' && event.data.object.id === fileId));
     await expect
       .poll(
         async () => {

@@ -109,7 +109,16 @@ describe(`an export's archive (${PROFILE})`, () => {
     expect(response.status).toBe(202);
     const queued = exportSchema.parse(body.data);
     expect(response.headers.get('location')).toBe(`/v1/exports/${queued.id}`);
-    expect(queued).toMatchObject({ status: 'queued', filters: { types: 's,c' }, documents: ['pdf'], lang: 'de', duplicate: true, csv: true, size: null, sha256: null });
+    expect(queued).toMatchObject({
+      status: 'queued',
+      filters: { types: 's,c' },
+      documents: ['pdf'],
+      lang: 'de',
+      duplicate: true,
+      csv: true,
+      size: null,
+      sha256: null,
+    });
     expect(queued.events_cursor).toBeGreaterThanOrEqual(cursorBefore);
     expect(queued.events_cursor).toBeLessThanOrEqual(await feedEnd());
 
@@ -129,7 +138,15 @@ describe(`an export's archive (${PROFILE})`, () => {
 
     const members = await readZip(bytes);
     const manifest = JSON.parse(members.get('manifest.json')!.toString('utf8'));
-    expect(manifest).toMatchObject({ export_id: queued.id, created: queued.created, events_cursor: queued.events_cursor, filters: { types: 's,c' }, documents: ['pdf'], lang: 'de', duplicate: true });
+    expect(manifest).toMatchObject({
+      export_id: queued.id,
+      created: queued.created,
+      events_cursor: queued.events_cursor,
+      filters: { types: 's,c' },
+      documents: ['pdf'],
+      lang: 'de',
+      duplicate: true,
+    });
     // The list's default order.
     expect(manifest.invoices.map((invoice: { id: number }) => invoice.id)).toEqual(expected.map((invoice) => invoice.id));
     const csv = members.get('invoices.csv')!.toString('utf8').split('\r\n');
@@ -159,10 +176,13 @@ describe(`an export's archive (${PROFILE})`, () => {
 
     // The event, in the feed and its types filter.
     await expect
-      .poll(async () => {
-        const feed = await envelopeOf(await api.call(`/events?after=${queued.events_cursor}&types=export.succeeded&limit=500`));
-        return (feed.data.events as Array<{ data: { object: { id: number } } }>).find((event) => event.data.object.id === queued.id)?.data.object;
-      }, { timeout: 10_000 })
+      .poll(
+        async () => {
+          const feed = await envelopeOf(await api.call(`/events?after=${queued.events_cursor}&types=export.succeeded&limit=500`));
+          return (feed.data.events as Array<{ data: { object: { id: number } } }>).find((event) => event.data.object.id === queued.id)?.data.object;
+        },
+        { timeout: 10_000 },
+      )
       .toEqual(done);
   });
 
@@ -186,8 +206,7 @@ describe(`an export's archive (${PROFILE})`, () => {
   it('when more invoices match than EXPORT_MAX_INVOICES, or EXPORT_MAX_ACTIVE exports are queued or running, then 422 on filters, then 429 with Retry-After', async () => {
     const small = await startTestApi({ EXPORT_MAX_INVOICES: '1', EXPORT_MAX_ACTIVE: '1' }, { label: 'exports-limits' });
     try {
-      const post = (body: unknown) =>
-        small.call('/exports', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const post = (body: unknown) => small.call('/exports', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
       const tooMany = await envelopeOf(await post({}));
       expect(tooMany.status).toBe(422);
       expect(Object.keys(tooMany.errors!)).toEqual(['filters']);
@@ -211,7 +230,16 @@ describe(`an export's archive (${PROFILE})`, () => {
       expect(await envelopeOf(refused)).toMatchObject({ status: 429, message: 'Too many exports in progress.' });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       // Another directory has its own limit; and once the held export is gone, this one's POST is taken.
-      expect((await small.call('/exports', { method: 'POST', as: 'alpine', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ filters: { search: 'zzz-none' } }) })).status).toBe(202);
+      expect(
+        (
+          await small.call('/exports', {
+            method: 'POST',
+            as: 'alpine',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ filters: { search: 'zzz-none' } }),
+          })
+        ).status,
+      ).toBe(202);
       expect((await small.call(`/exports/${Number(held)}`, { method: 'DELETE' })).status).toBe(200);
       expect((await post({ filters: { search: one.nr } })).status).toBe(202);
     } finally {
@@ -232,10 +260,16 @@ describe(`export lifecycle (${PROFILE})`, () => {
     expect((list.data as ExportDto[]).map((item) => item.id)).toContain(id);
     expect((list.data as ExportDto[]).map((item) => item.id)).toEqual([...(list.data as ExportDto[]).map((item) => item.id)].sort((a, b) => b - a));
 
-    await api.knex('exports').where({ id }).update({ expires: Math.floor(Date.now() / 1000) - 1 });
+    await api
+      .knex('exports')
+      .where({ id })
+      .update({ expires: Math.floor(Date.now() / 1000) - 1 });
     expect(await envelopeOf(await api.call(`/exports/${id}/download`))).toMatchObject({ status: 410, message: 'Export has expired.' });
 
-    await api.knex('exports').where({ id }).update({ status: 'running', lease_until: Date.now() + 3_600_000 });
+    await api
+      .knex('exports')
+      .where({ id })
+      .update({ status: 'running', lease_until: Date.now() + 3_600_000 });
     expect(await envelopeOf(await api.call(`/exports/${id}/download`))).toMatchObject({ status: 409, message: 'Export is not ready.' });
 
     const deleted = await api.call(`/exports/${id}`, { method: 'DELETE' });

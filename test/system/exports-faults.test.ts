@@ -19,7 +19,13 @@ async function createExport(api: TestApi, body: unknown): Promise<number> {
 }
 
 async function exportOf(api: TestApi, id: number) {
-  return (await envelopeOf(await api.call(`/exports/${id}`))).data as { status: string; done: number; size: number | null; sha256: string | null; error: string | null };
+  return (await envelopeOf(await api.call(`/exports/${id}`))).data as {
+    status: string;
+    done: number;
+    size: number | null;
+    sha256: string | null;
+    error: string | null;
+  };
 }
 
 async function exportTempFiles(dataDir: string): Promise<string[]> {
@@ -51,10 +57,14 @@ describe('when storage fails while an export archive is stored (embedded)', () =
     expect((await api.objectKeys()).filter((key) => key.startsWith('exports/'))).toEqual([]);
     expect(await exportTempFiles(api.dataDir)).toEqual([]);
     await expect
-      .poll(async () => {
-        const feed = await envelopeOf(await api.call('/events?types=export.failed&limit=500'));
-        return (feed.data.events as Array<{ data: { object: { id: number; error: string } } }>).find((event) => event.data.object.id === id)?.data.object.error;
-      }, { timeout: 10_000 })
+      .poll(
+        async () => {
+          const feed = await envelopeOf(await api.call('/events?types=export.failed&limit=500'));
+          return (feed.data.events as Array<{ data: { object: { id: number; error: string } } }>).find((event) => event.data.object.id === id)?.data.object
+            .error;
+        },
+        { timeout: 10_000 },
+      )
       .toBe(failed.error);
     // With storage back, the next export succeeds.
     const next = await createExport(api, { documents: ['ubl'] });

@@ -358,8 +358,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
             intervalMs: config.events.publishIntervalMs,
             logger,
           }),
-    startExportRunning: () =>
-      config.redis ? null : startExportRunning({ run: get<RunExportUseCase>(Tokens.RunExport), intervalMs: EXPORT_POLL_MS, logger }),
+    startExportRunning: () => (config.redis ? null : startExportRunning({ run: get<RunExportUseCase>(Tokens.RunExport), intervalMs: EXPORT_POLL_MS, logger })),
     startPeriodic: (name, task, intervalMs) => startPeriodic(name, task, intervalMs, logger),
     sweepTempFiles,
     indexPendingDocuments: (limit) => indexPendingDocuments(get<Knex>(Tokens.Knex), limit),

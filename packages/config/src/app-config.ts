@@ -343,7 +343,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS, memoryBytes: c.PDF_MEMORY_CACHE_MB * 1024 * 1024 },
     events: { retentionDays: c.EVENTS_RETENTION_DAYS, publishIntervalMs: c.EVENTS_PUBLISH_INTERVAL_MS },
     eventsMaxWaiting: c.EVENTS_MAX_WAITING,
-    exports: { maxInvoices: c.EXPORT_MAX_INVOICES, maxActive: c.EXPORT_MAX_ACTIVE, retentionHours: c.EXPORT_RETENTION_HOURS, leaseMs: c.EXPORT_LEASE_SECONDS * 1000 },
+    exports: {
+      maxInvoices: c.EXPORT_MAX_INVOICES,
+      maxActive: c.EXPORT_MAX_ACTIVE,
+      retentionHours: c.EXPORT_RETENTION_HOURS,
+      leaseMs: c.EXPORT_LEASE_SECONDS * 1000,
+    },
     webhooks: {
       timeoutMs: c.WEBHOOK_TIMEOUT_MS,
       retryScheduleSeconds: c.WEBHOOK_RETRY_SCHEDULE,

@@ -44,7 +44,10 @@ export function exportPaths(guides: GuideLinks) {
         ].join('\n\n'),
         requestBody: { required: false, content: { 'application/json': { schema: toJsonSchema(createExportSchema, 'input') } } },
         responses: {
-          '202': { ...jsonResponse('Queued.', ref('ExportAcceptedEnvelope'), COUNTED), headers: { ...responseHeaders(COUNTED), Location: { description: 'The export.', required: true, schema: { type: 'string' } } } },
+          '202': {
+            ...jsonResponse('Queued.', ref('ExportAcceptedEnvelope'), COUNTED),
+            headers: { ...responseHeaders(COUNTED), Location: { description: 'The export.', required: true, schema: { type: 'string' } } },
+          },
           '422': validationResponse(
             'A member is invalid: `errors` names it (`filters.period`, `filters.page` for a parameter not allowed there, `documents`, `lang`, `duplicate`, `csv`; `filters` when too many invoices match; `body` when the body is not a JSON object).',
             { const: Messages.INVALID_DATA },

@@ -50,7 +50,11 @@ export interface ExportRepositoryPort {
   /** Records progress and renews the lease; false when the attempt was lost (stop, write nothing more). */
   progress(id: number, attempt: number, done: number, leaseUntilMs: number): Promise<boolean>;
   /** Marks the attempt succeeded with its archive; false when the attempt was lost (its archive is then the caller's to remove). */
-  succeed(id: number, attempt: number, values: { archiveKey: string; size: number; sha256: string; done: number; finished: number; expires: number }): Promise<boolean>;
+  succeed(
+    id: number,
+    attempt: number,
+    values: { archiveKey: string; size: number; sha256: string; done: number; finished: number; expires: number },
+  ): Promise<boolean>;
   /** Marks the attempt failed with a readable reason; false when the attempt was lost. */
   fail(id: number, attempt: number, values: { error: string; finished: number; expires: number }): Promise<boolean>;
   /** Up to `limit` exports whose `expires` is not after `now` (Unix seconds) and whose archive is still named, with their attempts. */

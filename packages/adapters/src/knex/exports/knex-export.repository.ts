@@ -31,6 +31,15 @@ export function toExport(row: ExportRow): Export {
   };
 }
 
+/** Queued, or running under a lease that ran out (its runner died). */
+function claimable(nowMs: number) {
+  return (q: Knex.QueryBuilder): void => {
+    void q.where({ status: 'queued' }).orWhere((r: Knex.QueryBuilder) => {
+      void r.where({ status: 'running' }).where('lease_until', '<', nowMs);
+    });
+  };
+}
+
 /**
  * Exports in the `exports` table, which is also their work queue: claims by attempt number and lease, so a runner
  * that died is replaced and one that lost its claim writes nothing (docs/contribute/decisions/0041-exports.md).
@@ -98,16 +107,12 @@ export class KnexExportRepository implements ExportRepositoryPort {
 
   async claimNext(nowMs: number, leaseUntilMs: number): Promise<ClaimedExport | null> {
     // A few candidates, oldest first; the conditional update decides between runners racing for the same one.
-    const candidates = (await this.knex('exports')
-      .select('id', 'attempt')
-      .where((q) => q.where({ status: 'queued' }).orWhere((r) => r.where({ status: 'running' }).where('lease_until', '<', nowMs)))
-      .orderBy('id')
-      .limit(5)) as ExportRow[];
+    const candidates = (await this.knex('exports').select('id', 'attempt').where(claimable(nowMs)).orderBy('id').limit(5)) as ExportRow[];
     for (const candidate of candidates) {
       const attempt = Number(candidate.attempt) + 1;
       const claimed = await this.knex('exports')
         .where({ id: candidate.id, attempt: candidate.attempt })
-        .where((q) => q.where({ status: 'queued' }).orWhere((r) => r.where({ status: 'running' }).where('lease_until', '<', nowMs)))
+        .where(claimable(nowMs))
         .update({ status: 'running', attempt, lease_until: leaseUntilMs, done: 0 });
       if (claimed === 1) {
         const row = (await this.knex('exports').where({ id: candidate.id }).first()) as ExportRow | undefined;
@@ -164,7 +169,9 @@ export class KnexExportRepository implements ExportRepositoryPort {
   }
 
   async removeExpired(before: number, limit: number): Promise<number> {
-    const ids = ((await this.knex('exports').select('id').where('expires', '<', before).orderBy('expires').limit(limit)) as ExportRow[]).map((row) => Number(row.id));
+    const ids = ((await this.knex('exports').select('id').where('expires', '<', before).orderBy('expires').limit(limit)) as ExportRow[]).map((row) =>
+      Number(row.id),
+    );
     if (ids.length === 0) return 0;
     return this.knex('exports').whereIn('id', ids).delete();
   }

@@ -73,10 +73,7 @@ export function exportCriteria(filters: Record<string, string>, context: { direc
     return criteria;
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
-    throw new ValidationError(
-      error.message,
-      Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [`filters.${field}`, messages])),
-    );
+    throw new ValidationError(error.message, Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [`filters.${field}`, messages])));
   }
 }
 

@@ -146,7 +146,8 @@ export class RunExportUseCase {
   private async documentsOf(item: Export, invoiceId: number, requestId: string): Promise<Array<{ path: string; data: Buffer | string }>> {
     const made: Array<{ path: string; data: Buffer | string }> = [];
     try {
-      for (const document of item.documents) made.push({ path: exportMemberPath(document, invoiceId), data: await this.document(item, invoiceId, document, requestId) });
+      for (const document of item.documents)
+        made.push({ path: exportMemberPath(document, invoiceId), data: await this.document(item, invoiceId, document, requestId) });
     } catch (error) {
       if (error instanceof InvoiceNotFoundError) return [];
       throw error;
@@ -157,7 +158,14 @@ export class RunExportUseCase {
   private async document(item: Export, invoiceId: number, document: ExportDocument, requestId: string): Promise<Buffer | string> {
     const { directory } = item;
     if (document === 'ubl' || document === 'cii') {
-      const answer = await this.deps.eInvoice.execute({ directory, invoiceId, query: [['format', document], ['lang', item.lang]] });
+      const answer = await this.deps.eInvoice.execute({
+        directory,
+        invoiceId,
+        query: [
+          ['format', document],
+          ['lang', item.lang],
+        ],
+      });
       if (answer.kind !== 'xml') throw new Error('The e-invoice was not written.');
       return answer.xml;
     }
