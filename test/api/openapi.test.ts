@@ -46,6 +46,12 @@ const OPERATIONS: ReadonlyArray<readonly [string, string, readonly string[]]> = 
   ['post', '/webhook-endpoints/{endpoint_id}/rotate-secret', ['200', '404', '413', '415']],
   ['get', '/webhook-endpoints/{endpoint_id}/deliveries', ['200', '404', '422']],
   ['post', '/webhook-endpoints/{endpoint_id}/replay', ['202', '404', '409', '410', ...JSON_BODY]],
+  // And its exports addition.
+  ['get', '/exports', ['200']],
+  ['post', '/exports', ['202', ...JSON_BODY]],
+  ['get', '/exports/{export_id}', ['200', '404']],
+  ['delete', '/exports/{export_id}', ['200', '404']],
+  ['get', '/exports/{export_id}/download', ['200', '206', '304', '404', '409', '410', '416']],
 ];
 const WEBHOOK_ID_OPERATIONS = OPERATIONS.filter(([, path]) => path.startsWith('/webhook-endpoints/{endpoint_id}'));
 /** The contract's event types, each a `webhooks` entry, with the schema of its event. */
@@ -54,10 +60,12 @@ const EVENT_SCHEMAS: Record<string, string> = {
   'invoice.updated': 'InvoiceUpdatedEvent',
   'invoice.deleted': 'InvoiceDeletedEvent',
   'order.file_attached': 'FileAttachedEvent',
+  'export.succeeded': 'ExportSucceededEvent',
+  'export.failed': 'ExportFailedEvent',
 };
 /** A request of each operation, for the answers any request can meet (no id needs to exist). */
 const CALLS: Array<[string, string, string]> = OPERATIONS.map(([method, path]) => [
-  path.replace('{order_id}', '3001').replace('{invoice_id}', '9001').replace('{endpoint_id}', '1') + (path === '/orders/by-nr' ? '?nr=1' : ''),
+  path.replace('{order_id}', '3001').replace('{invoice_id}', '9001').replace('{endpoint_id}', '1').replace('{export_id}', '1') + (path === '/orders/by-nr' ? '?nr=1' : ''),
   method,
   path,
 ]);

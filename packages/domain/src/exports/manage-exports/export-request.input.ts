@@ -2,12 +2,28 @@ import { z } from 'zod';
 import { ValidationError, type FieldErrors } from '../../shared/common.errors.js';
 import { DOCUMENT_LANGUAGES, type DocumentLanguage } from '../../invoices/invoice-document/invoice-document.js';
 import type { InvoiceCriteria } from '../../invoices/invoice-criteria.js';
-import { LIST_INVOICES_PARAMS, parseListInvoicesQuery } from '../../invoices/list-invoices/list-invoices.query.js';
+import { LIST_INVOICES_PARAMS, listInvoicesQuerySchema, parseListInvoicesQuery } from '../../invoices/list-invoices/list-invoices.query.js';
 import { EXPORT_DOCUMENTS, type ExportDocument } from '../export.js';
 
 /** List parameters that make no sense for an export: it holds every matching invoice, in the list's default order. */
 export const EXPORT_FORBIDDEN_FILTERS = ['page', 'per_page', 'sort_by', 'sort_dir'] as const;
 export const EXPORT_FILTER_PARAMS = LIST_INVOICES_PARAMS.filter((name) => !(EXPORT_FORBIDDEN_FILTERS as readonly string[]).includes(name));
+
+/** A filter value is at most what a query string may hold (8 KiB; a longer query is 414 on the list). */
+const FILTER_VALUE_MAX = 8192;
+const filterValue = z
+  .string({ error: 'Each filter must be a string, as in a query.' })
+  .max(FILTER_VALUE_MAX, { error: `A filter must not be longer than ${FILTER_VALUE_MAX} characters.` });
+const LIST_SHAPE = listInvoicesQuerySchema.shape as Record<string, z.ZodType>;
+const filtersSchema = z
+  .object(
+    Object.fromEntries(
+      EXPORT_FILTER_PARAMS.map((name) => [name, filterValue.optional().meta({ description: `As \`${name}\` of \`GET /v1/invoices\`: ${String(LIST_SHAPE[name]?.meta()?.description ?? '')}` })]),
+    ),
+    { error: 'The filters field must be an object.' },
+  )
+  // Other names are read too: `page`, `per_page`, `sort_by`, `sort_dir` are refused by name, unknown ones ignored.
+  .catchall(filterValue);
 
 const booleanLike = (name: string) =>
   z
@@ -16,8 +32,7 @@ const booleanLike = (name: string) =>
 
 /** The body of POST /v1/exports; one schema for validation and the OpenAPI document. */
 export const createExportSchema = z.object({
-  filters: z
-    .record(z.string(), z.string({ error: 'Each filter must be a string, as in a query.' }), { error: 'The filters field must be an object.' })
+  filters: filtersSchema
     .optional()
     .meta({
       description:
@@ -53,10 +68,10 @@ export function parseExportRequest(body: unknown, context: { directory: string; 
   const data = parsed.data;
   const filters: Record<string, string> = {};
   const errors: FieldErrors = {};
-  for (const [name, value] of Object.entries(data.filters ?? {})) {
+  for (const [name, value] of Object.entries(data.filters ?? {}) as Array<[string, string | undefined]>) {
     if ((EXPORT_FORBIDDEN_FILTERS as readonly string[]).includes(name)) errors[`filters.${name}`] = [`The ${name} filter is not allowed in an export.`];
     // Unknown parameters are ignored, as by the list; an empty value counts as absent.
-    else if (EXPORT_FILTER_PARAMS.includes(name) && value !== '') filters[name] = value;
+    else if (EXPORT_FILTER_PARAMS.includes(name) && value !== undefined && value !== '') filters[name] = value;
   }
   if (Object.keys(errors).length > 0) throw ValidationError.invalidData(errors);
   exportCriteria(filters, context);
