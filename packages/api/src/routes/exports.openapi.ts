@@ -4,6 +4,7 @@ import { ref } from '../ops/openapi/openapi-components.js';
 import { COUNTED, commonErrors, errorResponse, jsonResponse, responseHeaders, validationResponse } from '../ops/openapi/openapi-responses.js';
 import type { GuideLinks } from '../ops/openapi/guides.js';
 import { pathIdParameter } from '../ops/openapi/request.schemas.js';
+import { bodyErrors } from './webhook-endpoints.openapi.js';
 
 /** The OpenAPI side of exports.routes.ts: the body is the domain's schema that validates it. */
 
@@ -60,8 +61,7 @@ export function exportPaths(guides: GuideLinks) {
             [Messages.TOO_MANY_ATTEMPTS, 'Too many exports in progress.'],
             [...COUNTED, 'Retry-After'],
           ),
-          '413': errorResponse(413, 'The body is over 64 KiB.', Messages.PAYLOAD_TOO_LARGE),
-          '415': errorResponse(415, 'A body whose `Content-Type` is not `application/json`.', 'Unsupported Media Type'),
+          ...bodyErrors,
         },
       },
     },

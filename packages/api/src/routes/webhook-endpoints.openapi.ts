@@ -27,8 +27,8 @@ const jsonBody = (schema: Parameters<typeof toJsonSchema>[0], required = true) =
   required,
   content: { 'application/json': { schema: toJsonSchema(schema, 'input') } },
 });
-/** Spread after `commonErrors()`: its 400 takes the place of the shared one, and says both. */
-const bodyErrors = {
+/** Spread after `commonErrors()`: its 400 takes the place of the shared one, and says both (exports use it too). */
+export const bodyErrors = {
   '400': errorResponse(
     400,
     'A body sent as `application/json` that is not valid JSON, or that holds a `__proto__` key at any depth (refused as a guard against prototype pollution); a JSON value that is not an object is a 422 naming `body`. Or a request that is not well-formed HTTP (a control byte in a header value, say), refused before anything reads it, the connection closed after the answer.',

@@ -18,7 +18,10 @@ const LIST_SHAPE = listInvoicesQuerySchema.shape as Record<string, z.ZodType>;
 const filtersSchema = z
   .object(
     Object.fromEntries(
-      EXPORT_FILTER_PARAMS.map((name) => [name, filterValue.optional().meta({ description: `As \`${name}\` of \`GET /v1/invoices\`: ${String(LIST_SHAPE[name]?.meta()?.description ?? '')}` })]),
+      EXPORT_FILTER_PARAMS.map((name) => [
+        name,
+        filterValue.optional().meta({ description: `As \`${name}\` of \`GET /v1/invoices\`: ${String(LIST_SHAPE[name]?.meta()?.description ?? '')}` }),
+      ]),
     ),
     { error: 'The filters field must be an object.' },
   )
@@ -32,13 +35,11 @@ const booleanLike = (name: string) =>
 
 /** The body of POST /v1/exports; one schema for validation and the OpenAPI document. */
 export const createExportSchema = z.object({
-  filters: filtersSchema
-    .optional()
-    .meta({
-      description:
-        'Any `GET /v1/invoices` query parameter except `page`, `per_page`, `sort_by` and `sort_dir`, with the same values and rules, each as a string (as in a query). Absent: every invoice.',
-      examples: [{ period: 'prev_month', statuses: 'paid,semipaid' }],
-    }),
+  filters: filtersSchema.optional().meta({
+    description:
+      'Any `GET /v1/invoices` query parameter except `page`, `per_page`, `sort_by` and `sort_dir`, with the same values and rules, each as a string (as in a query). Absent: every invoice.',
+    examples: [{ period: 'prev_month', statuses: 'paid,semipaid' }],
+  }),
   documents: z
     .array(z.enum(EXPORT_DOCUMENTS, { error: 'The selected documents is invalid.' }), { error: 'The documents field must be an array.' })
     .min(1, { error: 'The documents field must not be empty.' })
