@@ -30,6 +30,7 @@ export const KEEP_DERIVED_DATA = new Set([
   '013-directory-lock-first',
   '014-upload-quota-usage',
   '015-webhook-fair-claims',
+  '016-exports',
 ]);
 
 /** Fresh statistics for the planner: every table of the schema. */

@@ -71,5 +71,7 @@ Commands:
                                                an endpoint's latest attempts with their answers or errors
   webhooks:enable --endpoint <id>              re-enable an endpoint the service disabled
   events:status                                changes waiting to be published, newest event, pending attempts
+  exports:list [--directory <id>] [--limit <n>]
+                                               the newest exports: status, progress, attempts, lease, size, expiry
 
 The database comes from DATABASE_URL, else the SQLite file in DATA_DIR (default ./data).`;

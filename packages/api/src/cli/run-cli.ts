@@ -16,6 +16,7 @@ import { ConfigError, loadConfig } from '@logi/config';
 import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
 import { CommandError, USAGE, UsageError, type CliIo } from './cli-io.js';
 import { eventsStatus, webhooksDeliveries, webhooksEnable, webhooksList } from './webhook-commands.js';
+import { exportsList } from './export-commands.js';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -52,6 +53,11 @@ const COMMANDS: Record<string, CommandSpec> = {
     run: (ctx, values) => webhooksEnable(ctx, { endpoint: values.endpoint as string | undefined }),
   },
   'events:status': { options: {}, positionals: 0, run: (ctx) => eventsStatus(ctx) },
+  'exports:list': {
+    options: { directory: { type: 'string' }, limit: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => exportsList(ctx, { directory: values.directory as string | undefined, limit: values.limit as string | undefined }),
+  },
   'clients:rotate-key': {
     options: { directory: { type: 'string' } },
     positionals: 0,
