@@ -97,9 +97,13 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
     log(`exports: bare renderer ${bareBefore.toFixed(1)} PDFs/s`);
 
     // 2. Another client's PDFs, idle.
-    const smallIds = ((await knex('invoices').select('id').where({ directory: SMALL_DIRECTORY }).orderBy('id').limit(3 + 2 * pdfs)) as Array<{ id: unknown }>).map(
-      (r) => Number(r.id),
-    );
+    const smallIds = (
+      (await knex('invoices')
+        .select('id')
+        .where({ directory: SMALL_DIRECTORY })
+        .orderBy('id')
+        .limit(3 + 2 * pdfs)) as Array<{ id: unknown }>
+    ).map((r) => Number(r.id));
     const interactive = async (ids: number[]) => {
       const times: number[] = [];
       for (const id of ids) {
@@ -132,11 +136,11 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
     const created = await call(BIG, 'POST', '/v1/exports', { filters: SPEED_FILTER, documents: ['pdf'] });
     if (created.status !== 202) throw new Error(`exports: POST /v1/exports answered ${created.status}: ${created.body.toString().slice(0, 300)}`);
     const speedId = JSON.parse(created.body.toString()).data.id as number;
-    let busy: Promise<number[]> | null = null;
+    const beside: { pdfs: Promise<number[]> | null } = { pdfs: null };
     const speed = await waitFor(speedId, () => {
-      busy = interactive(smallIds.slice(3 + pdfs, 3 + 2 * pdfs));
+      beside.pdfs = interactive(smallIds.slice(3 + pdfs, 3 + 2 * pdfs));
     });
-    const busyTimes = busy ? await busy : [];
+    const busyTimes = beside.pdfs ? await beside.pdfs : [];
     const bareAfter = await bareRun();
     const barePerSecond = Math.max(bareBefore, bareAfter);
     const perSecond = speed.total / speed.seconds;

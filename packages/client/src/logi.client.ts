@@ -231,9 +231,17 @@ export function createClient(options: ClientOptions): LogiClient {
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    const aborted = () => (signal?.reason instanceof Error ? signal.reason : new Error('The wait was aborted.'));
+    if (signal?.aborted) return reject(aborted());
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(aborted());
+      },
+      { once: true },
+    );
   });
 }
 

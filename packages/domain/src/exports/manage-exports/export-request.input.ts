@@ -69,7 +69,7 @@ export function parseExportRequest(body: unknown, context: { directory: string; 
   const data = parsed.data;
   const filters: Record<string, string> = {};
   const errors: FieldErrors = {};
-  for (const [name, value] of Object.entries(data.filters ?? {}) as Array<[string, string | undefined]>) {
+  for (const [name, value] of Object.entries<string | undefined>(data.filters ?? {})) {
     if ((EXPORT_FORBIDDEN_FILTERS as readonly string[]).includes(name)) errors[`filters.${name}`] = [`The ${name} filter is not allowed in an export.`];
     // Unknown parameters are ignored, as by the list; an empty value counts as absent.
     else if (EXPORT_FILTER_PARAMS.includes(name) && value !== undefined && value !== '') filters[name] = value;
