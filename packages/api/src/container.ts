@@ -334,7 +334,8 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       templateVersion: invoiceTemplateVersion(),
       timeZone: config.timeZone,
       pdfCache: config.pdfCache.maxObjects > 0,
-      renderAhead: config.workerConcurrency,
+      // Twice the queue's concurrency: the next renders are queued while the current ones print and travel through storage.
+      renderAhead: 2 * config.workerConcurrency,
       maxInvoices: config.exports.maxInvoices,
       retentionHours: config.exports.retentionHours,
       newId: randomUUID,
