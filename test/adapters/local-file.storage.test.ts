@@ -176,3 +176,44 @@ describe('LocalFileStorage listing old objects', () => {
     expect(await storage.listOlderThan('orders/', new Date(), { limit: 10, after: null })).toEqual({ keys: [], next: null });
   });
 });
+
+describe('LocalFileStorage streaming reads', () => {
+  const collect = async (stream: NodeJS.ReadableStream) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+  const bytes = Buffer.from(Array.from({ length: 3 * 65_536 + 17 }, (_, i) => (i * 31) % 251));
+
+  it('when an object is streamed, then its size is stat-ed and every byte arrives in several chunks, not one buffer', async () => {
+    await storage.putBuffer('orders/d/1/file', bytes, 'application/octet-stream');
+    expect(await storage.stat('orders/d/1/file')).toEqual({ size: bytes.length });
+    const stream = await storage.getStream('orders/d/1/file');
+    let chunks = 0;
+    const parts: Buffer[] = [];
+    for await (const chunk of stream) {
+      chunks += 1;
+      parts.push(chunk as Buffer);
+    }
+    expect(Buffer.concat(parts)).toEqual(bytes);
+    expect(chunks).toBeGreaterThan(1);
+  });
+
+  it('when a range is streamed, then exactly the bytes from start to end inclusive', async () => {
+    await storage.putBuffer('orders/d/1/file', bytes, 'application/octet-stream');
+    for (const [start, end] of [
+      [0, 0],
+      [10, 99],
+      [65_530, 65_545],
+      [bytes.length - 5, bytes.length - 1],
+    ] as const) {
+      expect(await collect(await storage.getStream('orders/d/1/file', { start, end }))).toEqual(bytes.subarray(start, end + 1));
+    }
+  });
+
+  it('when the object is missing, then stat and getStream reject naming the key, and presignGet answers null', async () => {
+    await expect(storage.stat('orders/d/1/none')).rejects.toThrow('File not found in storage: orders/d/1/none');
+    await expect(storage.getStream('orders/d/1/none')).rejects.toThrow('File not found in storage: orders/d/1/none');
+    expect(await storage.presignGet('orders/d/1/none', { ttlSeconds: 60, contentDisposition: 'attachment', contentType: 'text/plain' })).toBeNull();
+  });
+});

@@ -26,6 +26,59 @@ afterAll(async () => {
 });
 
 describe('MinioFileStorage against s3rver', () => {
+  it('when an object is streamed, whole or one range, then exactly its bytes; stat gives its size', async () => {
+    const bytes = Buffer.from(Array.from({ length: 200_003 }, (_, i) => (i * 7) % 256));
+    await storage.putBuffer('orders/ACME/9/stream', bytes, 'application/octet-stream');
+    const collect = async (stream: NodeJS.ReadableStream) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    };
+    expect(await storage.stat('orders/ACME/9/stream')).toEqual({ size: bytes.length });
+    expect(await collect(await storage.getStream('orders/ACME/9/stream'))).toEqual(bytes);
+    // Not [0, 0]: s3rver reads an end of 0 as "to the end" (stores/filesystem.js `options.end || Infinity`); S3 does not.
+    for (const [start, end] of [
+      [0, 9],
+      [5, 5],
+      [1_000, 65_999],
+      [bytes.length - 3, bytes.length - 1],
+    ] as const) {
+      expect(await collect(await storage.getStream('orders/ACME/9/stream', { start, end }))).toEqual(bytes.subarray(start, end + 1));
+    }
+    await expect(storage.stat('orders/ACME/9/none')).rejects.toThrow('File not found in storage: orders/ACME/9/none');
+    await expect(storage.getStream('orders/ACME/9/none')).rejects.toThrow('File not found in storage: orders/ACME/9/none');
+    await storage.delete('orders/ACME/9/stream');
+  });
+
+  it('when a GET is presigned, then the URL answers without credentials with the bytes, the given disposition and type, until it expires', async () => {
+    const bytes = Buffer.from('presigned bytes');
+    await storage.putBuffer('orders/ACME/9/linked', bytes, 'application/octet-stream');
+    const disposition = `attachment; filename="L_d_.txt"; filename*=UTF-8''%C5%81%C3%B3d%C5%BA.txt`;
+    const url = await storage.presignGet('orders/ACME/9/linked', { ttlSeconds: 1, contentDisposition: disposition, contentType: 'text/plain' });
+    expect(url).not.toBeNull();
+    const response = await fetch(url!);
+    expect(response.status).toBe(200);
+    expect(Buffer.from(await response.arrayBuffer())).toEqual(bytes);
+    expect(response.headers.get('content-disposition')).toBe(disposition);
+    expect(response.headers.get('content-type')).toBe('text/plain');
+    await expect.poll(async () => (await fetch(url!)).status, { timeout: 10_000, interval: 250 }).toBe(403);
+    await storage.delete('orders/ACME/9/linked');
+  });
+
+  it('when a public endpoint is set, then links are signed for it and no request goes there', async () => {
+    const behind = new MinioFileStorage({
+      endPoint: s3.endPoint,
+      publicEndPoint: 'https://files.example.test:9443',
+      accessKey: S3RVER_ACCESS_KEY,
+      secretKey: S3RVER_SECRET_KEY,
+      bucket: 'logi-files',
+    });
+    const url = new URL((await behind.presignGet('orders/ACME/9/x', { ttlSeconds: 60, contentDisposition: 'attachment', contentType: 'text/plain' }))!);
+    expect(url.origin).toBe('https://files.example.test:9443');
+    expect(url.pathname).toBe('/logi-files/orders/ACME/9/x');
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('60');
+  });
+
   it('when init runs on a server without the bucket, then the bucket is made and init can run again', async () => {
     const fresh = storageFor(s3.endPoint, 'fresh-bucket');
     await fresh.init();

@@ -38,6 +38,7 @@ beforeAll(async () => {
     listFileCategories: unused,
     findOrderByNr: unused,
     attachFiles: unused,
+    orderFiles: unused,
     receiver: unused,
     downloadInvoicePdf: unused,
     downloadEInvoice: unused,

@@ -24,9 +24,9 @@ describe('HTTP basics', () => {
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('HEAD, GET, OPTIONS');
     expect(await envelopeOf(response)).toEqual({ status: 405, message: 'Method Not Allowed', data: null });
-    const post = await api.call('/orders/3001/files', { method: 'GET' });
+    const post = await api.call('/orders/3001/files', { method: 'PUT' });
     expect(post.status).toBe(405);
-    expect(post.headers.get('allow')).toBe('POST, OPTIONS');
+    expect(post.headers.get('allow')).toBe('HEAD, GET, POST, OPTIONS');
   });
 
   it('when OPTIONS is sent, then 204 with Allow and no credentials needed', async () => {

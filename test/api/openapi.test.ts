@@ -46,12 +46,20 @@ const OPERATIONS: ReadonlyArray<readonly [string, string, readonly string[]]> = 
   ['post', '/webhook-endpoints/{endpoint_id}/rotate-secret', ['200', '404', '413', '415']],
   ['get', '/webhook-endpoints/{endpoint_id}/deliveries', ['200', '404', '422']],
   ['post', '/webhook-endpoints/{endpoint_id}/replay', ['202', '404', '409', '410', ...JSON_BODY]],
+  // And its files-out addition.
+  ['get', '/orders/{order_id}/files', ['200', '404']],
+  ['get', '/orders/{order_id}/files/{file_id}', ['200', '206', '304', '404', '416']],
+  ['post', '/orders/{order_id}/files/{file_id}/link', ['201', '404', ...JSON_BODY]],
   // And its exports addition.
   ['get', '/exports', ['200']],
   ['post', '/exports', ['202', ...JSON_BODY]],
   ['get', '/exports/{export_id}', ['200', '404']],
   ['delete', '/exports/{export_id}', ['200', '404']],
   ['get', '/exports/{export_id}/download', ['200', '206', '304', '404', '409', '410', '416']],
+];
+/** Operations outside the credential gate: a file link's token is its credential (no 401; counted per IP). */
+const PUBLIC_OPERATIONS: ReadonlyArray<readonly [string, string, readonly string[]]> = [
+  ['get', '/file-links/{token}', ['200', '206', '304', '400', '403', '404', '405', '410', '414', '416', '429', '431', '500', '503']],
 ];
 const WEBHOOK_ID_OPERATIONS = OPERATIONS.filter(([, path]) => path.startsWith('/webhook-endpoints/{endpoint_id}'));
 /** The contract's event types, each a `webhooks` entry, with the schema of its event. */
@@ -65,7 +73,7 @@ const EVENT_SCHEMAS: Record<string, string> = {
 };
 /** A request of each operation, for the answers any request can meet (no id needs to exist). */
 const CALLS: Array<[string, string, string]> = OPERATIONS.map(([method, path]) => [
-  path.replace('{order_id}', '3001').replace('{invoice_id}', '9001').replace('{endpoint_id}', '1').replace('{export_id}', '1') +
+  path.replace('{order_id}', '3001').replace('{invoice_id}', '9001').replace('{endpoint_id}', '1').replace('{file_id}', '1').replace('{export_id}', '1') +
     (path === '/orders/by-nr' ? '?nr=1' : ''),
   method,
   path,
@@ -150,7 +158,12 @@ describe('the OpenAPI document', () => {
 
   it('when read, then it covers exactly the five endpoints of the spec and the e-invoice and events additions (feed and webhook endpoints), each with its error answers and exact messages', () => {
     const listed = Object.entries(contract.doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
-    expect(listed.sort()).toEqual(OPERATIONS.map(([method, path]) => `${method} ${path}`).sort());
+    expect(listed.sort()).toEqual([...OPERATIONS, ...PUBLIC_OPERATIONS].map(([method, path]) => `${method} ${path}`).sort());
+    for (const [method, path, own] of PUBLIC_OPERATIONS) {
+      const operation = contract.operation(method, path);
+      expect((operation as { security?: unknown }).security, `${method} ${path}`).toEqual([]);
+      expect(Object.keys(operation.responses).sort(), `${method} ${path}`).toEqual([...own].sort());
+    }
     for (const [method, path, own] of OPERATIONS) {
       const responses = contract.operation(method, path).responses;
       expect(Object.keys(responses).sort(), `${method} ${path}`).toEqual([...COMMON, ...own].sort());
@@ -349,6 +362,42 @@ describe('real responses match the document', () => {
     const missing = await api.call('/orders/999999/files', { method: 'POST', body: ok.body, headers: { 'Content-Type': ok.contentType } });
     expect(missing.status).toBe(404);
     await contract.expectDocumented(missing, 'post', '/orders/{order_id}/files');
+  });
+
+  it("when an order's files are listed, downloaded (whole, ranged, 304, 416) and linked, then every answer fits, the link's too", async () => {
+    const { body, contentType } = multipart([{ name: 'files', filename: 'Łódź contract.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from('contract')]) }]);
+    const created = (await envelopeOf(await api.call('/orders/3002/files', { method: 'POST', body, headers: { 'Content-Type': contentType } }))).data as {
+      uploaded: Array<{ id: number }>;
+    };
+    const id = created.uploaded[0]!.id;
+    const list = (await contract.expectDocumented(await api.call('/orders/3002/files'), 'get', '/orders/{order_id}/files')) as {
+      data: Array<{ sha256: string }>;
+    };
+    const etag = `"${list.data[0]!.sha256}"`;
+    const download = '/orders/{order_id}/files/{file_id}';
+    for (const headers of [{}, { Range: 'bytes=0-3' }, { Range: 'bytes=-2' }, { 'If-None-Match': etag }, { Range: 'bytes=999999-' }] as Array<
+      Record<string, string>
+    >) {
+      await contract.expectDocumented(await api.call(`/orders/3002/files/${id}`, { headers }), 'get', download);
+    }
+    await contract.expectDocumented(await api.call(`/orders/3002/files/999999`), 'get', download);
+    const link = '/orders/{order_id}/files/{file_id}/link';
+    const made = (await contract.expectDocumented(
+      await api.call(`/orders/3002/files/${id}/link`, { method: 'POST', body: '{"ttl":60}', headers: { 'Content-Type': 'application/json' } }),
+      'post',
+      link,
+    )) as { data: { url: string } };
+    await contract.expectDocumented(
+      await api.call(`/orders/3002/files/${id}/link`, { method: 'POST', body: '{"ttl":0}', headers: { 'Content-Type': 'application/json' } }),
+      'post',
+      link,
+    );
+    const open = '/file-links/{token}';
+    await contract.expectDocumented(await fetch(made.data.url), 'get', open);
+    await contract.expectDocumented(await fetch(made.data.url, { headers: { Range: 'bytes=1-2' } }), 'get', open);
+    await contract.expectDocumented(await fetch(made.data.url, { headers: { 'If-None-Match': etag } }), 'get', open);
+    await contract.expectDocumented(await fetch(`${made.data.url}x`), 'get', open);
+    await contract.expectDocumented(await fetch(made.data.url, { method: 'DELETE' }), 'get', open);
   });
 
   it('when no file can be stored, then the 422 with the attach-files payload fits', async () => {

@@ -6,14 +6,19 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
-const EXAMPLES = ['packages/client/examples/quick-start.ts', 'packages/client/examples/readme-example.ts', 'packages/client/examples/events-example.ts'];
+const EXAMPLES = [
+  'packages/client/examples/quick-start.ts',
+  'packages/client/examples/readme-example.ts',
+  'packages/client/examples/events-example.ts',
+  'packages/client/examples/files-example.ts',
+];
 
 describe("the SDK's example programs", () => {
   it('when the SDK guide shows an example, then it is the example file it names, word for word', async () => {
     const guide = await readFile('docs/integrate/sdk.md', 'utf8');
     const blocks = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
     expect(blocks[0]).toBe(await readFile('packages/client/examples/readme-example.ts', 'utf8'));
-    expect(blocks.filter((block) => block.startsWith('// packages/client/examples/'))).toHaveLength(2);
+    expect(blocks.filter((block) => block.startsWith('// packages/client/examples/'))).toHaveLength(3);
     expect(guide).toContain('`packages/client/examples/quick-start.ts`');
     // Every block that names an example file (its first line) shows that file as it is.
     for (const block of blocks) {

@@ -1,4 +1,6 @@
+import { Readable } from 'node:stream';
 import type {
+  PresignOptions,
   Client,
   ClientRepositoryPort,
   ClientWithKey,
@@ -67,6 +69,9 @@ export class FakeOrderFiles implements OrderFileRepositoryPort {
   }
   async listByOrder(directory: string, orderId: number) {
     return this.rows.filter((r) => r.directory === directory && r.orderId === orderId);
+  }
+  async findById(directory: string, id: number) {
+    return this.rows.find((r) => r.directory === directory && r.id === id) ?? null;
   }
   /** Set to make row reads fail, as a database that is down would. */
   unavailable: Error | null = null;
@@ -137,6 +142,16 @@ export class FakeStorage implements FileStoragePort {
     return this.objects.has(key);
   }
   async ping() {}
+  async stat(key: string) {
+    return { size: (await this.getBuffer(key)).length };
+  }
+  async getStream(key: string, range?: { start: number; end: number }): Promise<NodeJS.ReadableStream> {
+    const bytes = await this.getBuffer(key);
+    return Readable.from([range ? bytes.subarray(range.start, range.end + 1) : bytes]);
+  }
+  async presignGet(_key: string, _options: PresignOptions): Promise<string | null> {
+    return null;
+  }
 }
 
 /** Runs handlers directly; `unavailable` makes it behave like a queue that is down. */

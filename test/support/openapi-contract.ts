@@ -82,7 +82,8 @@ export class OpenApiContract {
       return null;
     }
     const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
-    const content = documented.content[mediaType];
+    // OpenAPI media type ranges: the exact type first, then `type/*`, then `*/*` (stored files keep their own types).
+    const content = documented.content[mediaType] ?? documented.content[`${mediaType.split('/')[0]}/*`] ?? documented.content['*/*'];
     expect(content, `${where}: content type ${mediaType} is documented`).toBeDefined();
     if (mediaType !== 'application/json') return Buffer.from(await response.arrayBuffer());
     const body: unknown = await response.json();

@@ -57,6 +57,7 @@ export * from './maintenance/export-running.js';
 export * from './knex/webhooks/knex-webhook-endpoint.repository.js';
 export * from './knex/webhooks/knex-webhook-delivery.queue.js';
 export * from './crypto/standard-webhooks.signer.js';
+export * from './crypto/hmac-file-link.signer.js';
 export * from './http/node-webhook.sender.js';
 export * from './http/dns-host.resolver.js';
 export * from './knex/exports/knex-export.repository.js';

@@ -13,6 +13,7 @@ import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes
 import { registerEventRoutes, type EventRouteDeps } from './routes/events.routes.js';
 import { registerWebhookEndpointRoutes, type WebhookEndpointRouteDeps } from './routes/webhook-endpoints.routes.js';
 import { registerExportRoutes, type ExportRouteDeps } from './routes/exports.routes.js';
+import { registerFileLinkRoutes } from './routes/file-links.routes.js';
 import type { AuthenticateClientUseCase } from '@logi/domain';
 
 export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDeps, WebhookEndpointRouteDeps, ExportRouteDeps {
@@ -45,7 +46,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   registerEventRoutes(clientRouter, deps);
   registerWebhookEndpointRoutes(clientRouter, deps);
   registerExportRoutes(clientRouter, deps);
-  const publicRouters = deps.publicRouters ?? [];
+  // File links carry their own credential (a signed token), so they sit beside the ops routes, outside the gate.
+  const fileLinkRouter = new Router({ prefix: '/v1' });
+  registerFileLinkRoutes(fileLinkRouter, { orderFiles: deps.orderFiles, limiter: deps.limiter });
+  const publicRouters = [...(deps.publicRouters ?? []), fileLinkRouter];
 
   app.use(requestContext(deps.logger));
   if (deps.observe) app.use(deps.observe([clientRouter, ...publicRouters] as Router[]));

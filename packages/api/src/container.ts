@@ -18,6 +18,7 @@ import {
   ListEventsUseCase,
   PublishEventsUseCase,
   ManageWebhookEndpointsUseCase,
+  OrderFilesUseCase,
   DeliverWebhookUseCase,
   ManageExportsUseCase,
   buildRunExport,
@@ -45,6 +46,8 @@ import {
 import {
   BullmqJobQueue,
   createFileStorage,
+  HmacFileLinkSigner,
+  loadFileLinkKey,
   createKnex,
   createPdfRenderer,
   EInvoiceEuWriter,
@@ -96,6 +99,7 @@ import { Tokens } from './tokens.js';
 import { bindOps } from './ops/ops.bindings.js';
 import type { ApiMetrics } from './ops/metrics/api-metrics.js';
 import { pdfCacheEvents } from './ops/metrics/pdf-cache.events.js';
+import { fileContentDisposition } from './http/content-disposition.js';
 
 /** Downloads whose printed version each API process remembers (about 300 bytes each). */
 const RECENT_DOWNLOADS = 50_000;
@@ -296,6 +300,18 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         clock: get<ClockPort>(Tokens.Clock),
         maxEndpoints: config.webhooks.maxEndpoints,
         allowPrivateTargets: config.webhooks.allowPrivateTargets,
+      }),
+  );
+  c.bind(Tokens.OrderFiles).toDynamicValue(
+    () =>
+      new OrderFilesUseCase({
+        orders: get<OrderRepositoryPort>(Tokens.ReadOrderRepository),
+        // The primary: a file just uploaded is listed and downloadable at once.
+        files: get<OrderFileRepositoryPort>(Tokens.OrderFileRepository),
+        storage: get<FileStoragePort>(Tokens.FileStorage),
+        signer: new HmacFileLinkSigner(loadFileLinkKey(config.fileLinkSecret, config.dataDir)),
+        clock: get<ClockPort>(Tokens.Clock),
+        disposition: fileContentDisposition,
       }),
   );
   c.bind(Tokens.WebhookDeliveryQueue).toDynamicValue(() => database(new KnexWebhookDeliveryQueue(get<Knex>(Tokens.Knex))));

@@ -59,6 +59,7 @@ export async function startServer(container: Container, options: { publicRouters
     listFileCategories: container.get(Tokens.ListFileCategories),
     findOrderByNr: container.get(Tokens.FindOrderByNr),
     attachFiles: container.get(Tokens.AttachFiles),
+    orderFiles: container.get(Tokens.OrderFiles),
     receiver: container.get(Tokens.UploadReceiver),
     listInvoices: container.get(Tokens.ListInvoices),
     downloadInvoicePdf: container.get(Tokens.DownloadInvoicePdf),

@@ -38,6 +38,7 @@ export const Tokens = {
   ListEvents: Symbol.for('ListEvents'),
   PublishEvents: Symbol.for('PublishEvents'),
   ManageWebhooks: Symbol.for('ManageWebhooks'),
+  OrderFiles: Symbol.for('OrderFiles'),
   WebhookDeliveryQueue: Symbol.for('WebhookDeliveryQueue'),
   DeliverWebhook: Symbol.for('DeliverWebhook'),
   ExportRepository: Symbol.for('ExportRepository'),

@@ -1,6 +1,6 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
 import { apiErrorOf, ExportFailedError } from './api.errors.js';
-import { downloadedFile, type DownloadedFile } from './downloaded-file.js';
+import { downloadedFile, streamedFile, type DownloadedFile, type StreamedFile } from './downloaded-file.js';
 import { EventStream, type FollowEventsOptions } from './event-stream.js';
 import type { paths } from './generated/openapi.js';
 import { retryingFetch, type RetryOptions } from './retrying.fetch.js';
@@ -13,11 +13,13 @@ import type {
   EInvoiceOptions,
   EventPage,
   FileCategory,
+  FileLink,
   InvoiceList,
   InvoicePdfOptions,
   ListEventsQuery,
   ListInvoicesQuery,
   ListWebhookDeliveriesQuery,
+  OrderFile,
   OrderLookup,
   ReplayResult,
   ReplayWebhookEventsBody,
@@ -48,6 +50,18 @@ export interface UploadOptions {
   idempotencyKey?: string;
 }
 
+export interface FileDownloadOptions {
+  /** Only these bytes (inclusive; `end` omitted: to the end of the file). The answer's `range` says what came. */
+  range?: { start: number; end?: number };
+  /** With `range`: the `etag` of the part already held; if the file changed since, the whole file comes (`range` null). */
+  ifRange?: string;
+}
+
+export interface FileLinkOptions {
+  /** Seconds the link works, 1 to 604800; 900 when not given. */
+  ttl?: number;
+}
+
 export interface WaitExportOptions {
   /** Called with the export on each look while it is queued or running (`done` of `total`). */
   onProgress?: (item: Export) => void;
@@ -75,6 +89,14 @@ export interface LogiClient {
     fileCategories(): Promise<FileCategory[]>;
     /** Uploads files to an order; files that could not be stored are listed in `failed` of the answer. */
     uploadFiles(orderId: number, files: readonly UploadSource[], options?: UploadOptions): Promise<AttachFilesPayload>;
+  };
+  files: {
+    /** The order's files, oldest first. */
+    list(orderId: number): Promise<OrderFile[]>;
+    /** A file's bytes as a stream (all, or one range), with its name, type and `etag`. */
+    download(orderId: number, fileId: number, options?: FileDownloadOptions): Promise<StreamedFile>;
+    /** A URL anyone holding it can GET without credentials until `expires`. */
+    link(orderId: number, fileId: number, options?: FileLinkOptions): Promise<FileLink>;
   };
   events: {
     /** One page of the change feed past `after` (`wait`: long poll up to 30 s); a 410 is thrown as `EventsExpiredError`. */
@@ -174,6 +196,27 @@ export function createClient(options: ClientOptions): LogiClient {
           }),
         );
       },
+    },
+    files: {
+      list: async (orderId) => dataOf(await raw.GET('/orders/{order_id}/files', { params: { path: { order_id: orderId } } })),
+      download: async (orderId, fileId, download = {}) => {
+        const header: Record<string, string> = {};
+        if (download.range) header.Range = `bytes=${download.range.start}-${download.range.end ?? ''}`;
+        if (download.range && download.ifRange) header['If-Range'] = download.ifRange;
+        const result = await raw.GET('/orders/{order_id}/files/{file_id}', {
+          params: { path: { order_id: orderId, file_id: fileId }, header },
+          parseAs: 'stream',
+        });
+        if (result.error !== undefined || !result.data) throw apiErrorOf(result.response, result.error);
+        return streamedFile(result.data, result.response, `file-${fileId}`);
+      },
+      link: async (orderId, fileId, link = {}) =>
+        dataOf(
+          await raw.POST('/orders/{order_id}/files/{file_id}/link', {
+            params: { path: { order_id: orderId, file_id: fileId } },
+            body: link.ttl === undefined ? {} : { ttl: link.ttl },
+          }),
+        ),
     },
     events: {
       list: async (query = {}) => dataOf(await raw.GET('/events', { params: { query } })),

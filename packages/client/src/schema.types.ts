@@ -10,6 +10,10 @@ export type FileCategory = Schemas['FileCategory'];
 export type UploadedFile = Schemas['UploadedFile'];
 export type FailedUpload = Schemas['FailedUpload'];
 export type AttachFilesPayload = Schemas['AttachFilesPayload'];
+/** A file of an order: name, category, size, sniffed content type, SHA-256 (hex) and when it was attached. */
+export type OrderFile = Schemas['OrderFile'];
+/** A URL that serves the file without credentials until `expires` (Unix seconds). */
+export type FileLink = Schemas['FileLink'];
 
 /** Every filter, sort and page parameter of GET /invoices; lists are arrays (`statuses: ['overdue', 'paid']`). */
 export type ListInvoicesQuery = NonNullable<operations['listInvoices']['parameters']['query']>;

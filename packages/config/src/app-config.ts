@@ -123,6 +123,10 @@ const schema = z.object({
   S3_SECRET_KEY: z.string().optional(),
   S3_BUCKET: z.string().optional(),
   S3_REGION: z.string().default('us-east-1'),
+  /** The S3 address clients reach, when it differs from S3_ENDPOINT (a container name): file links are presigned for it. */
+  S3_PUBLIC_ENDPOINT: urlWithScheme('S3_PUBLIC_ENDPOINT', ['http', 'https']).optional(),
+  /** The HMAC key of the API's own file links (embedded profile); unset: a random key kept in DATA_DIR/file-link.key. */
+  FILE_LINK_SECRET: z.string().min(32, { error: 'must be at least 32 characters (a random secret, e.g. openssl rand -hex 32)' }).optional(),
   CHROMIUM_PATH: z.string().optional(),
   APP_TIMEZONE: z.string().transform(timeZone).default('UTC'),
   RATE_LIMIT_MAX: positiveInt('RATE_LIMIT_MAX').default(60),
@@ -231,7 +235,9 @@ export type AppConfig = {
   /** Redis: REDIS_URL, or a Sentinel group (REDIS_SENTINELS); null = no Redis (jobs in-process, limits in memory). */
   redis: RedisEndpoint | null;
   redisPrefix: string;
-  s3: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string } | null;
+  s3: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string; publicEndPoint: string | null } | null;
+  /** FILE_LINK_SECRET; null = a random key generated once and kept in DATA_DIR (see ADR 0040). */
+  fileLinkSecret: string | null;
   chromiumPath: string | null;
   timeZone: string;
   rateLimit: { max: number; windowSeconds: number };
@@ -327,8 +333,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisPrefix: c.REDIS_PREFIX,
     s3:
       setS3.length === 4
-        ? { endPoint: c.S3_ENDPOINT!, accessKey: c.S3_ACCESS_KEY!, secretKey: c.S3_SECRET_KEY!, bucket: c.S3_BUCKET!, region: c.S3_REGION }
+        ? {
+            endPoint: c.S3_ENDPOINT!,
+            accessKey: c.S3_ACCESS_KEY!,
+            secretKey: c.S3_SECRET_KEY!,
+            bucket: c.S3_BUCKET!,
+            region: c.S3_REGION,
+            publicEndPoint: c.S3_PUBLIC_ENDPOINT ?? null,
+          }
         : null,
+    fileLinkSecret: c.FILE_LINK_SECRET ?? null,
     chromiumPath: c.CHROMIUM_PATH ?? null,
     timeZone: c.APP_TIMEZONE,
     rateLimit: { max: c.RATE_LIMIT_MAX, windowSeconds: c.RATE_LIMIT_WINDOW_SECONDS },

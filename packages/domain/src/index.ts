@@ -94,3 +94,7 @@ export * from './exports/run-export/run-export.use-case.js';
 export type * from './ports/export-repository.port.js';
 export type * from './ports/export-archive.port.js';
 export * from './exports/run-export/build-run-export.js';
+export type * from './ports/file-link-signer.port.js';
+export * from './orders/order-files/order-files.errors.js';
+export * from './orders/order-files/order-file-link.input.js';
+export * from './orders/order-files/order-files.use-case.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { access, copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
-import type { FileStoragePort, StoragePage, StoredObjectPage } from '@logi/domain';
+import type { ByteRange, FileStoragePort, PresignOptions, StoragePage, StoredObjectPage } from '@logi/domain';
 import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
 
 /** Messages for the error codes a client may reasonably see; never a path. */
@@ -181,6 +181,32 @@ export class LocalFileStorage implements FileStoragePort {
     } finally {
       await rm(probe, { force: true }).catch(() => undefined);
     }
+  }
+
+  async stat(key: string): Promise<{ size: number }> {
+    const target = this.pathOf(key);
+    try {
+      return { size: (await stat(target)).size };
+    } catch (error) {
+      throw storageError(error, key);
+    }
+  }
+
+  /** The file is opened first, so a missing one rejects here; the stream reads it in chunks and closes it. */
+  async getStream(key: string, range?: ByteRange): Promise<NodeJS.ReadableStream> {
+    const target = this.pathOf(key);
+    let handle;
+    try {
+      handle = await open(target, 'r');
+    } catch (error) {
+      throw storageError(error, key);
+    }
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+  }
+
+  /** Local files have no URLs of their own: the API signs its links (see ADR 0040). */
+  async presignGet(_key: string, _options: PresignOptions): Promise<string | null> {
+    return null;
   }
 
   private pathOf(key: string): string {

@@ -50,6 +50,11 @@ export class KnexOrderFileRepository implements OrderFileRepositoryPort {
     return rows.map(toOrderFile);
   }
 
+  async findById(directory: string, id: number): Promise<OrderFile | null> {
+    const row = (await this.knex('order_files').select(ORDER_FILE_COLUMNS).where({ directory, id }).first()) as OrderFileRow | undefined;
+    return row ? toOrderFile(row) : null;
+  }
+
   /** A query per chunk of keys (SQLite and MariaDB bound the parameters of one statement), each served by the unique index. */
   async keysWithRows(storageKeys: readonly string[]): Promise<Set<string>> {
     const wanted = new Set(storageKeys);

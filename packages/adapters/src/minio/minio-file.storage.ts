@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { Client } from 'minio';
-import type { FileStoragePort, StoragePage, StoredObjectPage } from '@logi/domain';
+import type { ByteRange, FileStoragePort, PresignOptions, StoragePage, StoredObjectPage } from '@logi/domain';
 import { lazyModule } from '../shared/lazy-module.js';
 import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
 
@@ -20,6 +20,8 @@ export interface MinioFileStorageOptions {
    * is aborted: a dead or black-holed S3 answers with an error, never a hang.
    */
   requestTimeoutMs?: number;
+  /** The address clients reach S3 at, when not `endPoint`: presigned links are signed for it (no request is made to it). */
+  publicEndPoint?: string | null;
 }
 
 /** The most keys one ListObjects request answers. */
@@ -39,21 +41,29 @@ const MISSING = new Set(['NoSuchKey', 'NotFound', 'NoSuchObject']);
  */
 export class MinioFileStorage implements FileStoragePort {
   private readonly client: Client;
+  /** Signs presigned links for the address clients use; `client` itself when that is `endPoint`. */
+  private readonly presigner: Client;
   private readonly bucket: string;
   private readonly region: string;
   private bucketReady: Promise<void> | null = null;
 
   constructor(options: MinioFileStorageOptions) {
-    const url = new URL(options.endPoint);
-    const useSSL = url.protocol === 'https:';
-    const timeoutMs = options.requestTimeoutMs ?? 5_000;
     this.bucket = options.bucket;
     this.region = options.region ?? 'us-east-1';
-    this.client = new (minio().Client)({
+    this.client = this.clientFor(options.endPoint, options);
+    this.presigner = options.publicEndPoint ? this.clientFor(options.publicEndPoint, options) : this.client;
+  }
+
+  private clientFor(endPoint: string, options: MinioFileStorageOptions): Client {
+    const url = new URL(endPoint);
+    const useSSL = url.protocol === 'https:';
+    const timeoutMs = options.requestTimeoutMs ?? 5_000;
+    return new (minio().Client)({
       endPoint: url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: url.port ? Number(url.port) : useSSL ? 443 : 80,
       useSSL,
       pathStyle: true,
+      // Known here, so presigning needs no request to ask S3 for the bucket's region.
       region: this.region,
       accessKey: options.accessKey,
       secretKey: options.secretKey,
@@ -130,6 +140,36 @@ export class MinioFileStorage implements FileStoragePort {
       if (isMissing(error)) return false;
       throw error;
     }
+  }
+
+  async stat(key: string): Promise<{ size: number }> {
+    assertValidStorageKey(key);
+    const info = await this.inBucket(() => this.client.statObject(this.bucket, key), key);
+    return { size: info.size };
+  }
+
+  /** One GET (with a `Range` header for a range); the promise resolves once S3 has answered with the object. */
+  async getStream(key: string, range?: ByteRange): Promise<NodeJS.ReadableStream> {
+    assertValidStorageKey(key);
+    return this.inBucket(
+      () => (range ? this.client.getPartialObject(this.bucket, key, range.start, range.end - range.start + 1) : this.client.getObject(this.bucket, key)),
+      key,
+    );
+  }
+
+  /**
+   * A presigned GET (signature V4, computed here without a request: the
+   * region is known). The link answers with the given Content-Disposition and
+   * Content-Type (S3's `response-content-*` overrides).
+   */
+  async presignGet(key: string, options: PresignOptions): Promise<string | null> {
+    assertValidStorageKey(key);
+    return this.guard(() =>
+      this.presigner.presignedGetObject(this.bucket, key, options.ttlSeconds, {
+        'response-content-disposition': options.contentDisposition,
+        'response-content-type': options.contentType,
+      }),
+    );
   }
 
   /** Answers only when S3 answers and the bucket is there (it is made if missing). */

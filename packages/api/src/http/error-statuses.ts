@@ -18,6 +18,9 @@ export const STATUS_BY_CODE: Record<string, number> = {
   EXPORT_NOT_READY: 409,
   EXPORT_EXPIRED: 410,
   TOO_MANY_EXPORTS: 429,
+  FILE_NOT_FOUND: 404,
+  FILE_LINK_INVALID: 403,
+  FILE_LINK_EXPIRED: 410,
 };
 
 /** Messages for statuses raised by the HTTP layer itself. */

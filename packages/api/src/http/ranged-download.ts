@@ -1,13 +1,9 @@
-import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
+import type { ByteRange } from '@logi/domain';
 import { ifNoneMatchHits } from './conditional.js';
 import { HttpError } from './http-error.js';
 
-/** Inclusive byte offsets, as in `Range: bytes=start-end`. */
-export interface ByteRange {
-  start: number;
-  end: number;
-}
+export type { ByteRange };
 
 /** What a download answer needs to know about the stored bytes; `open` is called only when bytes are sent. */
 export interface RangedDownload {
@@ -20,7 +16,7 @@ export interface RangedDownload {
   /** Defaults to `private, no-cache`: a client may keep the bytes and asks each time (a 304 costs nothing). */
   cacheControl?: string;
   /** A stream of the bytes, or of `range` only; never read whole into memory. */
-  open(range?: ByteRange): Promise<Readable>;
+  open(range?: ByteRange): Promise<NodeJS.ReadableStream>;
 }
 
 /**

@@ -1,11 +1,11 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type Router from '@koa/router';
 import { envelope, ExportNotFoundError, type FileStoragePort, type ManageExportsUseCase } from '@logi/domain';
 import type { AppState } from '../http/app-state.js';
 import { parsePathId } from '../http/path-id.js';
 import { sendRangedDownload, type ByteRange } from '../http/ranged-download.js';
 import { toExportDto } from '../mappers/export.mapper.js';
-import { jsonBody } from './webhook-endpoints.routes.js';
+import { jsonObjectBody, requestBody } from '../http/json-body.js';
 
 export interface ExportRouteDeps {
   manageExports: ManageExportsUseCase;
@@ -21,12 +21,10 @@ function exportId(raw: string | undefined): number {
 
 export function registerExportRoutes(router: Router<AppState>, deps: ExportRouteDeps): void {
   const exports = deps.manageExports;
-  const body = jsonBody();
+  const body = jsonObjectBody();
 
   router.post('/exports', body, async (ctx) => {
-    const raw = (ctx.request as { body?: unknown }).body;
-    // No body at all reads as an empty object (every default); a parsed `null` stays null (and is refused).
-    const created = await exports.create(ctx.state.client.directory, raw === undefined ? {} : raw);
+    const created = await exports.create(ctx.state.client.directory, requestBody(ctx));
     ctx.status = 202;
     ctx.set('Location', `/v1/exports/${created.id}`);
     ctx.body = envelope(202, 'Export queued', toExportDto(created));
@@ -58,11 +56,7 @@ export function registerExportRoutes(router: Router<AppState>, deps: ExportRoute
   });
 }
 
-/**
- * The archive's bytes, or one range of them. TODO(lead, on merging h/files): read with the storage port's
- * `getStream(key, range)` once it is there, so an archive is never held whole in memory.
- */
+/** The archive's bytes, or one range of them, streamed from storage (never whole in memory). */
 async function openArchive(storage: FileStoragePort, key: string, range?: ByteRange): Promise<Readable> {
-  const bytes = await storage.getBuffer(key);
-  return Readable.from([range ? bytes.subarray(range.start, range.end + 1) : bytes]);
+  return (await storage.getStream(key, range)) as Readable;
 }

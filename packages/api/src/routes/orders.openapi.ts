@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { IDEMPOTENCY_HEADER, MAX_FILE_BYTES, Messages } from '@logi/domain';
+import { createFileLinkSchema, IDEMPOTENCY_HEADER, MAX_FILE_BYTES, Messages } from '@logi/domain';
 import { toJsonSchema } from '../ops/openapi/json-schema.js';
 import { ref } from '../ops/openapi/openapi-components.js';
-import { COUNTED, commonErrors, errorResponse, jsonResponse, validationResponse } from '../ops/openapi/openapi-responses.js';
+import { COUNTED, commonErrors, errorResponse, jsonResponse, responseHeaders, validationResponse } from '../ops/openapi/openapi-responses.js';
 import { queryParameters } from '../ops/openapi/query-parameters.js';
 import type { GuideLinks } from '../ops/openapi/guides.js';
 import { pathIdParameter } from '../ops/openapi/request.schemas.js';
 import { REPLAYED_HEADER } from './orders.routes.js';
+import { bodyErrors } from './webhook-endpoints.openapi.js';
 
 /**
  * The OpenAPI side of orders.routes.ts. The `nr` lookup and the multipart
@@ -16,7 +17,7 @@ import { REPLAYED_HEADER } from './orders.routes.js';
 
 export const ordersTag = (guides: GuideLinks) => ({
   name: 'Orders',
-  description: 'Order lookup, file categories and file uploads.',
+  description: "Order lookup, file categories, file uploads, and the order's files out (list, download, links).",
   externalDocs: guides.externalDocs('uploads', 'Uploads: parts, limits, duplicates and safe retries.'),
 });
 
@@ -83,11 +84,85 @@ function uploadCreatedResponse() {
   return { ...response, headers: { ...response.headers, [REPLAYED_HEADER]: replayed } };
 }
 
-/** The order calls of the spec: upload, file categories, lookup by number. */
+/** A header of a conditional or ranged download request; only the 64 KiB of header fields bound it. */
+function downloadHeader(name: 'If-None-Match' | 'Range' | 'If-Range', description: string) {
+  const schema = { type: 'string', 'x-bounded-by': 'No length limit of its own: the 64 KiB of header fields bound it (431).' };
+  return { name, in: 'header', required: false, description, schema } as const;
+}
+
+const fileBinary = { '*/*': { schema: { type: 'string', format: 'binary' } } };
+
+/** The answers of a file download, by the API or by one of its file links: the bytes (200, 206), 304, 416. */
+export function fileDownloadResponses() {
+  const limit = COUNTED;
+  const body = [...limit, 'Content-Disposition (file)', 'ETag (file)', 'Accept-Ranges', 'Content-Length', 'Cache-Control'] as const;
+  return {
+    '200': {
+      description: 'The whole file, streamed, with the media type sniffed at upload as `Content-Type`.',
+      headers: responseHeaders(body),
+      content: fileBinary,
+    },
+    '206': {
+      description:
+        'One byte range of the file (`Range: bytes=a-b`, `a-` or `-n`), with `Content-Range`. Several ranges in one request are not served: the whole file comes with 200.',
+      headers: responseHeaders([...body, 'Content-Range']),
+      content: fileBinary,
+    },
+    '304': {
+      description: "`If-None-Match` names this file's `ETag`: the client holds these bytes; no body.",
+      headers: responseHeaders([...limit, 'ETag (file)', 'Accept-Ranges', 'Cache-Control']),
+    },
+    '416': errorResponse(
+      416,
+      'The range starts past the end of the file (or asks for the last 0 bytes); `Content-Range` gives the size.',
+      'Range Not Satisfiable',
+      [...limit, 'Content-Range (416)', 'ETag (file)', 'Accept-Ranges', 'Cache-Control'],
+    ),
+  };
+}
+
+function downloadParameters() {
+  return [
+    downloadHeader('If-None-Match', "The `ETag` of an earlier download (or several, or `*`): when it is this file's, 304 with no body."),
+    downloadHeader(
+      'Range',
+      'One byte range, `bytes=a-b`, `bytes=a-` or `bytes=-n` (the last n bytes): 206 with those bytes. Several ranges, another unit or a malformed value: ignored, 200 with the whole file.',
+    ),
+    downloadHeader('If-Range', "The `ETag` the client's partial copy came with: the range is served only while it still matches, else the whole file (200)."),
+  ];
+}
+
+/** The order calls of the spec: upload, file categories, lookup by number; and the order's files out. */
 export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLinks) {
   const maxBodyMiB = options.uploadMaxFiles * 10 + 1;
   return {
     '/orders/{order_id}/files': {
+      get: {
+        operationId: 'listOrderFiles',
+        tags: ['Orders'],
+        summary: "List an order's files",
+        description: `Every file attached to the order, oldest first, with its size, the media type sniffed at upload and the SHA-256 of its bytes. Downloads and links: ${guides.link('files')}.`,
+        parameters: [pathIdParameter('order_id', 'Order', 3001)],
+        responses: {
+          '200': jsonResponse("The order's files (an empty list when it has none).", ref('OrderFileListEnvelope'), COUNTED, {
+            status: 200,
+            message: 'OK',
+            data: [
+              {
+                id: 17,
+                name: 'CMR 0412.pdf',
+                category_id: 1,
+                size: 48213,
+                content_type: 'application/pdf',
+                sha256: '2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae',
+                created: 1764151200,
+              },
+            ],
+          }),
+          '404': errorResponse(404, "No such order for this client (other clients' orders answer the same).", Messages.ORDER_NOT_FOUND),
+          ...commonErrors(),
+        },
+      },
       post: {
         operationId: 'uploadOrderFiles',
         tags: ['Orders'],
@@ -143,6 +218,65 @@ export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLin
             },
             COUNTED,
             { status: 422, message: Messages.FILES_REQUIRED, data: null, errors: { files: [Messages.FILES_REQUIRED] } },
+          ),
+        },
+      },
+    },
+    '/orders/{order_id}/files/{file_id}': {
+      get: {
+        operationId: 'downloadOrderFile',
+        tags: ['Orders'],
+        summary: 'Download a file of an order',
+        description: [
+          "The stored bytes, streamed, with the file's name in `Content-Disposition` and its SHA-256 as a strong `ETag`; `If-None-Match` gives 304, one `Range` gives 206 (resumable downloads), a range past the end 416 with the size.",
+          `Credentials, rate limit and tenancy come first: another directory's order is \`Order not found\`, a file of another order (or directory) \`File not found\`. ${guides.link('files')}.`,
+        ].join('\n\n'),
+        parameters: [pathIdParameter('order_id', 'Order', 3001), pathIdParameter('file_id', 'File', 17), ...downloadParameters()],
+        responses: {
+          ...fileDownloadResponses(),
+          '404': errorResponse(404, 'No such order (`Order not found`), or no such file on it (`File not found`), for this client.', [
+            Messages.ORDER_NOT_FOUND,
+            Messages.FILE_NOT_FOUND,
+          ]),
+          ...commonErrors(),
+        },
+      },
+    },
+    '/orders/{order_id}/files/{file_id}/link': {
+      post: {
+        operationId: 'createOrderFileLink',
+        tags: ['Orders'],
+        summary: 'Make a link to a file',
+        description: [
+          'A URL that anyone holding it can GET, without credentials, until `expires`: to hand a file to a person or a system that has no API key (the Stripe file-link model). Ranges and `If-None-Match` work on it as on the download.',
+          'With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). A link cannot be revoked before it expires: keep `ttl` short.',
+          `The body is optional; one that is sent must be a JSON object. ${guides.link('files')}.`,
+        ].join('\n\n'),
+        parameters: [pathIdParameter('order_id', 'Order', 3001), pathIdParameter('file_id', 'File', 17)],
+        requestBody: { required: false, content: { 'application/json': { schema: toJsonSchema(createFileLinkSchema, 'input'), example: { ttl: 3600 } } } },
+        responses: {
+          ...commonErrors(),
+          '201': {
+            ...jsonResponse(
+              'The link; `Cache-Control: no-store`, as the URL is a credential for the file.',
+              ref('FileLinkEnvelope'),
+              [...COUNTED, 'Cache-Control (no-store)'],
+              {
+                status: 201,
+                message: 'File link created',
+                data: { url: 'https://api.example.com/v1/file-links/WzEsMTcsImJhbHRpYyIsMTc2NDE1MjEwMF0.Zm9v', expires: 1764152100 },
+              },
+            ),
+          },
+          ...bodyErrors,
+          '404': errorResponse(404, 'No such order (`Order not found`), or no such file on it (`File not found`), for this client.', [
+            Messages.ORDER_NOT_FOUND,
+            Messages.FILE_NOT_FOUND,
+          ]),
+          '422': validationResponse(
+            '`ttl` is not an integer from 1 to 604800 (`errors.ttl`), or the body is not a JSON object (`errors.body`).',
+            { const: Messages.INVALID_DATA },
+            { status: 422, message: Messages.INVALID_DATA, data: null, errors: { ttl: ['The ttl field must not be greater than 604800.'] } },
           ),
         },
       },

@@ -1,11 +1,20 @@
 import Router from '@koa/router';
-import { IDEMPOTENCY_HEADER, OrderNotFoundError, type AttachFilesUseCase, type FindOrderByNrUseCase, type ListFileCategoriesUseCase } from '@logi/domain';
+import {
+  IDEMPOTENCY_HEADER,
+  OrderNotFoundError,
+  type AttachFilesUseCase,
+  type FindOrderByNrUseCase,
+  type ListFileCategoriesUseCase,
+  type OrderFilesUseCase,
+} from '@logi/domain';
 import type { AppState } from '../http/app-state.js';
+import { jsonObjectBody, requestBody } from '../http/json-body.js';
 import { parsePathId, queryPairs } from '../http/path-id.js';
 import { respond } from '../http/respond.js';
 import { toAttachFilesDto } from '../mappers/attach-files.mapper.js';
-import { toFileCategoryDto, toOrderLookupDto } from '../mappers/order.mapper.js';
+import { toFileCategoryDto, toOrderFileDto, toOrderLookupDto } from '../mappers/order.mapper.js';
 import type { MultipartUploadReceiver } from '../uploads/multipart-upload.receiver.js';
+import { requestOrigin, sendOrderFile } from './file-links.routes.js';
 
 /** Sent, as `true`, on the kept answer of an earlier request with the same Idempotency-Key. */
 export const REPLAYED_HEADER = 'Idempotency-Replayed';
@@ -15,6 +24,18 @@ export interface OrderRouteDeps {
   findOrderByNr: FindOrderByNrUseCase;
   attachFiles: AttachFilesUseCase;
   receiver: MultipartUploadReceiver;
+  orderFiles: OrderFilesUseCase;
+}
+
+function orderIdOf(raw: string | undefined): number {
+  const id = parsePathId(raw);
+  if (id === null) throw new OrderNotFoundError();
+  return id;
+}
+
+/** A bad file id on a good order is `File not found`; the order is checked first (by the use case). */
+function fileIdOf(raw: string | undefined): number {
+  return parsePathId(raw) ?? 0;
 }
 
 export function registerOrderRoutes(router: Router<AppState>, deps: OrderRouteDeps): void {
@@ -28,9 +49,13 @@ export function registerOrderRoutes(router: Router<AppState>, deps: OrderRouteDe
     respond(ctx, 200, 'OK', toOrderLookupDto(order));
   });
 
+  router.get('/orders/:orderId/files', async (ctx) => {
+    const files = await deps.orderFiles.list(ctx.state.client.directory, orderIdOf(ctx.params.orderId));
+    respond(ctx, 200, 'OK', files.map(toOrderFileDto));
+  });
+
   router.post('/orders/:orderId/files', async (ctx) => {
-    const orderId = parsePathId(ctx.params.orderId);
-    if (orderId === null) throw new OrderNotFoundError();
+    const orderId = orderIdOf(ctx.params.orderId);
     let cleanup = async (): Promise<void> => undefined;
     try {
       const payload = await deps.attachFiles.execute({
@@ -50,5 +75,18 @@ export function registerOrderRoutes(router: Router<AppState>, deps: OrderRouteDe
     } finally {
       await cleanup();
     }
+  });
+
+  router.get('/orders/:orderId/files/:fileId', async (ctx) => {
+    await sendOrderFile(ctx, await deps.orderFiles.download(ctx.state.client.directory, orderIdOf(ctx.params.orderId), fileIdOf(ctx.params.fileId)));
+  });
+
+  router.post('/orders/:orderId/files/:fileId/link', jsonObjectBody(), async (ctx) => {
+    const orderId = orderIdOf(ctx.params.orderId);
+    const link = await deps.orderFiles.link(ctx.state.client.directory, orderId, fileIdOf(ctx.params.fileId), requestBody(ctx));
+    // A link is a bearer credential for the file: no cache keeps it.
+    ctx.set('Cache-Control', 'no-store');
+    const url = link.kind === 'presigned' ? link.url : `${requestOrigin(ctx)}/v1/file-links/${link.token}`;
+    respond(ctx, 201, 'File link created', { url, expires: link.expires });
   });
 }

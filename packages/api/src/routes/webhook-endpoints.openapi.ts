@@ -27,7 +27,7 @@ const jsonBody = (schema: Parameters<typeof toJsonSchema>[0], required = true) =
   required,
   content: { 'application/json': { schema: toJsonSchema(schema, 'input') } },
 });
-/** Spread after `commonErrors()`: its 400 takes the place of the shared one, and says both (exports use it too). */
+/** Spread after `commonErrors()`: its 400 takes the place of the shared one, and says both. */
 export const bodyErrors = {
   '400': errorResponse(
     400,

@@ -11,7 +11,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List an order's files
+         * @description Every file attached to the order, oldest first, with its size, the media type sniffed at upload and the SHA-256 of its bytes. Downloads and links: [docs/integrate/files.md](docs/integrate/files.md).
+         */
+        get: operations["listOrderFiles"];
         put?: never;
         /**
          * Upload files to an order
@@ -28,6 +32,52 @@ export interface paths {
          *     Part names, file names and content types, duplicates and retries: [docs/integrate/uploads.md](docs/integrate/uploads.md).
          */
         post: operations["uploadOrderFiles"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{order_id}/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file of an order
+         * @description The stored bytes, streamed, with the file's name in `Content-Disposition` and its SHA-256 as a strong `ETag`; `If-None-Match` gives 304, one `Range` gives 206 (resumable downloads), a range past the end 416 with the size.
+         *
+         *     Credentials, rate limit and tenancy come first: another directory's order is `Order not found`, a file of another order (or directory) `File not found`. [docs/integrate/files.md](docs/integrate/files.md).
+         */
+        get: operations["downloadOrderFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{order_id}/files/{file_id}/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a link to a file
+         * @description A URL that anyone holding it can GET, without credentials, until `expires`: to hand a file to a person or a system that has no API key (the Stripe file-link model). Ranges and `If-None-Match` work on it as on the download.
+         *
+         *     With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). A link cannot be revoked before it expires: keep `ttl` short.
+         *
+         *     The body is optional; one that is sent must be a JSON object. [docs/integrate/files.md](docs/integrate/files.md).
+         */
+        post: operations["createOrderFileLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -66,6 +116,28 @@ export interface paths {
          * @description The first order whose number contains `nr` (read as the parameter says): an exact (case-insensitive) match wins, otherwise the matching order with the lowest id.
          */
         get: operations["findOrderByNr"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/file-links/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a file link
+         * @description The file a link made by `POST /orders/{order_id}/files/{file_id}/link` grants, as the download answers it (ranges, `If-None-Match`). No credentials: the signed token in the path is the credential; requests are counted against the rate limit per IP. Only links of the embedded profile (local files) point here; with S3 storage links are presigned S3 URLs.
+         *
+         *     An altered or foreign token is 403 `Invalid file link`; a genuine one past its `expires` 410 `File link expired`; a file removed since, 404. [docs/integrate/files.md](docs/integrate/files.md).
+         */
+        get: operations["openFileLink"];
         put?: never;
         post?: never;
         delete?: never;
@@ -643,6 +715,30 @@ export interface components {
             uploaded: components["schemas"]["UploadedFile"][];
             failed: components["schemas"]["FailedUpload"][];
         };
+        /** @description A file attached to an order. */
+        OrderFile: {
+            /** @description File ID. */
+            id: number;
+            /** @description The client's file name as uploaded (base name, UTF-8). */
+            name: string;
+            /** @description The file category, or null. */
+            category_id: number | null;
+            /** @description Size in bytes. */
+            size: number;
+            /** @description The media type sniffed from the bytes at upload (never the one the client sent). */
+            content_type: string;
+            /** @description SHA-256 of the bytes, lower-case hex; the download's `ETag` is this value in quotes. */
+            sha256: string;
+            /** @description When it was attached, Unix seconds. */
+            created: number;
+        };
+        /** @description A link to one file that works without credentials until it expires. */
+        FileLink: {
+            /** @description An absolute URL that answers a GET (and HEAD, with `Range`) without credentials with the file, until `expires`; a 4xx after it. */
+            url: string;
+            /** @description When the link stops working, Unix seconds. */
+            expires: number;
+        };
         /** @description Messages per field, e.g. `{"per_page": ["The per_page field must not be greater than 500."]}`. */
         FieldErrors: {
             [key: string]: string[];
@@ -1047,6 +1143,26 @@ export interface components {
             message: string;
             data: components["schemas"]["AttachFilesPayload"];
         };
+        /** @description The order's files, oldest first. */
+        OrderFileListEnvelope: {
+            /**
+             * @description Equals the HTTP status.
+             * @constant
+             */
+            status: 200;
+            message: string;
+            data: components["schemas"]["OrderFile"][];
+        };
+        /** @description The new link. */
+        FileLinkEnvelope: {
+            /**
+             * @description Equals the HTTP status.
+             * @constant
+             */
+            status: 201;
+            message: string;
+            data: components["schemas"]["FileLink"];
+        };
         /** @description An error: `message` says what went wrong, `data` is null. */
         ErrorEnvelope: {
             /** @description Equals the HTTP status. */
@@ -1152,6 +1268,265 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listOrderFiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Order ID.
+                 * @example 3001
+                 */
+                order_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order's files (an empty list when it has none). */
+            200: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "message": "OK",
+                     *       "data": [
+                     *         {
+                     *           "id": 17,
+                     *           "name": "CMR 0412.pdf",
+                     *           "category_id": 1,
+                     *           "size": 48213,
+                     *           "content_type": "application/pdf",
+                     *           "sha256": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+                     *           "created": 1764151200
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrderFileListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
+            401: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 401,
+                     *       "message": "Authentication failed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @constant */
+                        message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description No such order for this client (other clients' orders answer the same). */
+            404: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "message": "Order not found",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @constant */
+                        message?: "Order not found";
+                    };
+                };
+            };
+            /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @constant */
+                        message?: "Too Many Attempts.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
     uploadOrderFiles: {
         parameters: {
             query?: never;
@@ -1463,6 +1838,843 @@ export interface operations {
                         /** @constant */
                         message?: "No files were uploaded";
                     });
+                };
+            };
+            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @constant */
+                        message?: "Too Many Attempts.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
+    downloadOrderFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ETag` of an earlier download (or several, or `*`): when it is this file's, 304 with no body. */
+                "If-None-Match"?: string;
+                /** @description One byte range, `bytes=a-b`, `bytes=a-` or `bytes=-n` (the last n bytes): 206 with those bytes. Several ranges, another unit or a malformed value: ignored, 200 with the whole file. */
+                Range?: string;
+                /** @description The `ETag` the client's partial copy came with: the range is served only while it still matches, else the whole file (200). */
+                "If-Range"?: string;
+            };
+            path: {
+                /**
+                 * @description Order ID.
+                 * @example 3001
+                 */
+                order_id: number;
+                /**
+                 * @description File ID.
+                 * @example 17
+                 */
+                file_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file, streamed, with the media type sniffed at upload as `Content-Type`. */
+            200: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description `attachment` with the file's name: `filename` an ASCII fallback (any other character, and `"`, `\` and `%`, become `_`), plus `filename*=UTF-8''…` (RFC 6266, RFC 8187) with the exact name when the fallback differs.
+                     * @example attachment; filename="_d__ CMR.pdf"; filename*=UTF-8''%C5%81%C3%B3d%C5%BA%20CMR.pdf
+                     */
+                    "Content-Disposition": string;
+                    /**
+                     * @description A strong validator: the SHA-256 (hex) of the stored bytes, as `sha256` in the file list. Send it back in `If-None-Match` to get 304 and no body, or in `If-Range` to resume a download.
+                     * @example "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+                     */
+                    ETag: string;
+                    /** @description Byte ranges are served (one range per request). */
+                    "Accept-Ranges": "bytes";
+                    /** @description Bytes in this answer: the whole file, or the range. */
+                    "Content-Length": number;
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": Blob;
+                };
+            };
+            /** @description One byte range of the file (`Range: bytes=a-b`, `a-` or `-n`), with `Content-Range`. Several ranges in one request are not served: the whole file comes with 200. */
+            206: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description `attachment` with the file's name: `filename` an ASCII fallback (any other character, and `"`, `\` and `%`, become `_`), plus `filename*=UTF-8''…` (RFC 6266, RFC 8187) with the exact name when the fallback differs.
+                     * @example attachment; filename="_d__ CMR.pdf"; filename*=UTF-8''%C5%81%C3%B3d%C5%BA%20CMR.pdf
+                     */
+                    "Content-Disposition": string;
+                    /**
+                     * @description A strong validator: the SHA-256 (hex) of the stored bytes, as `sha256` in the file list. Send it back in `If-None-Match` to get 304 and no body, or in `If-Range` to resume a download.
+                     * @example "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+                     */
+                    ETag: string;
+                    /** @description Byte ranges are served (one range per request). */
+                    "Accept-Ranges": "bytes";
+                    /** @description Bytes in this answer: the whole file, or the range. */
+                    "Content-Length": number;
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    /**
+                     * @description The range sent and the whole size: `bytes <first>-<last>/<size>`.
+                     * @example bytes 0-1023/48213
+                     */
+                    "Content-Range": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": Blob;
+                };
+            };
+            /** @description `If-None-Match` names this file's `ETag`: the client holds these bytes; no body. */
+            304: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description A strong validator: the SHA-256 (hex) of the stored bytes, as `sha256` in the file list. Send it back in `If-None-Match` to get 304 and no body, or in `If-Range` to resume a download.
+                     * @example "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+                     */
+                    ETag: string;
+                    /** @description Byte ranges are served (one range per request). */
+                    "Accept-Ranges": "bytes";
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
+            401: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 401,
+                     *       "message": "Authentication failed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @constant */
+                        message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description No such order (`Order not found`), or no such file on it (`File not found`), for this client. */
+            404: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "message": "Order not found",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        message?: "Order not found" | "File not found";
+                    };
+                };
+            };
+            /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description The range starts past the end of the file (or asks for the last 0 bytes); `Content-Range` gives the size. */
+            416: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The size of the file, for a client to ask again: `bytes *\/<size>`.
+                     * @example bytes *\/48213
+                     */
+                    "Content-Range": string;
+                    /**
+                     * @description A strong validator: the SHA-256 (hex) of the stored bytes, as `sha256` in the file list. Send it back in `If-None-Match` to get 304 and no body, or in `If-Range` to resume a download.
+                     * @example "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+                     */
+                    ETag: string;
+                    /** @description Byte ranges are served (one range per request). */
+                    "Accept-Ranges": "bytes";
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 416,
+                     *       "message": "Range Not Satisfiable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 416;
+                        /** @constant */
+                        message?: "Range Not Satisfiable";
+                    };
+                };
+            };
+            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @constant */
+                        message?: "Too Many Attempts.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
+    createOrderFileLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Order ID.
+                 * @example 3001
+                 */
+                order_id: number;
+                /**
+                 * @description File ID.
+                 * @example 17
+                 */
+                file_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: int32
+                     * @description Seconds the link works, 1 to 604800 (seven days); default 900.
+                     */
+                    ttl?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The link; `Cache-Control: no-store`, as the URL is a credential for the file. */
+            201: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description A link is a credential for the file: no cache may keep this answer. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 201,
+                     *       "message": "File link created",
+                     *       "data": {
+                     *         "url": "https://api.example.com/v1/file-links/WzEsMTcsImJhbHRpYyIsMTc2NDE1MjEwMF0.Zm9v",
+                     *         "expires": 1764152100
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FileLinkEnvelope"];
+                };
+            };
+            /** @description A body sent as `application/json` that is not valid JSON, or that holds a `__proto__` key at any depth (refused as a guard against prototype pollution); a JSON value that is not an object is a 422 naming `body`. Or a request that is not well-formed HTTP (a control byte in a header value, say), refused before anything reads it, the connection closed after the answer. */
+            400: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 400,
+                     *       "message": "Bad Request",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 400;
+                        /** @constant */
+                        message?: "Bad Request";
+                    };
+                };
+            };
+            /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
+            401: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 401,
+                     *       "message": "Authentication failed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @constant */
+                        message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description No such order (`Order not found`), or no such file on it (`File not found`), for this client. */
+            404: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "message": "Order not found",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        message?: "Order not found" | "File not found";
+                    };
+                };
+            };
+            /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            /** @description The body is over 64 KiB. */
+            413: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 413,
+                     *       "message": "Payload Too Large",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 413;
+                        /** @constant */
+                        message?: "Payload Too Large";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description A body whose `Content-Type` is not `application/json` (parameters such as `charset=utf-8` aside), or that has none. */
+            415: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 415,
+                     *       "message": "Unsupported Media Type",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 415;
+                        /** @constant */
+                        message?: "Unsupported Media Type";
+                    };
+                };
+            };
+            /** @description `ttl` is not an integer from 1 to 604800 (`errors.ttl`), or the body is not a JSON object (`errors.body`). */
+            422: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 422,
+                     *       "message": "The given data was invalid.",
+                     *       "data": null,
+                     *       "errors": {
+                     *         "ttl": [
+                     *           "The ttl field must not be greater than 604800."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"] & {
+                        /** @constant */
+                        message?: "The given data was invalid.";
+                    };
                 };
             };
             /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
@@ -2031,6 +3243,435 @@ export interface operations {
                 };
             };
             /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
+    openFileLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token, as the link gives it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file, streamed, with the media type sniffed at upload as `Content-Type`. */
+            200: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description `attachment` with the file's name: `filename` an ASCII fallback (any other character, and `"`, `\` and `%`, become `_`), plus `filename*=UTF-8''…` (RFC 6266, RFC 8187) with the exact name when the fallback differs.
+                     * @example attachment; filename="_d__ CMR.pdf"; filename*=UTF-8''%C5%81%C3%B3d%C5%BA%20CMR.pdf
+                     */
+                    "Content-Disposition": string;
+                    /**
+                     * @description A strong validator: the SHA-256 (hex) of the stored bytes, as `sha256` in the file list. Send it back in `If-None-Match` to get 304 and no body, or in `If-Range` to resume a download.
+                     * @example "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+                     */
+                    ETag: string;
+                    /** @description Byte ranges are served (one range per request). */
+                    "Accept-Ranges": "bytes";
+                    /** @description Bytes in this answer: the whole file, or the range. */
+                    "Content-Length": number;
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": Blob;
+                };
+            };
+            /** @description One byte range of the file (`Range: bytes=a-b`, `a-` or `-n`), with `Content-Range`. Several ranges in one request are not served: the whole file comes with 200. */
+            206: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description `attachment` with the file's name: `filename` an ASCII fallback (any other character, and `"`, `\` and `%`, become `_`), plus `filename*=UTF-8''…` (RFC 6266, RFC 8187) with the exact name when the fallback differs.
+                     * @example attachment; filename="_d__ CMR.pdf"; filename*=UTF-8''%C5%81%C3%B3d%C5%BA%20CMR.pdf
+                     */
+                    "Content-Disposition": string;
+                    /**
+                     * @description A strong validator: the SHA-256 (hex) of the stored bytes, as `sha256` in the file list. Send it back in `If-None-Match` to get 304 and no body, or in `If-Range` to resume a download.
+                     * @example "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+                     */
+                    ETag: string;
+                    /** @description Byte ranges are served (one range per request). */
+                    "Accept-Ranges": "bytes";
+                    /** @description Bytes in this answer: the whole file, or the range. */
+                    "Content-Length": number;
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    /**
+                     * @description The range sent and the whole size: `bytes <first>-<last>/<size>`.
+                     * @example bytes 0-1023/48213
+                     */
+                    "Content-Range": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": Blob;
+                };
+            };
+            /** @description `If-None-Match` names this file's `ETag`: the client holds these bytes; no body. */
+            304: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description A strong validator: the SHA-256 (hex) of the stored bytes, as `sha256` in the file list. Send it back in `If-None-Match` to get 304 and no body, or in `If-Range` to resume a download.
+                     * @example "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+                     */
+                    ETag: string;
+                    /** @description Byte ranges are served (one range per request). */
+                    "Accept-Ranges": "bytes";
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The token was not made by this service, or was altered. */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "Invalid file link",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "Invalid file link";
+                    };
+                };
+            };
+            /** @description The file was removed after the link was made. */
+            404: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "message": "File not found",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @constant */
+                        message?: "File not found";
+                    };
+                };
+            };
+            /** @description The path takes GET and HEAD only; `Allow` lists them. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            /** @description The link has expired. */
+            410: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 410,
+                     *       "message": "File link expired",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 410;
+                        /** @constant */
+                        message?: "File link expired";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description The range starts past the end of the file (or asks for the last 0 bytes); `Content-Range` gives the size. */
+            416: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The size of the file, for a client to ask again: `bytes *\/<size>`.
+                     * @example bytes *\/48213
+                     */
+                    "Content-Range": string;
+                    /**
+                     * @description A strong validator: the SHA-256 (hex) of the stored bytes, as `sha256` in the file list. Send it back in `If-None-Match` to get 304 and no body, or in `If-Range` to resume a download.
+                     * @example "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+                     */
+                    ETag: string;
+                    /** @description Byte ranges are served (one range per request). */
+                    "Accept-Ranges": "bytes";
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 416,
+                     *       "message": "Range Not Satisfiable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 416;
+                        /** @constant */
+                        message?: "Range Not Satisfiable";
+                    };
+                };
+            };
+            /** @description Too many requests from this IP address in this window. */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @constant */
+                        message?: "Too Many Attempts.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description The database or the file storage does not answer; try again after `Retry-After`. */
             503: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */

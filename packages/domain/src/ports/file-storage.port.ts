@@ -19,6 +19,20 @@ export interface StoredObjectPage {
   next: string | null;
 }
 
+/** Inclusive byte offsets into a stored object, as in an HTTP `Range: bytes=start-end`. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** How a presigned link answers: for how long, and the name and type it sends the bytes with. */
+export interface PresignOptions {
+  ttlSeconds: number;
+  /** The whole `Content-Disposition` value the link answers with. */
+  contentDisposition: string;
+  contentType: string;
+}
+
 /**
  * Object storage for uploaded files and rendered PDFs. Keys are made by the
  * service (never from a client's file name). Errors thrown carry a message
@@ -59,4 +73,20 @@ export interface FileStoragePort {
   listObjects(prefix: string, page: { limit: number; after: string | null }): Promise<StoredObjectPage>;
   /** Throws when the storage does not answer. */
   ping(): Promise<void>;
+
+  // Streaming reads (order files out): nothing here holds a whole object in memory.
+  /** The object's size in bytes; throws a "File not found in storage" error when it is missing. */
+  stat(key: string): Promise<{ size: number }>;
+  /**
+   * The object's bytes as a stream, or only `range` (inclusive, within the
+   * object). The stream is opened when the promise resolves: a missing object
+   * rejects it rather than failing the stream later.
+   */
+  getStream(key: string, range?: ByteRange): Promise<NodeJS.ReadableStream>;
+  /**
+   * A URL that answers an unauthenticated GET with the object's bytes until
+   * `ttlSeconds` from now, with the given disposition and type; null when the
+   * storage has no such URLs (local files: the API signs its own links).
+   */
+  presignGet(key: string, options: PresignOptions): Promise<string | null>;
 }

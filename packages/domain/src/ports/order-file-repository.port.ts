@@ -10,7 +10,10 @@ export interface OrderFileRepositoryPort {
    */
   insertOnce(file: NewOrderFile, deadline: number): Promise<OrderFile | null>;
   findByStorageKey(storageKey: string): Promise<OrderFile | null>;
+  /** The order's files, oldest (lowest id) first. */
   listByOrder(directory: string, orderId: number): Promise<OrderFile[]>;
+  /** One file of the directory; another directory's file is null. */
+  findById(directory: string, id: number): Promise<OrderFile | null>;
   /**
    * Which of `storageKeys` (any number) a row points at, compared exactly.
    * Throws when the database does not answer: never an empty answer then.

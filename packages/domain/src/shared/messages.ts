@@ -31,6 +31,9 @@ export const Messages = {
   TOO_MANY_WAITING_REQUESTS: 'Too many waiting requests.',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found',
   WEBHOOK_REPLAY_RUNNING: 'A replay of this endpoint is still running.',
+  FILE_NOT_FOUND: 'File not found',
+  FILE_LINK_INVALID: 'Invalid file link',
+  FILE_LINK_EXPIRED: 'File link expired',
 } as const;
 
 export function orderNrNotFoundMessage(nr: string): string {

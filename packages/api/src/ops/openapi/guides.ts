@@ -2,6 +2,7 @@
 export const GUIDES = {
   'getting-started': 'docs/integrate/getting-started.md',
   uploads: 'docs/integrate/uploads.md',
+  files: 'docs/integrate/files.md',
   'invoices-and-pdfs': 'docs/integrate/invoices-and-pdfs.md',
   'e-invoices': 'docs/integrate/e-invoices.md',
   'events-and-webhooks': 'docs/integrate/events-and-webhooks.md',

@@ -6,6 +6,7 @@ import { eventPaths, eventsTag } from '../../routes/events.openapi.js';
 import { exportPaths, exportsTag } from '../../routes/exports.openapi.js';
 import { invoicePaths, invoicesTag } from '../../routes/invoices.openapi.js';
 import { orderPaths, ordersTag } from '../../routes/orders.openapi.js';
+import { fileLinkPaths } from '../../routes/file-links.openapi.js';
 import { webhookEndpointPaths, webhooksSection, webhooksTag } from '../../routes/webhook-endpoints.openapi.js';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, unknown>> };
@@ -42,6 +43,7 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
     // Each resource's paths sit beside its routes (routes/*.openapi.ts); the order is the reference's.
     paths: {
       ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }, guides),
+      ...fileLinkPaths(guides),
       ...invoicePaths(guides),
       ...webhookEndpointPaths(guides),
       ...eventPaths(guides),

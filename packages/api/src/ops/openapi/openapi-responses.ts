@@ -42,6 +42,34 @@ const HEADERS = {
     schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$' },
     example: '"4b1e0c7d9f2a3c5e8f6b2d4a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c6d8e"',
   },
+  'ETag (file)': {
+    description:
+      'A strong validator: the SHA-256 (hex) of the stored bytes, as `sha256` in the file list. Send it back in `If-None-Match` to get 304 and no body, or in `If-Range` to resume a download.',
+    schema: { type: 'string', pattern: '^"[0-9a-f]{64}"$' },
+    example: '"2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"',
+  },
+  'Accept-Ranges': { description: 'Byte ranges are served (one range per request).', schema: { type: 'string', const: 'bytes' } },
+  'Content-Length': { description: 'Bytes in this answer: the whole file, or the range.', schema: { type: 'integer', minimum: 0 } },
+  'Content-Range': {
+    description: 'The range sent and the whole size: `bytes <first>-<last>/<size>`.',
+    schema: { type: 'string', pattern: '^bytes \\d+-\\d+/\\d+$' },
+    example: 'bytes 0-1023/48213',
+  },
+  'Content-Range (416)': {
+    description: 'The size of the file, for a client to ask again: `bytes */<size>`.',
+    schema: { type: 'string', pattern: '^bytes \\*/\\d+$' },
+    example: 'bytes */48213',
+  },
+  'Content-Disposition (file)': {
+    description:
+      "`attachment` with the file's name: `filename` an ASCII fallback (any other character, and `\"`, `\\` and `%`, become `_`), plus `filename*=UTF-8''…` (RFC 6266, RFC 8187) with the exact name when the fallback differs.",
+    schema: { type: 'string' },
+    example: `attachment; filename="_d__ CMR.pdf"; filename*=UTF-8''%C5%81%C3%B3d%C5%BA%20CMR.pdf`,
+  },
+  'Cache-Control (no-store)': {
+    description: 'A link is a credential for the file: no cache may keep this answer.',
+    schema: { type: 'string', const: 'no-store' },
+  },
   'Cache-Control': {
     description: 'The answer may be kept by the client only, and must be revalidated before each use.',
     schema: { type: 'string', const: 'private, no-cache' },

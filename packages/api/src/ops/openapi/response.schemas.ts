@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { INVOICE_STATUSES, INVOICE_TYPES } from '@logi/domain';
 import type { toAttachFilesDto } from '../../mappers/attach-files.mapper.js';
 import type { toInvoiceDto, toInvoiceListDto } from '../../mappers/invoice.mapper.js';
-import type { toFileCategoryDto, toOrderLookupDto } from '../../mappers/order.mapper.js';
+import type { toFileCategoryDto, toOrderFileDto, toOrderLookupDto } from '../../mappers/order.mapper.js';
 
 /**
  * The response bodies as zod schemas, mirroring packages/api/src/mappers
@@ -120,6 +120,28 @@ export const attachFilesSchema = z
   })
   .describe('What happened to each file of an upload.');
 
+export const orderFileSchema = z
+  .strictObject({
+    id: z.int().describe('File ID.'),
+    name: z.string().describe("The client's file name as uploaded (base name, UTF-8)."),
+    category_id: z.int().nullable().describe('The file category, or null.'),
+    size: z.int().min(1).describe('Size in bytes.'),
+    content_type: z.string().describe('The media type sniffed from the bytes at upload (never the one the client sent).'),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .describe("SHA-256 of the bytes, lower-case hex; the download's `ETag` is this value in quotes."),
+    created: z.int().describe('When it was attached, Unix seconds.'),
+  })
+  .describe('A file attached to an order.');
+
+export const fileLinkSchema = z
+  .strictObject({
+    url: z.string().describe('An absolute URL that answers a GET (and HEAD, with `Range`) without credentials with the file, until `expires`; a 4xx after it.'),
+    expires: z.int().describe('When the link stops working, Unix seconds.'),
+  })
+  .describe('A link to one file that works without credentials until it expires.');
+
 export const fieldErrorsSchema = z
   .record(z.string(), z.array(z.string()))
   .describe('Messages per field, e.g. `{"per_page": ["The per_page field must not be greater than 500."]}`.');
@@ -132,5 +154,6 @@ const mirrors: [
   Equals<z.output<typeof orderLookupSchema>, ReturnType<typeof toOrderLookupDto>>,
   Equals<z.output<typeof fileCategorySchema>, ReturnType<typeof toFileCategoryDto>>,
   Equals<z.output<typeof attachFilesSchema>, ReturnType<typeof toAttachFilesDto>>,
-] = [true, true, true, true, true];
+  Equals<z.output<typeof orderFileSchema>, ReturnType<typeof toOrderFileDto>>,
+] = [true, true, true, true, true, true];
 void mirrors;
