@@ -49,3 +49,24 @@ describe('UPLOAD_QUOTA_MB_PER_DAY', () => {
     );
   });
 });
+
+describe('EXPORT_MAX_INVOICES, EXPORT_MAX_ACTIVE, EXPORT_RETENTION_HOURS, EXPORT_LEASE_SECONDS', () => {
+  it('when unset, then 10000 invoices, 2 active exports, 72 hours, a 30 s lease; when set, then those values', () => {
+    expect(loadConfig({}).exports).toEqual({ maxInvoices: 10_000, maxActive: 2, retentionHours: 72, leaseMs: 30_000 });
+    expect(loadConfig({ EXPORT_MAX_INVOICES: '500', EXPORT_MAX_ACTIVE: '5', EXPORT_RETENTION_HOURS: '1', EXPORT_LEASE_SECONDS: '2' }).exports).toEqual({
+      maxInvoices: 500,
+      maxActive: 5,
+      retentionHours: 1,
+      leaseMs: 2_000,
+    });
+  });
+
+  it.each([
+    ['EXPORT_MAX_INVOICES', '0', 1],
+    ['EXPORT_MAX_ACTIVE', '1.5', 1],
+    ['EXPORT_RETENTION_HOURS', 'soon', 1],
+    ['EXPORT_LEASE_SECONDS', '1', 2],
+  ])('when %s is %j, then the error names it', (name, value, min) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(name, `must be a whole number >= ${min} (got "${value}")`));
+  });
+});

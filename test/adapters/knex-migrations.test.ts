@@ -22,6 +22,7 @@ const TABLES = [
   'upload_quota_usage',
   'api_keys',
   'webhook_private_targets',
+  'exports',
 ];
 
 describe('migrateLatest', () => {
@@ -60,6 +61,7 @@ describe('migrateLatest', () => {
       '013-directory-lock-first',
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
+      '016-exports',
       '017-api-keys',
       '018-webhook-secrets-at-rest',
       '019-national-e-invoice-fields',
@@ -90,6 +92,7 @@ describe('migrateLatest', () => {
       '013-directory-lock-first',
       '014-upload-quota-usage',
       '015-webhook-fair-claims',
+      '016-exports',
       '017-api-keys',
       '018-webhook-secrets-at-rest',
       '019-national-e-invoice-fields',

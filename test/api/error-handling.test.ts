@@ -44,6 +44,8 @@ beforeAll(async () => {
     downloadEInvoice: unused,
     listEvents: unused,
     manageWebhooks: unused,
+    manageExports: unused,
+    exportStorage: unused,
   });
   const handle = app.callback();
   // Koa's handler answers its own failures (ctx.onerror): its promise never rejects.

@@ -86,7 +86,16 @@ const HINTS: Hints = {
   extra: { 'If-None-Match': ['*', '*', 'W/"x"'] },
   // A long poll holds its answer up to `wait` seconds when nothing happens: only 0 is sent of the valid values.
   only: { wait: ['0'] },
-  stated: { url: { valid: validWebhookUrl, refused: refusedWebhookUrl } },
+  stated: {
+    url: { valid: validWebhookUrl, refused: refusedWebhookUrl },
+    // An export's filters are the list's query parameters, whose rules the list's own property test covers.
+    filters: {
+      valid: fc.constantFrom({}, { search: 'BH' }, { types: 's,c' }, { period: 'cur_month', statuses: 'paid' }, { customer_country: 'PL', search: '' }),
+      refused: fc.constantFrom({ period: 'yesterday' }, { page: '1' }, { sort_dir: 'asc' }, { types: 's,x' }, { search: 5 }, 'period=cur_month', [], null),
+    },
+    // As the PDF's query reads it, or a JSON boolean.
+    duplicate: { valid: fc.constantFrom(true, false, 'true', 'false', '1', '0'), refused: fc.constantFrom('yes', 2, null, 'TRUE') },
+  },
 };
 /** Valid values of these look something up and may find nothing (404). */
 const LOOKUPS = ['nr'];
@@ -102,6 +111,8 @@ const RUNS: Record<string, number> = {
   'delete /webhook-endpoints/{endpoint_id}': 40,
   'post /webhook-endpoints/{endpoint_id}/rotate-secret': 30,
   'get /webhook-endpoints/{endpoint_id}/deliveries': 40,
+  // Each valid one queues an export (cancelled at once).
+  'post /exports': 30,
 };
 const DEFAULT_RUNS = 60;
 /** OPENAPI_PROPERTY_SCALE=20 for a long hunt; the time limit below then stops each operation first. */
@@ -219,6 +230,11 @@ async function settle(request: GeneratedRequest, variant: Variant, status: numbe
   if (request.method === 'POST' && request.path === '/webhook-endpoints' && status === 201) {
     const id = (body as { data: { id: number } }).data.id;
     expect((await api.call(`/webhook-endpoints/${id}`, { method: 'DELETE' })).status).toBe(200);
+  }
+  // An export made is cancelled at once: every generated export id then names nothing (404), and nothing renders behind the test.
+  if (request.method === 'POST' && request.path === '/exports' && status === 202) {
+    const id = (body as { data: { id: number } }).data.id;
+    expect((await api.call(`/exports/${id}`, { method: 'DELETE' })).status).toBe(200);
   }
   if (request.method === 'DELETE' && request.path === '/webhook-endpoints/{endpoint_id}' && status === 200) {
     const removed = /^\/webhook-endpoints\/(\d+)$/.exec(currentTarget(request.target))![1]!;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { access } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { buildOpenApiDocument } from '@logi/api';
 import {
   createWebhookEndpointSchema,
@@ -50,6 +50,12 @@ const OPERATIONS: ReadonlyArray<readonly [string, string, readonly string[]]> = 
   ['get', '/orders/{order_id}/files', ['200', '404']],
   ['get', '/orders/{order_id}/files/{file_id}', ['200', '206', '304', '404', '416']],
   ['post', '/orders/{order_id}/files/{file_id}/link', ['201', '404', ...JSON_BODY]],
+  // And its exports addition.
+  ['get', '/exports', ['200']],
+  ['post', '/exports', ['202', ...JSON_BODY]],
+  ['get', '/exports/{export_id}', ['200', '404']],
+  ['delete', '/exports/{export_id}', ['200', '404']],
+  ['get', '/exports/{export_id}/download', ['200', '206', '304', '404', '409', '410', '416']],
 ];
 /** Operations outside the credential gate: a file link's token is its credential (no 401; counted per IP). */
 const PUBLIC_OPERATIONS: ReadonlyArray<readonly [string, string, readonly string[]]> = [
@@ -62,10 +68,12 @@ const EVENT_SCHEMAS: Record<string, string> = {
   'invoice.updated': 'InvoiceUpdatedEvent',
   'invoice.deleted': 'InvoiceDeletedEvent',
   'order.file_attached': 'FileAttachedEvent',
+  'export.succeeded': 'ExportSucceededEvent',
+  'export.failed': 'ExportFailedEvent',
 };
 /** A request of each operation, for the answers any request can meet (no id needs to exist). */
 const CALLS: Array<[string, string, string]> = OPERATIONS.map(([method, path]) => [
-  path.replace('{order_id}', '3001').replace('{invoice_id}', '9001').replace('{endpoint_id}', '1').replace('{file_id}', '1') +
+  path.replace('{order_id}', '3001').replace('{invoice_id}', '9001').replace('{endpoint_id}', '1').replace('{file_id}', '1').replace('{export_id}', '1') +
     (path === '/orders/by-nr' ? '?nr=1' : ''),
   method,
   path,
@@ -163,6 +171,7 @@ describe('the OpenAPI document', () => {
       expect(message('401')).toContain('"const":"Authentication failed"');
       // The feed's 429 is also its long-poll cap; every other 429 is the rate limit alone.
       if (path === '/events') expect(message('429')).toContain('"enum":["Too Many Attempts.","Too many waiting requests."]');
+      else if (path === '/exports' && method === 'post') expect(message('429')).toContain('"enum":["Too Many Attempts.","Too many exports in progress."]');
       else expect(message('429')).toContain('"const":"Too Many Attempts."');
       expect(message('503')).toContain('"const":"Service Unavailable"');
       expect(responses['429']!.headers).toHaveProperty('Retry-After');
@@ -654,6 +663,22 @@ describe('real responses match the document', () => {
         { name: 'files', filename: 'cmr.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from(`webhooks ${Date.now()}`)]) },
       ]);
       expect((await delivering.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': contentType } })).status).toBe(201);
+      // An export that fails (its archive cannot be stored), then one that succeeds.
+      const exportOnce = async () => {
+        const answer = await delivering.call('/exports', { method: 'POST', body: '{"documents":["ubl"]}', headers: { 'Content-Type': 'application/json' } });
+        expect(answer.status).toBe(202);
+        const exportId = ((await answer.json()) as { data: { id: number } }).data.id;
+        await expect
+          .poll(async () => ((await (await delivering.call(`/exports/${exportId}`)).json()) as { data: { status: string } }).data.status, { timeout: 20_000 })
+          .toMatch(/^(succeeded|failed)$/);
+      };
+      const restore = await replaceDirectoryWithFile(join(delivering.dataDir, 'files', 'exports'));
+      try {
+        await exportOnce();
+      } finally {
+        await restore();
+      }
+      await exportOnce();
       await everyType;
       for (const request of received) {
         const event = contract.expectWebhookRequest((JSON.parse(request.body) as { type: string }).type, request) as { id: number };

@@ -8,7 +8,7 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Scratch space: SQLite databases, API data dirs, S3 server files (git-ignored). */
 export const WORK_DIR = path.join(ROOT, '.tmp', 'bench');
 
-export const PARTS = ['seed', 'queries', 'throughput', 'pdf', 'upload', 'inprocess', 'events', 'tracing', 'startup', 'fairness'] as const;
+export const PARTS = ['seed', 'queries', 'throughput', 'pdf', 'upload', 'inprocess', 'events', 'tracing', 'startup', 'fairness', 'exports'] as const;
 /** `seed` alone only prepares the databases; the others imply it where they need data. */
 const DEFAULT_PARTS = PARTS.filter((part) => part !== 'seed');
 export type Part = (typeof PARTS)[number];
@@ -119,6 +119,8 @@ export interface BenchConfig {
   eventsOnlyDelivery: boolean;
   /** The fairness part (issue 25): the ordinary tenant's PDFs and writes per phase, the abusive tenant's PDFs in flight and long polls held. */
   fairness: { pdfs: number; writes: number; burst: number; polls: number };
+  /** The exports part (issue 27): invoices of the timed export (about), of the RSS export, the other client's PDFs per phase. */
+  exports: { invoices: number; rssInvoices: number; pdfs: number };
 }
 
 export function loadBenchConfig(): BenchConfig {
@@ -155,6 +157,11 @@ export function loadBenchConfig(): BenchConfig {
       writes: integer('BENCH_FAIRNESS_WRITES', 20, 3),
       burst: integer('BENCH_FAIRNESS_BURST', 48),
       polls: integer('BENCH_FAIRNESS_POLLS', 8),
+    },
+    exports: {
+      invoices: integer('BENCH_EXPORTS_INVOICES', 2_000, 10),
+      rssInvoices: integer('BENCH_EXPORTS_RSS_INVOICES', 5_000, 1_000),
+      pdfs: integer('BENCH_EXPORTS_PDFS', 20, 5),
     },
   };
 }

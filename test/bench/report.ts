@@ -11,6 +11,8 @@ import type { TracingResults } from './tracing.js';
 import { startupCheck, startupSection } from './startup-report.js';
 import { fairnessChecks, fairnessSection } from './fairness-report.js';
 import type { FairnessResults } from './fairness.js';
+import { exportsChecks, exportsSection } from './exports-report.js';
+import type { ExportsResults } from './exports.js';
 import type { StartupResults } from './startup.js';
 import { bytes, count, escapeCell, ms, seconds, table, verdict, when } from './report-format.js';
 import type { PdfRow } from './pdf.js';
@@ -77,6 +79,7 @@ export interface BenchResults {
   tracing?: TracingResults;
   startup?: StartupResults;
   fairness?: FairnessResults;
+  exports?: ExportsResults;
   /** The last run's command line knobs. */
   lastRun?: { at: string; env: Record<string, string> };
 }
@@ -215,6 +218,12 @@ function summary(results: BenchResults): Summary {
       lines.push(`| ${check.target} | ${check.measured} | ${check.met === null ? 'reported' : verdict(check.met)} |`);
     }
   }
+  if (results.exports) {
+    for (const check of exportsChecks(results.exports)) {
+      if (check.met === false) missed += 1;
+      lines.push(`| ${check.target} | ${check.measured} | ${check.met === null ? 'reported' : verdict(check.met)} |`);
+    }
+  }
   return { lines, missed };
 }
 
@@ -251,6 +260,7 @@ export function renderMarkdown(results: BenchResults, reproduce: string): { mark
   if (results.tracing) out.push(...tracingSection(results.tracing));
   if (results.startup) out.push(...startupSection(results.startup));
   if (results.fairness) out.push(...fairnessSection(results.fairness));
+  if (results.exports) out.push(...exportsSection(results.exports));
   if (Object.keys(results.seeds).length) out.push(...seedSection(results));
   if (results.machine) out.push(...machineSection(results.machine));
   out.push('## How to reproduce');

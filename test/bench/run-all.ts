@@ -12,7 +12,8 @@
  *    its floor, the write cost of capture, webhook delivery and latencies;
  *    list throughput with OpenTelemetry tracing on against off (`tracing`, issue 19);
  *    start-up time and memory of the built API and worker against tsx (`startup`, issue 19);
- *    an ordinary tenant's PDFs and webhooks alone and beside an abusive tenant (`fairness`, issue 25).
+ *    an ordinary tenant's PDFs and webhooks alone and beside an abusive tenant (`fairness`, issue 25);
+ *    an export against the bare renderer, another client's PDFs beside it, the worker's RSS (`exports`, issue 27).
  * 4. Writes docs/benchmarks.md, docs/bench-latency.svg and docs/bench-results.json,
  *    and prints the report on stdout (progress goes to stderr).
  *
@@ -31,6 +32,7 @@ import { benchEvents } from './events.js';
 import { benchTracing } from './tracing.js';
 import { benchStartup } from './startup.js';
 import { benchFairness } from './fairness.js';
+import { benchExports } from './exports.js';
 import { benchPdf } from './pdf.js';
 import { cleanupAll, onCleanup } from './processes.js';
 import { log } from './progress.js';
@@ -48,15 +50,15 @@ const REPRODUCE = [
   '```sh',
   'pnpm bench                                        # everything: 10k, 100k and 1M on MariaDB, 100k on SQLite (tens of minutes the first time)',
   'BENCH_SIZES=10k,100k pnpm bench                   # skip 1M',
-  'BENCH_PARTS=queries pnpm bench                    # one or more of seed,queries,throughput,pdf,upload,inprocess,events,tracing,startup,fairness',
-  'pnpm bench:queries | pnpm bench:throughput | pnpm bench:pdf | pnpm bench:upload | pnpm bench:inprocess | pnpm bench:events | pnpm bench:startup | pnpm bench:fairness',
+  'BENCH_PARTS=queries pnpm bench                    # one or more of seed,queries,throughput,pdf,upload,inprocess,events,tracing,startup,fairness,exports',
+  'pnpm bench:queries | pnpm bench:throughput | pnpm bench:pdf | pnpm bench:upload | pnpm bench:inprocess | pnpm bench:events | pnpm bench:startup | pnpm bench:fairness | pnpm bench:exports',
   '```',
   '',
   '| Variable | Default | Meaning |',
   '|---|---|---|',
   '| `BENCH_SIZES` | `10k,100k,1m` | MariaDB databases `logi_bench_<size>` (invoices in the big directory) |',
   '| `BENCH_SQLITE` | `100k` | the embedded-profile database under `.tmp/bench/sqlite-<size>`; `0` skips it |',
-  '| `BENCH_PARTS` | `queries,throughput,pdf,upload,inprocess,events,tracing,startup,fairness` | what to run; `seed` alone only prepares the databases |',
+  '| `BENCH_PARTS` | `queries,throughput,pdf,upload,inprocess,events,tracing,startup,fairness,exports` | what to run; `seed` alone only prepares the databases |',
   '| `BENCH_ROUNDS` | `15` | timed requests per query and database (and rounds of the in-process comparisons) |',
   '| `BENCH_WARMUP` | `3` | untimed requests before them |',
   '| `BENCH_QUERY_BUDGET_SECONDS` | `90` | a query stops sampling a database after this much time (at least 3 samples) |',
@@ -74,6 +76,7 @@ const REPRODUCE = [
   '| `BENCH_STARTUP_ROUNDS` | `7` | the startup part: timed starts of each process in each way (after one untimed start of each) |',
   "| `BENCH_FAIRNESS_PDFS`, `BENCH_FAIRNESS_WRITES` | `30`, `20` | the fairness part: the ordinary tenant's PDFs (one at a time) and writes (each timed to its webhook) per phase |",
   "| `BENCH_FAIRNESS_BURST`, `BENCH_FAIRNESS_POLLS` | `48`, `8` | the fairness part: the abusive tenant's PDF requests kept in flight, its long polls held |",
+  "| `BENCH_EXPORTS_INVOICES`, `BENCH_EXPORTS_RSS_INVOICES`, `BENCH_EXPORTS_PDFS` | `2000`, `5000`, `20` | the exports part: invoices (about) of the timed export with PDFs, of the export the worker's RSS is watched over, the other client's PDFs per phase |",
   '| `BENCH_MARIADB_URL`, `BENCH_REDIS_URL` | `mysql://root@127.0.0.1:3306`, `redis://127.0.0.1:6379` | servers |',
   '| `BENCH_STRICT` | unset | `1`: exit 1 when a target is missed |',
   '',
@@ -258,6 +261,12 @@ async function main(): Promise<number> {
     // 3c'''. Fair sharing: an ordinary tenant alone and beside an abusive one, on a stack of its own started and stopped inside.
     if (want('fairness')) {
       results.fairness = await benchFairness(config);
+      completed += 1;
+    }
+
+    // 3c''''. Exports: a stack of its own, started and stopped inside.
+    if (want('exports')) {
+      results.exports = await benchExports(config);
       completed += 1;
     }
 

@@ -30,6 +30,7 @@ export const KEEP_DERIVED_DATA = new Set([
   '013-directory-lock-first',
   '014-upload-quota-usage',
   '015-webhook-fair-claims',
+  '016-exports',
   '017-api-keys',
   '018-webhook-secrets-at-rest',
   // Nullable columns that no derived data reads.

@@ -428,8 +428,9 @@ function jsonBody(requestBody: Schema, hints: Hints, label: string): JsonBody {
   const required = new Set((schema.required ?? []) as string[]);
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   const fields = Object.entries(properties).map(([name, field]): Slot => {
-    const values = jsonValues(field, `${label} body field ${name}`);
     const stated = hints.stated?.[name];
+    // A field the hints state in full (an export's `filters`, an object of the list's parameters) needs no generator of its own.
+    const values = stated ? { valid: stated.valid, invalid: null } : jsonValues(field, `${label} body field ${name}`);
     const valid = stated ? stated.valid : values.valid;
     const invalid: Array<fc.Arbitrary<Value>> = [values.invalid, stated?.refused].filter((a): a is fc.Arbitrary<unknown> => a != null).map((a) => a.map(json));
     // Leaving out a required field is invalid too.

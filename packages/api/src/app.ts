@@ -14,12 +14,13 @@ import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.
 import { registerOrderRoutes, type OrderRouteDeps } from './routes/orders.routes.js';
 import { registerEventRoutes, type EventRouteDeps } from './routes/events.routes.js';
 import { registerWebhookEndpointRoutes, type WebhookEndpointRouteDeps } from './routes/webhook-endpoints.routes.js';
+import { registerExportRoutes, type ExportRouteDeps } from './routes/exports.routes.js';
 import { registerFileLinkRoutes } from './routes/file-links.routes.js';
 import type { AuthenticateClientUseCase } from '@logi/domain';
 
 const CLIENT_PREFIX = '/v1';
 
-export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDeps, WebhookEndpointRouteDeps {
+export interface AppDeps extends OrderRouteDeps, InvoiceRouteDeps, EventRouteDeps, WebhookEndpointRouteDeps, ExportRouteDeps {
   logger: Logger;
   authenticate: AuthenticateClientUseCase;
   limiter: RateLimiter;
@@ -48,6 +49,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   registerInvoiceRoutes(clientRouter, deps);
   registerEventRoutes(clientRouter, deps);
   registerWebhookEndpointRoutes(clientRouter, deps);
+  registerExportRoutes(clientRouter, deps);
   // File links carry their own credential (a signed token), so they sit beside the ops routes, outside the gate.
   const fileLinkRouter = new Router({ prefix: '/v1' });
   registerFileLinkRoutes(fileLinkRouter, { orderFiles: deps.orderFiles, limiter: deps.limiter });

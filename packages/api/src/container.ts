@@ -20,6 +20,10 @@ import {
   ManageWebhookEndpointsUseCase,
   OrderFilesUseCase,
   DeliverWebhookUseCase,
+  ManageExportsUseCase,
+  buildRunExport,
+  type RunExportUseCase,
+  type ExportRepositoryPort,
   type EventCapturePort,
   type EventFeedPort,
   buildJobHandlers,
@@ -86,6 +90,9 @@ import {
   startMetricsServer,
   startEventPublishing,
   startWebhookDelivering,
+  startExportRunning,
+  KnexExportRepository,
+  YazlExportArchive,
   startPeriodic,
   sweepTempFiles,
   indexPendingDocuments,
@@ -103,6 +110,9 @@ import { fileContentDisposition } from './http/content-disposition.js';
 
 /** Downloads whose printed version each API process remembers (about 300 bytes each). */
 const RECENT_DOWNLOADS = 50_000;
+
+/** How often an idle runner looks for a waiting export. */
+const EXPORT_POLL_MS = 500;
 
 /**
  * The API's composition root. Embedded profile by default (SQLite, local
@@ -333,6 +343,40 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
   );
+  // Exports: rows on the primary (they are also the runners' queue); the cursor is the primary's feed end.
+  c.bind(Tokens.ExportRepository).toDynamicValue(() => database(new KnexExportRepository(get<Knex>(Tokens.Knex))));
+  c.bind(Tokens.ManageExports).toDynamicValue(
+    () =>
+      new ManageExportsUseCase({
+        exports: get<ExportRepositoryPort>(Tokens.ExportRepository),
+        invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
+        feed: replicas() ? database(new KnexEventFeed(get<Knex>(Tokens.Knex))) : get<EventFeedPort>(Tokens.EventFeed),
+        storage: get<FileStoragePort>(Tokens.FileStorage),
+        clock: get<ClockPort>(Tokens.Clock),
+        settings: { maxInvoices: config.exports.maxInvoices, maxActive: config.exports.maxActive, timeZone: config.timeZone },
+      }),
+  );
+  c.bind(Tokens.RunExport).toDynamicValue(() =>
+    buildRunExport({
+      exports: get<ExportRepositoryPort>(Tokens.ExportRepository),
+      invoices: get<InvoiceRepositoryPort>(Tokens.InvoiceRepository),
+      clients: get<ClientRepositoryPort>(Tokens.ReadClientRepository),
+      storage: get<FileStoragePort>(Tokens.FileStorage),
+      queue: get<JobQueuePort>(Tokens.JobQueue),
+      hasher: get<ContentHasherPort>(Tokens.ContentHasher),
+      eInvoiceWriter: get<EInvoiceWriterPort>(Tokens.EInvoiceWriter),
+      archives: new YazlExportArchive(path.join(config.dataDir, 'tmp')),
+      templateVersion: invoiceTemplateVersion(),
+      timeZone: config.timeZone,
+      pdfCache: config.pdfCache.maxObjects > 0,
+      // Twice the queue's concurrency: the next renders are queued while the current ones print and travel through storage.
+      renderAhead: 2 * config.workerConcurrency,
+      maxInvoices: config.exports.maxInvoices,
+      retentionHours: config.exports.retentionHours,
+      newId: randomUUID,
+      leaseMs: config.exports.leaseMs,
+    }),
+  );
   c.bind(Tokens.ProcessTasks).toDynamicValue((): ApiProcessTasks => ({
     checkSecretKeys: async () => {
       const cipher = get<AesGcmSecretCipher>(Tokens.SecretCipher);
@@ -355,6 +399,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
             intervalMs: config.events.publishIntervalMs,
             logger,
           }),
+    startExportRunning: () => (config.redis ? null : startExportRunning({ run: get<RunExportUseCase>(Tokens.RunExport), intervalMs: EXPORT_POLL_MS, logger })),
     startPeriodic: (name, task, intervalMs) => startPeriodic(name, task, intervalMs, logger),
     sweepTempFiles,
     indexPendingDocuments: (limit) => indexPendingDocuments(get<Knex>(Tokens.Knex), limit),

@@ -21,6 +21,8 @@ export interface ApiProcessTasks {
   startEventPublishing(onPublished: () => void): Stoppable;
   /** Delivers webhooks from this process (embedded profile); null where workers deliver them (Redis). */
   startWebhookDelivering(): Stoppable | null;
+  /** Makes exports from this process (embedded profile); null where workers make them (Redis). */
+  startExportRunning(): Stoppable | null;
   /** Runs `task` now and then every `intervalMs`, one run at a time; a failed run is logged. */
   startPeriodic(name: string, task: () => Promise<unknown>, intervalMs: number): Stoppable;
   /** Removes the files of `dir` last changed before `olderThan`; how many it removed. */

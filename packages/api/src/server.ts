@@ -68,6 +68,8 @@ export async function startServer(container: Container, options: { publicRouters
     downloadEInvoice: container.get(Tokens.DownloadEInvoice),
     listEvents: container.get(Tokens.ListEvents),
     manageWebhooks: container.get(Tokens.ManageWebhooks),
+    manageExports: container.get(Tokens.ManageExports),
+    exportStorage: container.get(Tokens.FileStorage),
     publicRouters: [...createOpsRouters(container), ...(options.publicRouters ?? [])],
     observe: httpMetrics(metrics),
     proxyHops: config.trustProxyHops,
@@ -113,6 +115,8 @@ export async function startServer(container: Container, options: { publicRouters
   const publishing = tasks.startEventPublishing(() => feed.notify());
   // Embedded profile: this process delivers webhooks; with Redis, worker processes do (null).
   const delivering = tasks.startWebhookDelivering();
+  // Embedded profile: this process makes exports; with Redis, worker processes do (null).
+  const exporting = tasks.startExportRunning();
 
   return {
     url,
@@ -147,6 +151,7 @@ export async function startServer(container: Container, options: { publicRouters
       await withTimeout(() => housekeeping.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping housekeeping failed'));
       await withTimeout(() => publishing.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping event publishing failed'));
       // An attempt cut short here is sent again by the next process once its lease ends (at least once).
+      await withTimeout(async () => exporting?.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping exports failed'));
       await withTimeout(async () => delivering?.stop(), left()).catch((error: unknown) => logger.warn({ err: error }, 'stopping webhook delivery failed'));
       await closeDependencies(container, left());
       logger.info('API stopped');

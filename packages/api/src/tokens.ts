@@ -43,6 +43,9 @@ export const Tokens = {
   DeliverWebhook: Symbol.for('DeliverWebhook'),
   /** Seals and opens webhook secrets at rest (SECRETS_ENCRYPTION_KEYS, or the embedded profile's key in DATA_DIR). */
   SecretCipher: Symbol.for('SecretCipher'),
+  ExportRepository: Symbol.for('ExportRepository'),
+  ManageExports: Symbol.for('ManageExports'),
+  RunExport: Symbol.for('RunExport'),
   Metrics: Symbol.for('Metrics'),
   Readiness: Symbol.for('Readiness'),
   QueueInspector: Symbol.for('QueueInspector'),

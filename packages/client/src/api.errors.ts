@@ -36,9 +36,21 @@ export class EventsExpiredError extends ApiError {
   override readonly name: string = 'EventsExpiredError';
 }
 
-/** The exception for an answer that is not a success: a 410 is `EventsExpiredError` (only the feed and replay answer it). */
+/** An export that ended `failed` (`exports.wait`): `item.error` says why; nothing was kept. */
+export class ExportFailedError extends Error {
+  override readonly name: string = 'ExportFailedError';
+  constructor(readonly item: { id: number; error: string | null }) {
+    super(item.error ?? `Export ${item.id} failed.`);
+  }
+}
+
+/**
+ * The exception for an answer that is not a success: a 410 of the feed or a replay is `EventsExpiredError`; an
+ * export's 410 (`Export has expired.`) stays an `ApiError`.
+ */
 export function apiErrorOf(response: Response, body: unknown): ApiError {
-  return response.status === 410 ? new EventsExpiredError(response, body) : new ApiError(response, body);
+  const expiredExport = isEnvelope(body) && body.message === 'Export has expired.';
+  return response.status === 410 && !expiredExport ? new EventsExpiredError(response, body) : new ApiError(response, body);
 }
 
 interface ErrorEnvelope {

@@ -1,5 +1,14 @@
-export { createClient, type ClientOptions, type FileDownloadOptions, type FileLinkOptions, type LogiClient, type UploadOptions } from './logi.client.js';
-export { ApiError, EventsExpiredError, type FieldErrors } from './api.errors.js';
+export {
+  createClient,
+  type ClientOptions,
+  type DownloadTarget,
+  type FileDownloadOptions,
+  type FileLinkOptions,
+  type LogiClient,
+  type UploadOptions,
+  type WaitExportOptions,
+} from './logi.client.js';
+export { ApiError, EventsExpiredError, ExportFailedError, type FieldErrors } from './api.errors.js';
 export { EventStream, type FollowEventsOptions } from './event-stream.js';
 export { verifyWebhook, type WebhookHeaders } from './verify-webhook.js';
 export { WebhookVerificationError } from './webhook-verification.errors.js';

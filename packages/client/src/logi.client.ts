@@ -1,11 +1,13 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { apiErrorOf } from './api.errors.js';
+import { apiErrorOf, ExportFailedError } from './api.errors.js';
 import { downloadedFile, streamedFile, type DownloadedFile, type StreamedFile } from './downloaded-file.js';
 import { EventStream, type FollowEventsOptions } from './event-stream.js';
 import type { paths } from './generated/openapi.js';
 import { retryingFetch, type RetryOptions } from './retrying.fetch.js';
 import type {
   AttachFilesPayload,
+  CreateExportBody,
+  Export,
   CreatedWebhookEndpoint,
   CreateWebhookEndpointBody,
   EInvoiceOptions,
@@ -60,6 +62,18 @@ export interface FileLinkOptions {
   ttl?: number;
 }
 
+export interface WaitExportOptions {
+  /** Called with the export on each look while it is queued or running (`done` of `total`). */
+  onProgress?: (item: Export) => void;
+  /** How often to look; 1000 ms by default. */
+  intervalMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Where `exports.download` writes: a WHATWG `WritableStream`, or a Node.js writable (`fs.createWriteStream`). */
+export type DownloadTarget =
+  WritableStream<Uint8Array> | { write(chunk: Uint8Array): boolean; once(event: 'drain', listener: () => void): unknown; end(callback?: () => void): unknown };
+
 export interface LogiClient {
   invoices: {
     /** A page of invoices with its pagination. */
@@ -110,6 +124,19 @@ export interface LogiClient {
     deliveries(endpointId: number, query?: ListWebhookDeliveriesQuery): Promise<WebhookDeliveryPage>;
     /** Sends every kept event past `after` that the endpoint takes again; a 410 (already removed) is `EventsExpiredError`. */
     replay(endpointId: number, body: ReplayWebhookEventsBody): Promise<ReplayResult>;
+  };
+  exports: {
+    /** Queues an export of the invoices matching `filters`; the answer already holds `events_cursor` (follow the feed from it after importing). */
+    create(body?: CreateExportBody): Promise<Export>;
+    /** The newest exports, newest first (at most 100). */
+    list(): Promise<Export[]>;
+    get(exportId: number): Promise<Export>;
+    /** Cancels a queued or running export and removes it and its archive. */
+    delete(exportId: number): Promise<void>;
+    /** Resolves with the export once it succeeded (reporting progress meanwhile); throws `ExportFailedError` when it failed. */
+    wait(exportId: number, options?: WaitExportOptions): Promise<Export>;
+    /** Streams the archive into `target` (never whole in memory) and ends it; resolves with the bytes written and the ETag (the archive's sha256). */
+    download(exportId: number, target: DownloadTarget, options?: { signal?: AbortSignal }): Promise<{ bytes: number; etag: string | null }>;
   };
   /**
    * The generated openapi-fetch client with the same credentials, list
@@ -212,7 +239,74 @@ export function createClient(options: ClientOptions): LogiClient {
       replay: async (endpointId, body) =>
         dataOf(await raw.POST('/webhook-endpoints/{endpoint_id}/replay', { params: { path: { endpoint_id: endpointId } }, body })),
     },
+    exports: {
+      create: async (body = {}) => dataOf(await raw.POST('/exports', { body })),
+      list: async () => dataOf(await raw.GET('/exports')),
+      get: async (exportId) => dataOf(await raw.GET('/exports/{export_id}', { params: { path: { export_id: exportId } } })),
+      delete: async (exportId) => {
+        const result = await raw.DELETE('/exports/{export_id}', { params: { path: { export_id: exportId } } });
+        if (result.error !== undefined || !result.response.ok) throw apiErrorOf(result.response, result.error);
+      },
+      wait: async (exportId, wait = {}) => {
+        for (;;) {
+          const item = dataOf(await raw.GET('/exports/{export_id}', { params: { path: { export_id: exportId } }, signal: wait.signal }));
+          if (item.status === 'succeeded') return item;
+          if (item.status === 'failed') throw new ExportFailedError(item);
+          wait.onProgress?.(item);
+          await pause(wait.intervalMs ?? 1_000, wait.signal);
+        }
+      },
+      download: async (exportId, target, download = {}) => {
+        // The raw response, unread: the archive is streamed, not parsed.
+        const result = await raw.GET('/exports/{export_id}/download', {
+          params: { path: { export_id: exportId } },
+          parseAs: 'stream',
+          signal: download.signal,
+        });
+        // openapi-fetch reads an error's body itself (`error`); a success's body is the stream (`data`).
+        if (result.error !== undefined || !result.response.ok || !result.data) throw apiErrorOf(result.response, result.error);
+        const bytes = await pipeInto(result.data as ReadableStream<Uint8Array>, target);
+        return { bytes, etag: result.response.headers.get('etag') };
+      },
+    },
   };
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const aborted = () => (signal?.reason instanceof Error ? signal.reason : new Error('The wait was aborted.'));
+    if (signal?.aborted) return reject(aborted());
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(aborted());
+      },
+      { once: true },
+    );
+  });
+}
+
+/** Copies a response body into a WHATWG or Node.js writable, waiting for it to drain; how many bytes. */
+async function pipeInto(body: ReadableStream<Uint8Array>, target: DownloadTarget): Promise<number> {
+  let bytes = 0;
+  if (typeof (target as WritableStream<Uint8Array>).getWriter === 'function') {
+    const writer = (target as WritableStream<Uint8Array>).getWriter();
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.length;
+      await writer.write(chunk);
+    }
+    await writer.close();
+    return bytes;
+  }
+  const node = target as Exclude<DownloadTarget, WritableStream<Uint8Array>>;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    if (!node.write(chunk)) await new Promise<void>((resolve) => node.once('drain', resolve));
+  }
+  await new Promise<void>((resolve) => node.end(resolve));
+  return bytes;
 }
 
 /** The envelope's `data` of a success; anything else as an ApiError. */

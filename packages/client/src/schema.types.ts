@@ -50,3 +50,10 @@ export type WebhookSecret = Schemas['WebhookSecretEnvelope']['data'];
 export type ReplayWebhookEventsBody = NonNullable<operations['replayWebhookEvents']['requestBody']>['content']['application/json'];
 /** How many events were scheduled to be sent again. */
 export type ReplayResult = Schemas['ReplayEnvelope']['data'];
+
+/** An export: `status`, progress (`done` of `total`), `events_cursor`, and once succeeded the archive's `size`, `sha256`, `expires`. */
+export type Export = Schemas['Export'];
+export type ExportSucceededEvent = Schemas['ExportSucceededEvent'];
+export type ExportFailedEvent = Schemas['ExportFailedEvent'];
+/** `filters` (the list's parameters, as strings), `documents`, `lang`, `duplicate`, `csv`; every member optional. */
+export type CreateExportBody = NonNullable<operations['createExport']['requestBody']>['content']['application/json'];

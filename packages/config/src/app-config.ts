@@ -187,6 +187,12 @@ const schema = z.object({
   EVENTS_PUBLISH_INTERVAL_MS: positiveInt('EVENTS_PUBLISH_INTERVAL_MS', 10).default(250),
   /** Long polls (`wait` > 0) one client directory may hold open at once on one API process. */
   EVENTS_MAX_WAITING: positiveInt('EVENTS_MAX_WAITING').default(5),
+  /** Exports: matching invoices one export may hold, exports queued or running per directory, hours an archive is kept. */
+  EXPORT_MAX_INVOICES: positiveInt('EXPORT_MAX_INVOICES').default(10_000),
+  EXPORT_MAX_ACTIVE: positiveInt('EXPORT_MAX_ACTIVE').default(2),
+  EXPORT_RETENTION_HOURS: positiveInt('EXPORT_RETENTION_HOURS').default(72),
+  /** How long a runner's claim on an export lasts without renewal: a runner that died is replaced after it. */
+  EXPORT_LEASE_SECONDS: positiveInt('EXPORT_LEASE_SECONDS', 2).default(30),
   /** A webhook attempt (connect, send, answer's status line) ends after this long. */
   WEBHOOK_TIMEOUT_MS: positiveInt('WEBHOOK_TIMEOUT_MS', 100).default(10_000),
   /** Seconds before each retry of a failed attempt, in turn; then the delivery is marked failed. */
@@ -282,6 +288,7 @@ export type AppConfig = {
   pdfCache: { maxAgeHours: number; maxObjects: number; memoryBytes: number };
   events: { retentionDays: number; publishIntervalMs: number };
   eventsMaxWaiting: number;
+  exports: { maxInvoices: number; maxActive: number; retentionHours: number; leaseMs: number };
   webhooks: {
     timeoutMs: number;
     retryScheduleSeconds: number[];
@@ -386,6 +393,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS, memoryBytes: c.PDF_MEMORY_CACHE_MB * 1024 * 1024 },
     events: { retentionDays: c.EVENTS_RETENTION_DAYS, publishIntervalMs: c.EVENTS_PUBLISH_INTERVAL_MS },
     eventsMaxWaiting: c.EVENTS_MAX_WAITING,
+    exports: {
+      maxInvoices: c.EXPORT_MAX_INVOICES,
+      maxActive: c.EXPORT_MAX_ACTIVE,
+      retentionHours: c.EXPORT_RETENTION_HOURS,
+      leaseMs: c.EXPORT_LEASE_SECONDS * 1000,
+    },
     webhooks: {
       timeoutMs: c.WEBHOOK_TIMEOUT_MS,
       retryScheduleSeconds: c.WEBHOOK_RETRY_SCHEDULE,

@@ -1,10 +1,14 @@
 import 'reflect-metadata';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { Container } from 'inversify';
 import type { Logger } from 'pino';
 import {
   buildJobHandlers,
   PublishEventsUseCase,
   DeliverWebhookUseCase,
+  buildRunExport,
+  type RunExportUseCase,
   type ClientRepositoryPort,
   type FileStoragePort,
   type InvoiceRepositoryPort,
@@ -44,6 +48,10 @@ import {
   startMetricsServer,
   startEventPublishing,
   startWebhookDelivering,
+  startExportRunning,
+  BullmqJobQueue,
+  KnexExportRepository,
+  YazlExportArchive,
 } from '@logi/adapters';
 import type { AppConfig, RedisEndpoint } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
@@ -150,6 +158,39 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
   );
+  // Exports are made here in the production profile; their renders go on the queue as bulk jobs, behind every render a
+  // request waits for, and any worker (this one included) runs them.
+  c.bind(WorkerTokens.JobQueue).toDynamicValue(
+    () =>
+      new BullmqJobQueue({
+        redis: config.redis,
+        prefix: config.redisPrefix,
+        onError: (error) => logger.warn({ err: error }, 'job queue connection error'),
+        telemetry: telemetry?.bullmq,
+      }),
+  );
+  c.bind(WorkerTokens.RunExport).toDynamicValue(() => {
+    const eInvoiceWriter = new EInvoiceEuWriter();
+    return buildRunExport({
+      exports: database(new KnexExportRepository(get<Knex>(WorkerTokens.Knex))),
+      invoices: get<InvoiceRepositoryPort>(WorkerTokens.InvoiceRepository),
+      clients: get<ClientRepositoryPort>(WorkerTokens.ClientRepository),
+      storage: get<FileStoragePort>(WorkerTokens.FileStorage),
+      queue: get<BullmqJobQueue>(WorkerTokens.JobQueue),
+      hasher: new Sha256ContentHasher(),
+      eInvoiceWriter,
+      archives: new YazlExportArchive(path.join(config.dataDir, 'tmp')),
+      templateVersion: invoiceTemplateVersion(),
+      timeZone: config.timeZone,
+      pdfCache: config.pdfCache.maxObjects > 0,
+      // Twice the queue's concurrency: the next renders are queued while the current ones print and travel through storage.
+      renderAhead: 2 * config.workerConcurrency,
+      maxInvoices: config.exports.maxInvoices,
+      retentionHours: config.exports.retentionHours,
+      newId: randomUUID,
+      leaseMs: config.exports.leaseMs,
+    });
+  });
   c.bind(WorkerTokens.ProcessTasks).toDynamicValue((): WorkerProcessTasks => ({
     checkSecretKeys: async () => {
       const cipher = get<ReturnType<typeof createSecretCipher>>(WorkerTokens.SecretCipher);
@@ -163,6 +204,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
     startMetricsListener: (health) => startMetricsServer(get<WorkerMetrics>(WorkerTokens.Metrics), config.metrics, logger, health),
     startEventPublishing: () =>
       startEventPublishing({ publish: get<PublishEventsUseCase>(WorkerTokens.PublishEvents), intervalMs: config.events.publishIntervalMs, logger }),
+    startExportRunning: () => startExportRunning({ run: get<RunExportUseCase>(WorkerTokens.RunExport), intervalMs: 500, logger }),
     startWebhookDelivering: () =>
       startWebhookDelivering({
         deliver: get<DeliverWebhookUseCase>(WorkerTokens.DeliverWebhook),

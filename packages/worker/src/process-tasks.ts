@@ -19,4 +19,6 @@ export interface WorkerProcessTasks {
   startEventPublishing(): Stoppable;
   /** Delivers webhooks from this process, on slots of its own beside the job queue's. */
   startWebhookDelivering(): Stoppable;
+  /** Makes exports from this process, one at a time. */
+  startExportRunning(): Stoppable;
 }

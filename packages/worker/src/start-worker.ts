@@ -30,14 +30,17 @@ export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, 
   logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix, redis: describeRedisEndpoint(config.redis) }, 'worker started');
   const publishing = tasks.startEventPublishing();
   const delivering = tasks.startWebhookDelivering();
+  const exporting = tasks.startExportRunning();
 
   let stopping: Promise<void> | null = null;
   const stop = async () => {
     ready = false;
     logger.info('worker stopping');
+    await closeQuietly(logger, 'export running', () => exporting.stop());
     await worker.close();
     await closeQuietly(logger, 'event publishing', () => publishing.stop());
     await closeQuietly(logger, 'webhook delivery', () => delivering.stop());
+    await closeQuietly(logger, 'job queue', () => container.get<{ close(): Promise<void> }>(WorkerTokens.JobQueue).close());
     // Built with the job handlers at start, so these are the instances the jobs used.
     await closeQuietly(logger, 'renderer', () => container.get<PdfRendererPort>(WorkerTokens.PdfRenderer).close());
     await closeQuietly(logger, 'read replicas', async () => container.get<{ close(): Promise<void> } | null>(WorkerTokens.ReadReplicas)?.close());

@@ -18,6 +18,9 @@ export const WorkerTokens = {
   DeliverWebhook: Symbol.for('Worker.DeliverWebhook'),
   /** Opens webhook secrets at rest (SECRETS_ENCRYPTION_KEYS, or the key in DATA_DIR on a shared SQLite file). */
   SecretCipher: Symbol.for('Worker.SecretCipher'),
+  /** The producer side of the queue: an export's renders are sent as bulk jobs. */
+  JobQueue: Symbol.for('Worker.JobQueue'),
+  RunExport: Symbol.for('Worker.RunExport'),
   /** WorkerProcessTasks: what startWorker starts beside the job workers. */
   ProcessTasks: Symbol.for('Worker.ProcessTasks'),
 } as const;

@@ -1,5 +1,6 @@
 /**
  * Keys are made by the service (`staging/<uuid>`, `orders/<dir>/<id>/<uuid>`, `pdf-cache/<sha256>.pdf`,
+ * `exports/<id>-<attempt>.zip`,
  * `pdf/<id>.pdf`); anything else is refused so that a key can never climb out
  * of a root directory or mean something odd to S3. A segment may not start
  * with a dot: that keeps `.`/`..` out and reserves dot-names for temp files,

@@ -82,5 +82,7 @@ Commands:
   webhooks:reencrypt                           encrypt every webhook secret with the current key
                                                (the first of SECRETS_ENCRYPTION_KEYS); idempotent
   events:status                                changes waiting to be published, newest event, pending attempts
+  exports:list [--directory <id>] [--limit <n>]
+                                               the newest exports: status, progress, attempts, lease, size, expiry
 
 The database comes from DATABASE_URL, else the SQLite file in DATA_DIR (default ./data).`;

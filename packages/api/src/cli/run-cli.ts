@@ -30,6 +30,7 @@ import {
   webhooksReencrypt,
 } from './webhook-commands.js';
 import { keysCreate, keysList, keysRevoke } from './key-commands.js';
+import { exportsList } from './export-commands.js';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -78,6 +79,11 @@ const COMMANDS: Record<string, CommandSpec> = {
   'webhooks:private-targets': { options: {}, positionals: 0, run: (ctx) => webhooksPrivateTargets(ctx) },
   'webhooks:reencrypt': { options: {}, positionals: 0, run: (ctx) => webhooksReencrypt(ctx) },
   'events:status': { options: {}, positionals: 0, run: (ctx) => eventsStatus(ctx) },
+  'exports:list': {
+    options: { directory: { type: 'string' }, limit: { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => exportsList(ctx, { directory: values.directory as string | undefined, limit: values.limit as string | undefined }),
+  },
   'clients:rotate-key': {
     options: { directory: { type: 'string' } },
     positionals: 0,

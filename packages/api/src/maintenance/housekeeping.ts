@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '@logi/config';
 import {
   RemoveOrphanObjectsUseCase,
+  removeExpiredExports,
+  type ExportRepositoryPort,
   SweepLeftoversUseCase,
   SweepPdfCacheUseCase,
   type EventFeedPort,
@@ -28,6 +30,8 @@ const QUOTA_USAGE_KEPT_MS = 3 * 24 * HOUR_MS;
 /** Events past EVENTS_RETENTION_DAYS removed per run: batches of this many, for at most a few seconds. */
 const EXPIRED_EVENTS_BATCH = 5_000;
 const EXPIRED_EVENTS_BUDGET_MS = 5_000;
+/** Expired exports handled per run. */
+const EXPIRED_EXPORTS_BATCH = 500;
 /** Objects under orders/ looked at per run: pages of this many (one S3 listing each), this many pages. */
 const ORPHAN_PAGE_SIZE = 1_000;
 const ORPHAN_PAGES_PER_RUN = 5;
@@ -110,6 +114,16 @@ export function startHousekeeping(container: Container): Stoppable {
     },
     EVERY_MS,
   );
+  const exportRetention = tasks.startPeriodic(
+    'remove expired exports',
+    async () => {
+      const exports = container.get<ExportRepositoryPort>(Tokens.ExportRepository);
+      const removed = await removeExpiredExports({ exports, storage }, Math.floor(Date.now() / 1000), EXPIRED_EXPORTS_BATCH);
+      if (removed.archives + removed.exports > 0) logger.info({ expiredExports: removed }, 'removed expired export archives and exports');
+      return removed;
+    },
+    EVERY_MS,
+  );
   const events = container.get<EventFeedPort>(Tokens.EventFeed);
   const attempts = container.get<WebhookDeliveryQueuePort>(Tokens.WebhookDeliveryQueue);
   const eventRetention = tasks.startPeriodic(
@@ -138,7 +152,7 @@ export function startHousekeeping(container: Container): Stoppable {
   );
   return {
     async stop() {
-      await Promise.all([indexing.stop(), sweeping.stop(), cacheSweeping.stop(), eventRetention.stop()]);
+      await Promise.all([indexing.stop(), sweeping.stop(), cacheSweeping.stop(), eventRetention.stop(), exportRetention.stop()]);
     },
   };
 }

@@ -177,6 +177,8 @@ const EVENT_SCHEMA_NAMES: Record<(typeof EVENT_TYPES)[number], string> = {
   'invoice.updated': 'InvoiceUpdatedEvent',
   'invoice.deleted': 'InvoiceDeletedEvent',
   'order.file_attached': 'FileAttachedEvent',
+  'export.succeeded': 'ExportSucceededEvent',
+  'export.failed': 'ExportFailedEvent',
 };
 
 /** OpenAPI 3.1 `webhooks`: what the service POSTs to an endpoint, one entry per event type. */

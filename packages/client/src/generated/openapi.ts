@@ -370,6 +370,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List exports
+         * @description This client's exports, newest first, at most 100.
+         */
+        get: operations["listExports"];
+        put?: never;
+        /**
+         * Export invoices and their documents into one archive
+         * @description Queues an export of every invoice matching `filters` (the list’s query parameters, as strings, without `page`, `per_page`, `sort_by`, `sort_dir`), in the list’s default order: a ZIP with `manifest.json`, `invoices.csv` (unless `csv` is false) and, per invoice, the chosen `documents` (`pdf/<id>.pdf`, `facturx/<id>.pdf`, `ubl/<id>.xml`, `cii/<id>.xml`), each exactly what the single-invoice endpoint answers.
+         *
+         *     The answer already carries `events_cursor`, the change feed’s end at this moment: import the archive, then follow `GET /events?after=<events_cursor>`, and no change made meanwhile is missed.
+         *
+         *     More matching invoices than EXPORT_MAX_INVOICES (10,000): 422 on `filters`. More than EXPORT_MAX_ACTIVE (2) exports of this client queued or running: 429 `Too many exports in progress.` with `Retry-After`.
+         *
+         *     Follow it with `GET /exports/{export_id}` (or the `export.succeeded` / `export.failed` events), then download it: [docs/integrate/exports.md](docs/integrate/exports.md).
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an export
+         * @description Its status and progress (`done` of `total`); once succeeded, the archive’s `size`, `sha256` and `expires`; once failed, `error`.
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel or delete an export
+         * @description Cancels a queued or running export (its worker stops) and removes it and its archive; afterwards the export is 404.
+         */
+        delete: operations["deleteExport"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{export_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export’s archive
+         * @description The ZIP archive, `ETag` its SHA-256; one `Range: bytes=a-b` gives 206 (resume a broken download), a range past the end 416; `If-None-Match` with the ETag 304. Before the export succeeded: 409; after `expires`: 410.
+         */
+        get: operations["downloadExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "invoice.created": {
@@ -462,6 +536,54 @@ export interface webhooks {
          *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
          */
         post: operations["webhook_order_file_attached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "export.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The export.succeeded event, POSTed to an endpoint
+         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered.
+         *
+         *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         *
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         */
+        post: operations["webhook_export_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "export.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The export.failed event, POSTed to an endpoint
+         * @description Verify the signature before trusting the body (the `standardwebhooks` package, or `@logi/client`'s `verifyWebhook`), and deduplicate by `webhook-id`: delivery is at least once and not ordered.
+         *
+         *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
+         *
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         */
+        post: operations["webhook_export_failed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -726,8 +848,32 @@ export interface components {
                 };
             };
         };
+        /** @description An export finished: its archive can be downloaded until `expires`. */
+        ExportSucceededEvent: {
+            /** @description Grows in the order events are published: keep the last one you processed as your cursor (`after`). */
+            id: number;
+            /** @description When the event was published, Unix seconds, UTC (at most about 2 s after the change was committed). */
+            created: number;
+            /** @constant */
+            type: "export.succeeded";
+            data: {
+                object: components["schemas"]["Export"];
+            };
+        };
+        /** @description An export failed: `error` says why; nothing was kept. */
+        ExportFailedEvent: {
+            /** @description Grows in the order events are published: keep the last one you processed as your cursor (`after`). */
+            id: number;
+            /** @description When the event was published, Unix seconds, UTC (at most about 2 s after the change was committed). */
+            created: number;
+            /** @constant */
+            type: "export.failed";
+            data: {
+                object: components["schemas"]["Export"];
+            };
+        };
         /** @description One change, as the feed and webhooks carry it. */
-        Event: components["schemas"]["InvoiceCreatedEvent"] | components["schemas"]["InvoiceUpdatedEvent"] | components["schemas"]["InvoiceDeletedEvent"] | components["schemas"]["FileAttachedEvent"];
+        Event: components["schemas"]["InvoiceCreatedEvent"] | components["schemas"]["InvoiceUpdatedEvent"] | components["schemas"]["InvoiceDeletedEvent"] | components["schemas"]["FileAttachedEvent"] | components["schemas"]["ExportSucceededEvent"] | components["schemas"]["ExportFailedEvent"];
         /** @description A page of the change feed. */
         EventPage: {
             /** @description Oldest first. */
@@ -754,7 +900,7 @@ export interface components {
             /** @description Where events are POSTed. */
             url: string;
             /** @description The event types sent to it; empty: every type. */
-            event_types: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached")[];
+            event_types: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached" | "export.succeeded" | "export.failed")[];
             description: string | null;
             /** @description false: nothing is sent (paused by the client, or disabled after WEBHOOK_DISABLE_AFTER_HOURS of failures). */
             enabled: boolean;
@@ -770,7 +916,7 @@ export interface components {
             /** @description Where events are POSTed. */
             url: string;
             /** @description The event types sent to it; empty: every type. */
-            event_types: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached")[];
+            event_types: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached" | "export.succeeded" | "export.failed")[];
             description: string | null;
             /** @description false: nothing is sent (paused by the client, or disabled after WEBHOOK_DISABLE_AFTER_HOURS of failures). */
             enabled: boolean;
@@ -787,7 +933,7 @@ export interface components {
             id: number;
             event_id: number;
             /** @enum {string} */
-            event_type: "invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached";
+            event_type: "invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached" | "export.succeeded" | "export.failed";
             /** @description 1 for the first try, one more per retry. */
             attempt: number;
             /**
@@ -888,6 +1034,76 @@ export interface components {
             status: 200;
             message: string;
             data: null;
+        };
+        /** @description An export: many invoices’ documents in one ZIP archive, made by a worker. */
+        Export: {
+            /** @description Export ID. */
+            id: number;
+            /**
+             * @description `queued` -> `running` -> `succeeded` | `failed`.
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /** @description When it was asked for, Unix seconds, UTC. */
+            created: number;
+            /** @description When a worker started it (the first attempt), or null. */
+            started: number | null;
+            /** @description When it succeeded or failed, or null. */
+            finished: number | null;
+            /** @description The list filters as sent (empty values left out). */
+            filters: {
+                [key: string]: string;
+            };
+            /** @description The documents of each invoice. */
+            documents: ("pdf" | "facturx" | "ubl" | "cii")[];
+            /** @enum {string} */
+            lang: "cs" | "de" | "en" | "pl" | "ro" | "tr";
+            duplicate: boolean;
+            csv: boolean;
+            /** @description How many invoices it holds; known once running. */
+            total: number | null;
+            /** @description How many invoices are written so far. */
+            done: number;
+            /** @description The feed position when it was asked for: after importing the archive, follow `GET /events?after=<events_cursor>` and miss nothing. */
+            events_cursor: number;
+            /** @description The archive size in bytes once succeeded, else null. */
+            size: number | null;
+            /** @description The archive SHA-256 (lower-case hex) once succeeded, else null; also its download `ETag`. */
+            sha256: string | null;
+            /** @description When the archive and the export are removed (EXPORT_RETENTION_HOURS after it finished), or null. */
+            expires: number | null;
+            /** @description Why it failed, readable; null unless failed. */
+            error: string | null;
+        };
+        /** @description An export. */
+        ExportEnvelope: {
+            /**
+             * @description Equals the HTTP status.
+             * @constant
+             */
+            status: 200;
+            message: string;
+            data: components["schemas"]["Export"];
+        };
+        /** @description The export, queued. */
+        ExportAcceptedEnvelope: {
+            /**
+             * @description Equals the HTTP status.
+             * @constant
+             */
+            status: 202;
+            message: string;
+            data: components["schemas"]["Export"];
+        };
+        /** @description The newest exports of the client (at most 100), newest first. */
+        ExportListEnvelope: {
+            /**
+             * @description Equals the HTTP status.
+             * @constant
+             */
+            status: 200;
+            message: string;
+            data: components["schemas"]["Export"][];
         };
         /** @description A page of invoices. */
         InvoiceListEnvelope: {
@@ -5070,7 +5286,7 @@ export interface operations {
                     /** @description Where events are POSTed: an absolute https URL (at most 2048 characters, no user info) of a public host. */
                     url: string;
                     /** @description Event types to send; empty or absent: every type. */
-                    event_types?: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached")[];
+                    event_types?: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached" | "export.succeeded" | "export.failed")[];
                     /** @description Free text for the client's own use. */
                     description?: string | null;
                 };
@@ -6044,7 +6260,7 @@ export interface operations {
                     /** @description A new target, checked as on creation. */
                     url?: string;
                     /** @description Event types to send; empty or absent: every type. */
-                    event_types?: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached")[];
+                    event_types?: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached" | "export.succeeded" | "export.failed")[];
                     description?: string | null;
                     /** @description `true` re-enables an endpoint (clearing `disabled_reason`); `false` pauses it: events published meanwhile are not sent to it (replay them). */
                     enabled?: boolean;
@@ -7737,8 +7953,8 @@ export interface operations {
                 after?: number;
                 /** @description Events per answer. */
                 limit?: number;
-                /** @description Only these event types, comma-separated: `invoice.created`, `invoice.updated`, `invoice.deleted`, `order.file_attached`. All when absent. */
-                types?: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached")[];
+                /** @description Only these event types, comma-separated: `invoice.created`, `invoice.updated`, `invoice.deleted`, `order.file_attached`, `export.succeeded`, `export.failed`. All when absent. */
+                types?: ("invoice.created" | "invoice.updated" | "invoice.deleted" | "order.file_attached" | "export.succeeded" | "export.failed")[];
                 /** @description Long poll: when no event is past `after`, wait up to this many seconds for one before answering. */
                 wait?: number;
             };
@@ -8056,6 +8272,1528 @@ export interface operations {
             };
         };
     };
+    listExports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest exports. */
+            200: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
+            401: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 401,
+                     *       "message": "Authentication failed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @constant */
+                        message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @constant */
+                        message?: "Too Many Attempts.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Any `GET /v1/invoices` query parameter except `page`, `per_page`, `sort_by` and `sort_dir`, with the same values and rules, each as a string (as in a query). Absent: every invoice.
+                     * @example {
+                     *       "period": "prev_month",
+                     *       "statuses": "paid,semipaid"
+                     *     }
+                     */
+                    filters?: {
+                        /** @description As `period` of `GET /v1/invoices`: Predefined date range, in APP_TIMEZONE. */
+                        period?: string;
+                        /** @description As `date_field` of `GET /v1/invoices`: Date the period applies to; used only with period. */
+                        date_field?: string;
+                        /** @description As `date_from` of `GET /v1/invoices`: First day (inclusive) when period=custom. */
+                        date_from?: string;
+                        /** @description As `date_to` of `GET /v1/invoices`: Last day (inclusive) when period=custom. */
+                        date_to?: string;
+                        /** @description As `types` of `GET /v1/invoices`: Comma-separated invoice types: s, c, p. */
+                        types?: string;
+                        /** @description As `statuses` of `GET /v1/invoices`: Comma-separated statuses: issued, paid, semipaid, overdue. */
+                        statuses?: string;
+                        /** @description As `branch_ids` of `GET /v1/invoices`: Comma-separated branch ids. */
+                        branch_ids?: string;
+                        /** @description As `customer_vats` of `GET /v1/invoices`: Comma-separated VAT numbers; exact, case-insensitive. */
+                        customer_vats?: string;
+                        /** @description As `customer_name` of `GET /v1/invoices`: Case-insensitive substring of the customer name, taken literally (spaces around it trimmed, like nr). */
+                        customer_name?: string;
+                        /** @description As `customer_country` of `GET /v1/invoices`: Two-letter country code, case-insensitive. */
+                        customer_country?: string;
+                        /** @description As `search` of `GET /v1/invoices`: Case-insensitive substring of the invoice nr, a related order nr or an item text, taken literally (spaces around it trimmed, like nr). */
+                        search?: string;
+                    } & {
+                        [key: string]: string;
+                    };
+                    /** @description The documents of each invoice: `pdf`, `facturx`, `ubl`, `cii` (repeats count once). */
+                    documents?: ("pdf" | "facturx" | "ubl" | "cii")[];
+                    /**
+                     * @description Document language.
+                     * @default en
+                     * @enum {string}
+                     */
+                    lang?: "cs" | "de" | "en" | "pl" | "ro" | "tr";
+                    /** @description Mark the PDFs as duplicate copies. */
+                    duplicate?: boolean | ("0" | "1" | "true" | "false");
+                    /**
+                     * @description Add `invoices.csv`.
+                     * @default true
+                     */
+                    csv?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description The export. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportAcceptedEnvelope"];
+                };
+            };
+            /** @description A body sent as `application/json` that is not valid JSON, or that holds a `__proto__` key at any depth (refused as a guard against prototype pollution); a JSON value that is not an object is a 422 naming `body`. Or a request that is not well-formed HTTP (a control byte in a header value, say), refused before anything reads it, the connection closed after the answer. */
+            400: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 400,
+                     *       "message": "Bad Request",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 400;
+                        /** @constant */
+                        message?: "Bad Request";
+                    };
+                };
+            };
+            /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
+            401: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 401,
+                     *       "message": "Authentication failed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @constant */
+                        message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            /** @description The body is over 64 KiB. */
+            413: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 413,
+                     *       "message": "Payload Too Large",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 413;
+                        /** @constant */
+                        message?: "Payload Too Large";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description A body whose `Content-Type` is not `application/json` (parameters such as `charset=utf-8` aside), or that has none. */
+            415: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 415,
+                     *       "message": "Unsupported Media Type",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 415;
+                        /** @constant */
+                        message?: "Unsupported Media Type";
+                    };
+                };
+            };
+            /** @description A member is invalid: `errors` names it (`filters.period`, `filters.page` for a parameter not allowed there, `documents`, `lang`, `duplicate`, `csv`; `filters` when too many invoices match; `body` when the body is not a JSON object). */
+            422: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 422,
+                     *       "message": "The given data was invalid.",
+                     *       "data": null,
+                     *       "errors": {
+                     *         "filters.period": [
+                     *           "The selected period is invalid."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"] & {
+                        /** @constant */
+                        message?: "The given data was invalid.";
+                    };
+                };
+            };
+            /** @description Too many requests in this window (`Too Many Attempts.`), or this client already has EXPORT_MAX_ACTIVE exports queued or running (`Too many exports in progress.`). */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @enum {unknown} */
+                        message?: "Too Many Attempts." | "Too many exports in progress.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Export ID.
+                 * @example 1
+                 */
+                export_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
+            401: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 401,
+                     *       "message": "Authentication failed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @constant */
+                        message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description No such export for this client (or it was deleted), or an id that is not a positive integer. */
+            404: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "message": "Export not found",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @constant */
+                        message?: "Export not found";
+                    };
+                };
+            };
+            /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @constant */
+                        message?: "Too Many Attempts.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
+    deleteExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Export ID.
+                 * @example 1
+                 */
+                export_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; `data` is null. */
+            200: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
+            401: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 401,
+                     *       "message": "Authentication failed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @constant */
+                        message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description No such export for this client (or it was deleted), or an id that is not a positive integer. */
+            404: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "message": "Export not found",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @constant */
+                        message?: "Export not found";
+                    };
+                };
+            };
+            /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @constant */
+                        message?: "Too Many Attempts.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
+    downloadExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Export ID.
+                 * @example 1
+                 */
+                export_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive. */
+            200: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    /** @description The archive SHA-256 (hex), quoted: the export’s `sha256`. */
+                    ETag: string;
+                    /** @description Byte ranges are served. */
+                    "Accept-Ranges": "bytes";
+                    /** @description `attachment; filename="export-<id>.zip"`. */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": Blob;
+                };
+            };
+            /** @description One range of the archive, with `Content-Range`. */
+            206: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    /** @description The archive SHA-256 (hex), quoted: the export’s `sha256`. */
+                    ETag: string;
+                    /** @description Byte ranges are served. */
+                    "Accept-Ranges": "bytes";
+                    /** @description `attachment; filename="export-<id>.zip"`. */
+                    "Content-Disposition": string;
+                    /** @description `bytes a-b/size`. */
+                    "Content-Range": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": Blob;
+                };
+            };
+            /** @description The client holds this archive (its `If-None-Match`). */
+            304: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description The answer may be kept by the client only, and must be revalidated before each use. */
+                    "Cache-Control": "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Credentials missing or invalid: both the bearer key and the client directory are needed. */
+            401: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 401,
+                     *       "message": "Authentication failed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 401;
+                        /** @constant */
+                        message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description No such export for this client (or it was deleted), or an id that is not a positive integer. */
+            404: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 404,
+                     *       "message": "Export not found",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 404;
+                        /** @constant */
+                        message?: "Export not found";
+                    };
+                };
+            };
+            /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
+            405: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /**
+                     * @description The methods the path takes.
+                     * @example HEAD, GET, OPTIONS
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 405,
+                     *       "message": "Method Not Allowed",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 405;
+                        /** @constant */
+                        message?: "Method Not Allowed";
+                    };
+                };
+            };
+            /** @description The export has not succeeded (queued, running or failed). */
+            409: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 409,
+                     *       "message": "Export is not ready.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @constant */
+                        message?: "Export is not ready.";
+                    };
+                };
+            };
+            /** @description The archive was removed after `expires`. */
+            410: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 410,
+                     *       "message": "Export has expired.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 410;
+                        /** @constant */
+                        message?: "Export has expired.";
+                    };
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description The range starts past the end; `Content-Range: bytes *\/<size>`. */
+            416: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 416,
+                     *       "message": "Range Not Satisfiable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 416;
+                        /** @constant */
+                        message?: "Range Not Satisfiable";
+                    };
+                };
+            };
+            /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
+            429: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window after this one (0 on a 429). */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window ends, Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory.
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds.
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 429,
+                     *       "message": "Too Many Attempts.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 429;
+                        /** @constant */
+                        message?: "Too Many Attempts.";
+                    };
+                };
+            };
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            /** @description Something unexpected; the details are logged with the request id and never sent. */
+            500: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 500,
+                     *       "message": "Server Error",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 500;
+                        /** @constant */
+                        message?: "Server Error";
+                    };
+                };
+            };
+            /** @description A dependency (database, queue, PDF renderer) is gone, or the job did not finish in time. Nothing was half-written; try again after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 503,
+                     *       "message": "Service Unavailable",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 503;
+                        /** @constant */
+                        message?: "Service Unavailable";
+                    };
+                };
+            };
+        };
+    };
     webhook_invoice_created: {
         parameters: {
             query?: never;
@@ -8160,6 +9898,64 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["FileAttachedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_export_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (the same on every retry). */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed by the base64-decoded secret; two space-separated entries during a secret rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportSucceededEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_export_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (the same on every retry). */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed by the base64-decoded secret; two space-separated entries during a secret rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportFailedEvent"];
             };
         };
         responses: {

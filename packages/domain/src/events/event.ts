@@ -1,5 +1,5 @@
 /** The event types of the change feed and webhooks (contract, "Events"); the names are fixed. */
-export const EVENT_TYPES = ['invoice.created', 'invoice.updated', 'invoice.deleted', 'order.file_attached'] as const;
+export const EVENT_TYPES = ['invoice.created', 'invoice.updated', 'invoice.deleted', 'order.file_attached', 'export.succeeded', 'export.failed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** A JSON object as a client reads it (an invoice list item, an uploaded-file item). */

@@ -1,5 +1,6 @@
 import type { EventDraft } from '../events/event.js';
 import type { PublishedItem } from '../events/invoice-event.js';
+import type { Export } from '../exports/export.js';
 
 /** A committed change the database captured (triggers), with what the publisher needs to judge it. */
 export type CapturedChange =
@@ -16,6 +17,12 @@ export type CapturedChange =
       fileId: number;
       /** The file row now (null: gone before it was published). */
       file: { directory: string; id: number; orderId: number; name: string; categoryId: number | null } | null;
+    }
+  | {
+      kind: 'export';
+      exportId: number;
+      /** The export now (null: removed before it was published). */
+      export: Export | null;
     };
 
 /**

@@ -5,6 +5,8 @@ import { INVOICE_COLUMNS, INVOICE_ORDER_COLUMNS, toInvoice, toInvoiceOrder, type
 /** `event_pending.kind`: an invoice whose row or order rows were written; an order file row inserted. */
 export const PENDING_INVOICE = 1;
 export const PENDING_FILE = 2;
+/** An export that finished (succeeded or failed): written by the export repository in the finishing transaction. */
+export const PENDING_EXPORT = 3;
 
 /** Ids per `IN (...)` list: well under SQLite's parameter limit. */
 export const IDS_PER_QUERY = 500;

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { endpointWants, type CapturedChange, type EventCapturePort, type EventDraft, type PublishedItem } from '@logi/domain';
 import { firstAttempt } from '../webhooks/webhook-rows.js';
 import { isMysql } from '../sql-dialect.js';
-import { IDS_PER_QUERY, loadListItems, PENDING_FILE, PENDING_INVOICE, type LoadedItem } from './event-tables.js';
+import { IDS_PER_QUERY, loadListItems, PENDING_EXPORT, PENDING_FILE, PENDING_INVOICE, type LoadedItem } from './event-tables.js';
+import { toExport } from '../exports/knex-export.repository.js';
 
 /** Events per INSERT statement (their data is up to a few KiB each). */
 const EVENTS_PER_INSERT = 100;
@@ -38,7 +39,9 @@ export class KnexEventCapture implements EventCapturePort {
       if (pending.length === 0) return { changes: 0, events: 0 };
       const invoiceIds = pending.filter((row) => row.kind === PENDING_INVOICE).map((row) => row.entityId);
       const fileIds = pending.filter((row) => row.kind === PENDING_FILE).map((row) => row.entityId);
+      const exportIds = pending.filter((row) => row.kind === PENDING_EXPORT).map((row) => row.entityId);
       const drafts: EventDraft[] = [];
+      for (const change of await this.exportChanges(trx, exportIds)) drafts.push(...decide(change));
       // Files first: an upload's event is not held behind a bulk load's invoices in the same batch.
       for (const change of await this.fileChanges(trx, fileIds)) drafts.push(...decide(change));
       const invoices = await this.invoiceChanges(trx, invoiceIds);
@@ -62,7 +65,7 @@ export class KnexEventCapture implements EventCapturePort {
    */
   private async claim(trx: Knex.Transaction, limit: number): Promise<Array<{ kind: number; entityId: number }>> {
     const claimed: Array<{ kind: number; entityId: number }> = [];
-    for (const kind of [PENDING_FILE, PENDING_INVOICE]) {
+    for (const kind of [PENDING_EXPORT, PENDING_FILE, PENDING_INVOICE]) {
       const left = limit - claimed.length;
       if (left <= 0) break;
       const rows = (
@@ -78,6 +81,20 @@ export class KnexEventCapture implements EventCapturePort {
       for (const row of rows) claimed.push({ kind, entityId: Number(row.entity_id) });
     }
     return claimed;
+  }
+
+  private async exportChanges(trx: Knex.Transaction, ids: number[]): Promise<CapturedChange[]> {
+    const changes: CapturedChange[] = [];
+    for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
+      const chunk = ids.slice(start, start + IDS_PER_QUERY);
+      const rows = (await trx('exports').whereIn('id', chunk)) as Array<Record<string, unknown>>;
+      const byId = new Map(rows.map((row) => [Number(row.id), row]));
+      for (const id of chunk) {
+        const row = byId.get(id);
+        changes.push({ kind: 'export', exportId: id, export: row ? toExport(row) : null });
+      }
+    }
+    return changes;
   }
 
   private async fileChanges(trx: Knex.Transaction, ids: number[]): Promise<CapturedChange[]> {
@@ -196,7 +213,7 @@ export class KnexEventCapture implements EventCapturePort {
   }
 
   private async forget(trx: Knex.Transaction, pending: Array<{ kind: number; entityId: number }>): Promise<void> {
-    for (const kind of [PENDING_INVOICE, PENDING_FILE]) {
+    for (const kind of [PENDING_INVOICE, PENDING_FILE, PENDING_EXPORT]) {
       const ids = pending.filter((row) => row.kind === kind).map((row) => row.entityId);
       for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
         await trx('event_pending')

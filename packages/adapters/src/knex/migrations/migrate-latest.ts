@@ -15,6 +15,7 @@ import * as customerNameCounts from './012-customer-name-counts.migration.js';
 import * as directoryLockFirst from './013-directory-lock-first.migration.js';
 import * as uploadQuotaUsage from './014-upload-quota-usage.migration.js';
 import * as webhookFairClaims from './015-webhook-fair-claims.migration.js';
+import * as exportsTable from './016-exports.migration.js';
 import * as apiKeys from './017-api-keys.migration.js';
 import * as webhookSecretsAtRest from './018-webhook-secrets-at-rest.migration.js';
 import * as nationalEInvoiceFields from './019-national-e-invoice-fields.migration.js';
@@ -46,6 +47,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '013-directory-lock-first', up: directoryLockFirst.up, down: directoryLockFirst.down, config: { transaction: false } },
   { name: '014-upload-quota-usage', up: uploadQuotaUsage.up, down: uploadQuotaUsage.down },
   { name: '015-webhook-fair-claims', up: webhookFairClaims.up, down: webhookFairClaims.down },
+  { name: '016-exports', up: exportsTable.up, down: exportsTable.down },
   { name: '017-api-keys', up: apiKeys.up, down: apiKeys.down },
   { name: '018-webhook-secrets-at-rest', up: webhookSecretsAtRest.up, down: webhookSecretsAtRest.down },
   { name: '019-national-e-invoice-fields', up: nationalEInvoiceFields.up, down: nationalEInvoiceFields.down },

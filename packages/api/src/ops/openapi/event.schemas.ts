@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invoiceSchema } from './response.schemas.js';
+import { exportSchema } from './export.schemas.js';
 
 /**
  * The events of the feed (and of webhooks), one schema per type. The
@@ -53,8 +54,23 @@ export const fileAttachedEventSchema = z
   })
   .describe('A file was stored for an order (an upload whose bytes the order already had adds none).');
 
+export const exportSucceededEventSchema = z
+  .strictObject({ ...eventBase, type: z.literal('export.succeeded'), data: z.strictObject({ object: exportSchema }) })
+  .describe('An export finished: its archive can be downloaded until `expires`.');
+
+export const exportFailedEventSchema = z
+  .strictObject({ ...eventBase, type: z.literal('export.failed'), data: z.strictObject({ object: exportSchema }) })
+  .describe('An export failed: `error` says why; nothing was kept.');
+
 export const eventSchema = z
-  .discriminatedUnion('type', [invoiceCreatedEventSchema, invoiceUpdatedEventSchema, invoiceDeletedEventSchema, fileAttachedEventSchema])
+  .discriminatedUnion('type', [
+    invoiceCreatedEventSchema,
+    invoiceUpdatedEventSchema,
+    invoiceDeletedEventSchema,
+    fileAttachedEventSchema,
+    exportSucceededEventSchema,
+    exportFailedEventSchema,
+  ])
   .describe('One change, as the feed and webhooks carry it.');
 
 export const eventPageSchema = z

@@ -6,6 +6,7 @@ export const GUIDES = {
   'invoices-and-pdfs': 'docs/integrate/invoices-and-pdfs.md',
   'e-invoices': 'docs/integrate/e-invoices.md',
   'events-and-webhooks': 'docs/integrate/events-and-webhooks.md',
+  exports: 'docs/integrate/exports.md',
   'errors-and-retries': 'docs/integrate/errors-and-retries.md',
   sdk: 'docs/integrate/sdk.md',
   observability: 'docs/operate/observability.md',

@@ -30,7 +30,10 @@ import {
   invoiceCreatedEventSchema,
   invoiceDeletedEventSchema,
   invoiceUpdatedEventSchema,
+  exportSucceededEventSchema,
+  exportFailedEventSchema,
 } from './event.schemas.js';
+import { exportSchema } from './export.schemas.js';
 
 const envelope = <S extends number | null, D extends z.ZodType>(status: S, data: D, description: string) =>
   z
@@ -70,6 +73,8 @@ const NAMED_SCHEMAS: Record<string, z.ZodType> = {
   InvoiceUpdatedEvent: invoiceUpdatedEventSchema,
   InvoiceDeletedEvent: invoiceDeletedEventSchema,
   FileAttachedEvent: fileAttachedEventSchema,
+  ExportSucceededEvent: exportSucceededEventSchema,
+  ExportFailedEvent: exportFailedEventSchema,
   Event: eventSchema,
   EventPage: eventPageSchema,
   EventPageEnvelope: envelope(200, eventPageSchema, 'A page of the change feed.'),
@@ -84,6 +89,10 @@ const NAMED_SCHEMAS: Record<string, z.ZodType> = {
   WebhookDeliveryPageEnvelope: envelope(200, webhookDeliveryPageSchema, 'A page of delivery attempts.'),
   ReplayEnvelope: envelope(202, replayResultSchema, 'The replay was scheduled.'),
   DeletedEnvelope: envelope(200, z.null(), 'Deleted: `data` is null.'),
+  Export: exportSchema,
+  ExportEnvelope: envelope(200, exportSchema, 'An export.'),
+  ExportAcceptedEnvelope: envelope(202, exportSchema, 'The export, queued.'),
+  ExportListEnvelope: envelope(200, z.array(exportSchema), 'The newest exports of the client (at most 100), newest first.'),
   InvoiceListEnvelope: envelope(200, invoiceListSchema, 'A page of invoices.'),
   OrderLookupEnvelope: envelope(200, orderLookupSchema, 'The order found.'),
   FileCategoriesEnvelope: envelope(200, z.array(fileCategorySchema), 'Every file category.'),

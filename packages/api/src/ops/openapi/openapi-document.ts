@@ -4,6 +4,7 @@ import { guideLinks } from './guides.js';
 import { sharedResponses } from './openapi-responses.js';
 import { withRequiredScopes } from './openapi-scopes.js';
 import { eventPaths, eventsTag } from '../../routes/events.openapi.js';
+import { exportPaths, exportsTag } from '../../routes/exports.openapi.js';
 import { invoicePaths, invoicesTag } from '../../routes/invoices.openapi.js';
 import { orderPaths, ordersTag } from '../../routes/orders.openapi.js';
 import { fileLinkPaths } from '../../routes/file-links.openapi.js';
@@ -39,7 +40,7 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
       { bearerAuth: [], clientDirectory: [] },
       { bearerAuth: [], legacyDirectory: [] },
     ],
-    tags: [ordersTag(guides), invoicesTag(guides), eventsTag(guides), webhooksTag(guides)],
+    tags: [ordersTag(guides), invoicesTag(guides), eventsTag(guides), webhooksTag(guides), exportsTag(guides)],
     // Each resource's paths sit beside its routes (routes/*.openapi.ts); the order is the reference's.
     // Each operation states the scope its key needs, and the 403 without it (ops/openapi/openapi-scopes.ts).
     paths: withRequiredScopes({
@@ -48,6 +49,7 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
       ...invoicePaths(guides),
       ...webhookEndpointPaths(guides),
       ...eventPaths(guides),
+      ...exportPaths(guides),
     }),
     webhooks: webhooksSection(guides),
     components: {

@@ -1,6 +1,7 @@
 import type { CapturedChange, EventCapturePort } from '../../ports/event-capture.port.js';
 import type { EventDraft } from '../event.js';
 import { decideInvoiceEvents } from '../invoice-event.js';
+import { toExportObject } from '../../exports/export.js';
 
 /**
  * Turns the changes the database captured into events, a batch at a time,
@@ -29,9 +30,14 @@ export class PublishEventsUseCase {
   }
 }
 
-/** What each kind of captured change makes: see decideInvoiceEvents; a stored file is attached once. */
+/** What each kind of captured change makes: see decideInvoiceEvents; a stored file is attached once; an export that finished. */
 export function eventsOf(change: CapturedChange): EventDraft[] {
   if (change.kind === 'invoice') return decideInvoiceEvents(change.before, change.now);
+  if (change.kind === 'export') {
+    const found = change.export;
+    if (!found || (found.status !== 'succeeded' && found.status !== 'failed')) return [];
+    return [{ directory: found.directory, type: found.status === 'succeeded' ? 'export.succeeded' : 'export.failed', data: { object: toExportObject(found) } }];
+  }
   if (!change.file) return [];
   const { directory, id, name, categoryId, orderId } = change.file;
   return [{ directory, type: 'order.file_attached', data: { object: { id, name, category_id: categoryId, order_id: orderId } } }];

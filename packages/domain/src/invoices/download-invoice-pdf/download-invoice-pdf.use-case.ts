@@ -64,6 +64,8 @@ export class DownloadInvoicePdfUseCase {
     requestId: string;
     /** Whether the client already holds this version (its If-None-Match). */
     clientHolds?: (version: string) => boolean;
+    /** An export's render: it waits behind every render a request waits for (RunJobOptions.bulk). */
+    bulk?: boolean;
   }): Promise<InvoicePdf> {
     // The data version is read first: what is printed below is at least as new as it.
     const recent = this.deps.recent;
@@ -142,7 +144,7 @@ export class DownloadInvoicePdfUseCase {
   }
 
   private async render(
-    input: { directory: string; invoiceId: number; lang: DocumentLanguage; duplicate: boolean; format: PdfFormat; requestId: string },
+    input: { directory: string; invoiceId: number; lang: DocumentLanguage; duplicate: boolean; format: PdfFormat; requestId: string; bulk?: boolean },
     version: string,
     cache: boolean,
   ): Promise<InvoicePdf> {
@@ -163,7 +165,7 @@ export class DownloadInvoicePdfUseCase {
           requestId: input.requestId,
           deadline: jobDeadline((this.deps.now ?? Date.now)(), this.deps.jobTimeoutMs),
         },
-        { timeoutMs: this.deps.jobTimeoutMs, jobId: `pdf-${id}` },
+        { timeoutMs: this.deps.jobTimeoutMs, jobId: `pdf-${id}`, ...(input.bulk ? { bulk: true } : {}) },
       );
       if (rendered.cacheError !== undefined) {
         this.deps.onCacheEvent?.({

@@ -1,0 +1,80 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import yazl from 'yazl';
+import type { ArchiveBuilder, ArchiveMember, ExportArchivePort, FinishedArchive } from '@logi/domain';
+
+/** Members stored as they are: PDFs are compressed inside already, deflating them again costs CPU for nothing. */
+const STORED = /\.pdf$/i;
+
+/**
+ * ZIP archives written with yazl straight into a temporary file under `tmpDir`: each member is handed to yazl as a
+ * stream, and `add` resolves once yazl has read it, so at most one member is held in memory whatever the archive's
+ * size. The archive's size and SHA-256 are counted on the way to the file (docs/contribute/decisions/0041-exports.md).
+ */
+export class YazlExportArchive implements ExportArchivePort {
+  constructor(private readonly tmpDir: string) {}
+
+  async create(): Promise<ArchiveBuilder> {
+    await mkdir(this.tmpDir, { recursive: true });
+    return new YazlArchiveBuilder(path.join(this.tmpDir, `export-${randomUUID()}.zip`));
+  }
+}
+
+class YazlArchiveBuilder implements ArchiveBuilder {
+  private readonly zip = new yazl.ZipFile();
+  private readonly hash = createHash('sha256');
+  private size = 0;
+  private readonly written: Promise<void>;
+  private failure: Error | null = null;
+  private ended = false;
+
+  constructor(private readonly localPath: string) {
+    const count = new Transform({
+      transform: (chunk: Buffer, _encoding, callback) => {
+        this.hash.update(chunk);
+        this.size += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    this.written = pipeline(this.zip.outputStream, count, createWriteStream(localPath));
+    this.written.catch((error: unknown) => {
+      this.failure = error instanceof Error ? error : new Error(String(error));
+    });
+  }
+
+  async add(memberPath: string, data: Buffer | string): Promise<ArchiveMember> {
+    if (this.failure) throw this.failure;
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    const source = Readable.from([bytes]);
+    const consumed = new Promise<void>((resolve, reject) => {
+      source.once('end', resolve);
+      source.once('error', reject);
+      // The file failing ends the archive: yazl would never read this member.
+      this.written.catch(reject);
+    });
+    this.zip.addReadStream(source, memberPath, { compress: !STORED.test(memberPath), size: bytes.length });
+    await consumed;
+    return { path: memberPath, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  }
+
+  async finish(): Promise<FinishedArchive> {
+    this.ended = true;
+    this.zip.end();
+    await this.written;
+    return { localPath: this.localPath, size: this.size, sha256: this.hash.digest('hex') };
+  }
+
+  async discard(): Promise<void> {
+    // An archive left half-written: its stream closed, so the file is released before it is removed.
+    if (!this.ended) {
+      this.ended = true;
+      (this.zip.outputStream as Readable).destroy();
+      await this.written.catch(() => undefined);
+    }
+    await rm(this.localPath, { force: true });
+  }
+}

@@ -1,0 +1,32 @@
+import { DomainError } from '../shared/domain-error.js';
+
+export class ExportNotFoundError extends DomainError {
+  readonly code = 'EXPORT_NOT_FOUND';
+  constructor() {
+    super('Export not found');
+  }
+}
+
+/** The archive is not there yet (queued, running or failed): 409. */
+export class ExportNotReadyError extends DomainError {
+  readonly code = 'EXPORT_NOT_READY';
+  constructor() {
+    super('Export is not ready.');
+  }
+}
+
+/** The archive was made but its retention ran out: 410. */
+export class ExportExpiredError extends DomainError {
+  readonly code = 'EXPORT_EXPIRED';
+  constructor() {
+    super('Export has expired.');
+  }
+}
+
+/** The directory already has EXPORT_MAX_ACTIVE exports queued or running: 429 with Retry-After. */
+export class TooManyExportsError extends DomainError {
+  readonly code = 'TOO_MANY_EXPORTS';
+  constructor(readonly retryAfterSeconds: number) {
+    super('Too many exports in progress.');
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * The exports part (issue 27, `pnpm bench:exports`), production profile (a fresh MariaDB database of its own,
+ * Redis with a queue prefix of its own, s3rver, one API process and one worker process):
+ *
+ * 1. the bare renderer (in this process, the worker's pool size) printing invoices of the exporting directory: PDFs/s;
+ * 2. another client's interactive PDFs one at a time, idle: p50/p95;
+ * 3. an export of about `BENCH_EXPORTS_INVOICES` invoices with PDFs on a cold PDF cache, timed from `running` to
+ *    `succeeded`, while the other client's PDFs are timed again: the export's PDFs/s against the bare renderer's
+ *    (bare measured again after it; the better of the two), and the interactive p95 against idle;
+ * 4. an export of all `BENCH_EXPORTS_RSS_INVOICES` invoices: the worker's RSS sampled throughout, its growth over the
+ *    RSS before it.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { ChromiumPdfRenderer, createKnex, KnexClientRepository, KnexInvoiceRepository } from '@logi/adapters';
+import { buildInvoiceDocument, type InvoiceDocument } from '@logi/domain';
+import { ApiProcess } from './api-process.js';
+import { formatSizeLabel, parseSize, WORK_DIR, type BenchConfig } from './config.js';
+import { keepAliveAgent, request } from './http.js';
+import { deleteRedisKeys, redisAnswers, startS3, startWorker } from './io-stack.js';
+import { atConcurrency } from './pdf.js';
+import { stopChild } from './processes.js';
+import { log, percentile } from './progress.js';
+import { BIG_DIRECTORY, BIG_KEY, SMALL_DIRECTORY, SMALL_KEY } from './seed-data.js';
+import { prepareMariadb } from './seed.js';
+
+export const EXPORTS_DATABASE = 'logi_bench_exports';
+/** The speed export's filter: branches 2 and 3, about 45 % of the seeded invoices (25 % + 20 %). */
+const SPEED_FILTER = { branch_ids: '2,3' };
+/** The worker's render pool: WORKER_CONCURRENCY's default. */
+const POOL = 2;
+const BIG = { Authorization: `Bearer ${BIG_KEY}`, 'X-Client-Directory': BIG_DIRECTORY };
+const SMALL = { Authorization: `Bearer ${SMALL_KEY}`, 'X-Client-Directory': SMALL_DIRECTORY };
+
+export interface ExportsResults {
+  at: string;
+  loadAverage: number[];
+  seeded: number;
+  speed: { invoices: number; seconds: number; perSecond: number; barePerSecond: number; ratio: number };
+  interactive: { samples: number; idleP50: number; idleP95: number; busyP50: number; busyP95: number; ratio: number };
+  rss: { invoices: number; seconds: number; beforeMiB: number; maxMiB: number; growthMiB: number };
+}
+
+const wallNow = () => performance.timeOrigin + performance.now();
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+export async function benchExports(config: BenchConfig): Promise<ExportsResults> {
+  const at = new Date().toISOString();
+  const loadAverage = os.loadavg().map((v) => Math.round(v * 100) / 100);
+  const { invoices: speedTarget, rssInvoices, pdfs } = config.exports;
+  if (!(await redisAnswers(config.redisUrl))) throw new Error(`exports: Redis does not answer at ${config.redisUrl} (the part runs on the production profile)`);
+  // The seed's big directory: enough that branches 2 and 3 hold about the speed export's invoices, and the RSS export all.
+  const seeded = Math.max(rssInvoices, Math.ceil(speedTarget / 0.45));
+  const db = await prepareMariadb(config, parseSize(formatSizeLabel(seeded)), EXPORTS_DATABASE, { fresh: true });
+  const knex = createKnex({ databaseUrl: db.databaseUrl, dataDir: db.dataDir });
+  const prefix = `bench-exports-${randomBytes(4).toString('hex')}`;
+  let s3: Awaited<ReturnType<typeof startS3>> | null = null;
+  let worker: ChildProcess | null = null;
+  let api: ApiProcess | null = null;
+  const bare = new ChromiumPdfRenderer({ chromiumPath: config.chromiumPath, rendersPerBrowser: 100_000, renderTimeoutMs: 120_000, poolSize: POOL });
+  try {
+    s3 = await startS3();
+    const env = { ...db.env, ...s3.env, REDIS_URL: config.redisUrl, REDIS_PREFIX: prefix, EXPORT_MAX_INVOICES: String(seeded + 1) };
+    log(`exports: ${seeded} invoices seeded; starting a worker and an API process (queue prefix ${prefix})`);
+    worker = await startWorker({ ...env, DATA_DIR: path.join(WORK_DIR, 'worker-exports') });
+    api = await ApiProcess.start('API (exports)', { ...env, DATA_DIR: path.join(WORK_DIR, 'api-exports') }, { key: SMALL_KEY, directory: SMALL_DIRECTORY });
+    const agent = keepAliveAgent(4);
+    const call = (headers: Record<string, string>, method: string, pathAndQuery: string, body?: unknown) =>
+      request(agent, api!.port, {
+        method,
+        path: pathAndQuery,
+        headers: { ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: Buffer.from(JSON.stringify(body)) }),
+      });
+
+    // 1. The bare renderer on invoices of the exporting directory.
+    const invoiceRepo = new KnexInvoiceRepository(knex);
+    const client = await new KnexClientRepository(knex).findByDirectory(BIG_DIRECTORY);
+    if (!client) throw new Error(`no client ${BIG_DIRECTORY}`);
+    const bareIds = ((await knex('invoices').select('id').where({ directory: BIG_DIRECTORY }).orderBy('id').limit(60)) as Array<{ id: unknown }>).map((r) =>
+      Number(r.id),
+    );
+    const documents: InvoiceDocument[] = [];
+    for (const id of bareIds) documents.push(buildInvoiceDocument((await invoiceRepo.findDetail(BIG_DIRECTORY, id))!, client.company, 'en', false, 'UTC'));
+    const bareRun = async () => (await atConcurrency(documents.length, POOL, async (i) => void (await bare.render(documents[i]!)))).perSecond;
+    await atConcurrency(4, POOL, async (i) => void (await bare.render(documents[i]!)));
+    const bareBefore = await bareRun();
+    log(`exports: bare renderer ${bareBefore.toFixed(1)} PDFs/s`);
+
+    // 2. Another client's PDFs, idle.
+    const smallIds = (
+      (await knex('invoices')
+        .select('id')
+        .where({ directory: SMALL_DIRECTORY })
+        .orderBy('id')
+        .limit(3 + 2 * pdfs)) as Array<{ id: unknown }>
+    ).map((r) => Number(r.id));
+    const interactive = async (ids: number[]) => {
+      const times: number[] = [];
+      for (const id of ids) {
+        const started = wallNow();
+        const answer = await call(SMALL, 'GET', `/v1/invoices/${id}/pdf?lang=pl`);
+        if (answer.status !== 200) throw new Error(`exports: interactive PDF ${id} answered ${answer.status}`);
+        times.push(wallNow() - started);
+      }
+      return times;
+    };
+    await interactive(smallIds.slice(0, 3));
+    const idle = await interactive(smallIds.slice(3, 3 + pdfs));
+
+    // 3. The speed export, the interactive PDFs beside it.
+    const waitFor = async (id: number, onRunning: () => void, sample?: () => Promise<void>) => {
+      let running: number | null = null;
+      for (;;) {
+        const answer = await call(BIG, 'GET', `/v1/exports/${id}`);
+        const item = JSON.parse(answer.body.toString()).data as { status: string; total: number | null; error: string | null };
+        if (item.status === 'running' && running === null) {
+          running = wallNow();
+          onRunning();
+        }
+        if (item.status === 'failed') throw new Error(`exports: export ${id} failed: ${item.error}`);
+        if (item.status === 'succeeded') return { seconds: (wallNow() - (running ?? wallNow())) / 1000, total: item.total ?? 0 };
+        await sample?.();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const created = await call(BIG, 'POST', '/v1/exports', { filters: SPEED_FILTER, documents: ['pdf'] });
+    if (created.status !== 202) throw new Error(`exports: POST /v1/exports answered ${created.status}: ${created.body.toString().slice(0, 300)}`);
+    const speedId = JSON.parse(created.body.toString()).data.id as number;
+    const beside: { pdfs: Promise<number[]> | null } = { pdfs: null };
+    const speed = await waitFor(speedId, () => {
+      beside.pdfs = interactive(smallIds.slice(3 + pdfs, 3 + 2 * pdfs));
+    });
+    const busyTimes = beside.pdfs ? await beside.pdfs : [];
+    const bareAfter = await bareRun();
+    const barePerSecond = Math.max(bareBefore, bareAfter);
+    const perSecond = speed.total / speed.seconds;
+    log(`exports: ${speed.total} invoices with PDFs in ${speed.seconds.toFixed(1)} s: ${perSecond.toFixed(1)}/s against bare ${barePerSecond.toFixed(1)}/s`);
+
+    // 4. Worker RSS over an export of every seeded invoice.
+    const before = await rssMiB(worker.pid!);
+    let max = before;
+    const all = await call(BIG, 'POST', '/v1/exports', { documents: ['pdf'] });
+    if (all.status !== 202) throw new Error(`exports: POST /v1/exports answered ${all.status}`);
+    const rssRun = await waitFor(
+      JSON.parse(all.body.toString()).data.id as number,
+      () => undefined,
+      async () => {
+        max = Math.max(max, await rssMiB(worker!.pid!));
+      },
+    );
+    log(`exports: worker RSS ${before.toFixed(0)} MiB before an export of ${rssRun.total} invoices, at most ${max.toFixed(0)} MiB during it`);
+    api.assertRunning();
+    return {
+      at,
+      loadAverage,
+      seeded,
+      speed: { invoices: speed.total, seconds: speed.seconds, perSecond, barePerSecond, ratio: perSecond / barePerSecond },
+      interactive: {
+        samples: idle.length,
+        idleP50: percentile(idle, 50),
+        idleP95: percentile(idle, 95),
+        busyP50: percentile(busyTimes, 50),
+        busyP95: percentile(busyTimes, 95),
+        ratio: percentile(busyTimes, 95) / percentile(idle, 95),
+      },
+      rss: { invoices: rssRun.total, seconds: rssRun.seconds, beforeMiB: before, maxMiB: max, growthMiB: max - before },
+    };
+  } finally {
+    await bare.close();
+    await api?.stop();
+    if (worker) await stopChild(worker, 25_000);
+    await s3?.stop();
+    await deleteRedisKeys(config.redisUrl, prefix).catch(() => undefined);
+    const admin = createKnex({ databaseUrl: `${config.mariadbUrl}/mysql`, dataDir: WORK_DIR });
+    await knex.destroy();
+    await admin.raw(`DROP DATABASE IF EXISTS \`${EXPORTS_DATABASE}\``).catch(() => undefined);
+    await admin.destroy();
+  }
+}

@@ -1,0 +1,220 @@
+import { describe, expect, it } from 'vitest';
+import {
+  invoicesCsv,
+  parseExportRequest,
+  RunExportUseCase,
+  toInvoiceListItem,
+  ValidationError,
+  type ArchiveBuilder,
+  type ClaimedExport,
+  type DownloadEInvoiceUseCase,
+  type DownloadInvoicePdfUseCase,
+  type Export,
+  type ExportArchivePort,
+  type ExportRepositoryPort,
+} from '@logi/domain';
+import { FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js';
+
+const context = { directory: 'baltic', now: new Date('2026-11-26T12:00:00Z'), timeZone: 'Europe/Warsaw' };
+
+describe('parseExportRequest', () => {
+  it('when nothing is sent, then every default: pdf, en, no duplicate, a CSV, no filters', () => {
+    expect(parseExportRequest({}, context)).toEqual({ filters: {}, documents: ['pdf'], lang: 'en', duplicate: false, csv: true });
+  });
+
+  it('when filters hold empty values and unknown names, then those count as absent, as in the list', () => {
+    expect(parseExportRequest({ filters: { period: 'prev_month', search: '', colour: 'red' } }, context).filters).toEqual({ period: 'prev_month' });
+  });
+
+  it('when documents repeat or come in another order, then each counts once in the fixed order; duplicate takes the PDF spellings', () => {
+    const parsed = parseExportRequest({ documents: ['cii', 'pdf', 'cii'], duplicate: '1' }, context);
+    expect(parsed.documents).toEqual(['pdf', 'cii']);
+    expect(parsed.duplicate).toBe(true);
+  });
+
+  it('when a filter breaks a list rule, then the error names filters.<param> with the list’s message', () => {
+    const error = (() => {
+      try {
+        parseExportRequest({ filters: { period: 'custom' } }, context);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(Object.keys((error as ValidationError).errors)).toEqual(['filters.date_from']);
+  });
+});
+
+describe('invoicesCsv', () => {
+  it('when fields hold commas, quotes, line breaks or nulls, then RFC 4180 quoting, empty fields and CRLF line ends', () => {
+    const item = toInvoiceListItem(sampleInvoice({ id: 7, customerName: 'Kowalski, "Jan"\nSp. z o.o.', paymentDate: null }));
+    const lines = invoicesCsv([item]).split('\r\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('');
+    const row = lines[1]!;
+    expect(row.startsWith('7,')).toBe(true);
+    expect(row).toContain('"Kowalski, ""Jan""\nSp. z o.o."');
+    expect(row).toContain(',,');
+  });
+});
+
+class FakeExports implements ExportRepositoryPort {
+  /** What progress answers: false once the export was "deleted". */
+  alive = true;
+  succeedAnswer = true;
+  readonly calls: string[] = [];
+  failure: string | null = null;
+  constructor(readonly item: Export) {}
+  async create() {
+    return null;
+  }
+  async list() {
+    return [];
+  }
+  async find() {
+    return null;
+  }
+  async listAll() {
+    return [];
+  }
+  async archiveKey() {
+    return null;
+  }
+  async remove() {
+    return null;
+  }
+  async claimNext(): Promise<ClaimedExport | null> {
+    this.calls.push('claim');
+    return { export: this.item, attempt: 2 };
+  }
+  async start() {
+    this.calls.push('start');
+    return this.alive;
+  }
+  async progress() {
+    this.calls.push('progress');
+    return this.alive;
+  }
+  async succeed() {
+    this.calls.push('succeed');
+    return this.succeedAnswer;
+  }
+  async fail(_id: number, _attempt: number, values: { error: string }) {
+    this.calls.push('fail');
+    this.failure = values.error;
+    return true;
+  }
+  async listExpired() {
+    return [];
+  }
+  async forgetArchive() {}
+  async removeExpired() {
+    return 0;
+  }
+}
+
+class FakeArchives implements ExportArchivePort {
+  readonly members: string[] = [];
+  discarded = 0;
+  async create(): Promise<ArchiveBuilder> {
+    return {
+      add: async (path, data) => {
+        this.members.push(path);
+        return { path, size: Buffer.byteLength(data), sha256: 'x'.repeat(64) };
+      },
+      finish: async () => ({ localPath: '/tmp/export.zip', size: 10, sha256: 'a'.repeat(64) }),
+      discard: async () => {
+        this.discarded += 1;
+      },
+    };
+  }
+}
+
+function setup(options: { invoices?: number; onPdf?: (count: number) => void } = {}) {
+  const item: Export = {
+    id: 5,
+    directory: 'baltic',
+    status: 'running',
+    created: 1_764_000_000,
+    started: null,
+    finished: null,
+    filters: {},
+    documents: ['pdf'],
+    lang: 'en',
+    duplicate: false,
+    csv: true,
+    total: null,
+    done: 0,
+    eventsCursor: 0,
+    size: null,
+    sha256: null,
+    expires: null,
+    error: null,
+  };
+  const exports = new FakeExports(item);
+  const storage = new FakeStorage();
+  // An archive an earlier attempt stored before its worker died.
+  storage.set('exports/5-1.zip', Buffer.from('partial'));
+  const archives = new FakeArchives();
+  let rendered = 0;
+  let clock = 0;
+  const pdf = {
+    execute: async () => {
+      rendered += 1;
+      options.onPdf?.(rendered);
+      return { kind: 'pdf', invoiceNr: 'X', version: 'v', pdf: Buffer.from('%PDF'), source: 'render' };
+    },
+  } as unknown as DownloadInvoicePdfUseCase;
+  const invoices = new FakeInvoices(Array.from({ length: options.invoices ?? 3 }, (_, i) => sampleInvoice({ id: 100 + i, directory: 'baltic', nr: `N${i}` })));
+  const run = new RunExportUseCase({
+    exports,
+    invoices,
+    archives,
+    storage,
+    pdf,
+    eInvoice: {} as DownloadEInvoiceUseCase,
+    settings: { timeZone: 'UTC', maxInvoices: 100, retentionHours: 72, leaseMs: 30_000, progressIntervalMs: 1, renderAhead: 1, maxAttempts: 3 },
+    // Every reading moves the clock, so each invoice renews the lease (and sees a cancel).
+    now: () => (clock += 10),
+  });
+  return { run, exports, storage, archives };
+}
+
+describe('RunExportUseCase', () => {
+  it('when an attempt runs to the end, then the archive is stored under its attempt’s key, the earlier attempt’s leftover is removed, and it is marked succeeded', async () => {
+    const { run, exports, storage, archives } = setup();
+    expect(await run.execute()).toBe(true);
+    expect(archives.members).toEqual(['invoices.csv', 'pdf/100.pdf', 'pdf/101.pdf', 'pdf/102.pdf', 'manifest.json']);
+    expect([...storage.objects.keys()]).toEqual(['exports/5-2.zip']);
+    expect(exports.calls.at(-1)).toBe('succeed');
+    expect(archives.discarded).toBe(1);
+  });
+
+  it('when the export is deleted while it runs, then it stops at the next renewal, stores nothing and removes its temporary file', async () => {
+    const holder: { exports?: FakeExports } = {};
+    const { run, exports, storage, archives } = setup({ invoices: 20, onPdf: (count) => count === 3 && (holder.exports!.alive = false) });
+    holder.exports = exports;
+    await run.execute();
+    expect(archives.members.length).toBeLessThan(10);
+    expect(archives.members).not.toContain('manifest.json');
+    expect([...storage.objects.keys()]).toEqual([]);
+    expect(exports.calls).not.toContain('succeed');
+    expect(archives.discarded).toBe(1);
+  });
+
+  it('when storage fails while the archive is stored, then the export fails with a readable reason and nothing is left', async () => {
+    const { run, exports, storage, archives } = setup();
+    storage.failing = true;
+    await run.execute();
+    expect(exports.failure).toBe('The archive could not be stored: Storage unavailable: connection refused');
+    expect([...storage.objects.keys()]).toEqual([]);
+    expect(archives.discarded).toBe(1);
+  });
+
+  it('when the export was cancelled while its archive was being stored, then the stored archive is removed again', async () => {
+    const { run, exports, storage } = setup();
+    exports.succeedAnswer = false;
+    await run.execute();
+    expect([...storage.objects.keys()]).toEqual([]);
+  });
+});
