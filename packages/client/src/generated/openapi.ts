@@ -8348,6 +8348,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
+                    };
+                };
+            };
             /** @description The path exists but does not take this method; `Allow` lists the ones it does. Not counted against the rate limit. */
             405: {
                 headers: {
@@ -8635,6 +8674,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the write scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the write scope.";
                     };
                 };
             };
@@ -8961,6 +9039,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
+                    };
+                };
+            };
             /** @description No such export for this client (or it was deleted), or an id that is not a positive integer. */
             404: {
                 headers: {
@@ -9200,6 +9317,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the write scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the write scope.";
                     };
                 };
             };
@@ -9514,6 +9670,45 @@ export interface operations {
                         status?: 401;
                         /** @constant */
                         message?: "Authentication failed";
+                    };
+                };
+            };
+            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            403: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 403,
+                     *       "message": "This API key lacks the read scope.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 403;
+                        /** @constant */
+                        message?: "This API key lacks the read scope.";
                     };
                 };
             };
