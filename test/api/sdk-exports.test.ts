@@ -4,9 +4,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, EventsExpiredError, ExportFailedError, type Export } from '@logi/client';
+import { type Export } from '@logi/client';
 import { PROFILE, startTestApi, type TestApi } from '../support/api-harness.js';
-import { replaceDirectoryWithFile } from '../support/break-storage.js';
 import { sdkFor } from '../support/sdk-client.js';
 
 /** The SDK's exports: create, wait with progress, download into a stream, and the export-then-follow pattern. */
@@ -42,32 +41,4 @@ describe(`SDK exports (${PROFILE})`, () => {
     const page = await sdk.events.list({ after: created.events_cursor, types: ['export.succeeded'], wait: 5 });
     expect(page.events.map((event) => (event.data.object as { id: number }).id)).toContain(done.id);
   });
-
-  // Storage is broken by turning the local files directory into a file: the embedded profile only (S3 faults: test/system/exports-faults.test.ts).
-  it.runIf(PROFILE === 'embedded')(
-    'when an export fails (embedded profile: local storage broken), then wait throws ExportFailedError with its reason; an expired one downloads as an ApiError 410, not EventsExpiredError',
-    async () => {
-      const sdk = sdkFor(api, 'baltic');
-      const restore = await replaceDirectoryWithFile(path.join(api.dataDir, 'files', 'exports'));
-      let failedId: number;
-      try {
-        const created = await sdk.exports.create({ documents: ['cii'] });
-        failedId = created.id;
-        const error = await sdk.exports.wait(created.id, { intervalMs: 50 }).catch((caught: unknown) => caught);
-        expect(error).toBeInstanceOf(ExportFailedError);
-        expect((error as ExportFailedError).message).toMatch(/^The archive could not be stored/);
-      } finally {
-        await restore();
-      }
-      await sdk.exports.delete(failedId);
-      await expect(sdk.exports.get(failedId)).rejects.toMatchObject({ status: 404 });
-
-      const ok = await sdk.exports.wait((await sdk.exports.create({ documents: ['cii'] })).id, { intervalMs: 50 });
-      await api.knex('exports').where({ id: ok.id }).update({ expires: 1 });
-      const expired = await sdk.exports.download(ok.id, createWriteStream(path.join(dir, 'expired.zip'))).catch((caught: unknown) => caught);
-      expect(expired).toBeInstanceOf(ApiError);
-      expect(expired).not.toBeInstanceOf(EventsExpiredError);
-      expect(expired).toMatchObject({ status: 410, message: 'Export has expired.' });
-    },
-  );
 });
