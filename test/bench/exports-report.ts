@@ -33,7 +33,7 @@ export function exportsSection(r: ExportsResults): string[] {
   return [
     '## Exports',
     '',
-    `Measured ${when(r.at)} (load average ${r.loadAverage.join(', ')}), production profile: MariaDB, Redis, s3rver, one API and one worker ` +
+    `Measured ${when(r.at)} (load average ${r.loadAverage.join(', ')}), production profile: MariaDB, Redis, ${r.storage ?? 's3rver'}, one API and one worker ` +
       `(WORKER_CONCURRENCY 2), ${r.seeded} invoices in the exporting directory. The bare renderer prints the same template in the bench process ` +
       'with the same pool size; the export starts on an empty PDF cache. The other client asks for its PDFs one at a time, each another invoice.',
     '',

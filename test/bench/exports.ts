@@ -40,6 +40,8 @@ export interface ExportsResults {
   at: string;
   loadAverage: number[];
   seeded: number;
+  /** Where archives and PDFs were stored: the test S3 server, or local files shared by the API and the worker. */
+  storage?: 's3rver' | 'local files';
   speed: { invoices: number; seconds: number; perSecond: number; barePerSecond: number; ratio: number };
   interactive: { samples: number; idleP50: number; idleP95: number; busyP50: number; busyP95: number; ratio: number };
   rss: { invoices: number; seconds: number; beforeMiB: number; maxMiB: number; growthMiB: number };
@@ -68,11 +70,15 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
   let api: ApiProcess | null = null;
   const bare = new ChromiumPdfRenderer({ chromiumPath: config.chromiumPath, rendersPerBrowser: 100_000, renderTimeoutMs: 120_000, poolSize: POOL });
   try {
-    s3 = await startS3();
-    const env = { ...db.env, ...s3.env, REDIS_URL: config.redisUrl, REDIS_PREFIX: prefix, EXPORT_MAX_INVOICES: String(seeded + 1) };
-    log(`exports: ${seeded} invoices seeded; starting a worker and an API process (queue prefix ${prefix})`);
-    worker = await startWorker({ ...env, DATA_DIR: path.join(WORK_DIR, 'worker-exports') });
-    api = await ApiProcess.start('API (exports)', { ...env, DATA_DIR: path.join(WORK_DIR, 'api-exports') }, { key: SMALL_KEY, directory: SMALL_DIRECTORY });
+    // The test S3 server (s3rver) answers no multipart upload, which the minio client uses above 64 MiB, and an archive
+    // of 2,000 PDFs is larger: `BENCH_EXPORTS_S3=0` stores on one local files directory that the API and worker share.
+    const onS3 = process.env.BENCH_EXPORTS_S3 !== '0';
+    if (onS3) s3 = await startS3();
+    const env = { ...db.env, ...(s3?.env ?? {}), REDIS_URL: config.redisUrl, REDIS_PREFIX: prefix, EXPORT_MAX_INVOICES: String(seeded + 1) };
+    const dataDir = (name: string) => path.join(WORK_DIR, onS3 ? name : 'shared-exports');
+    log(`exports: ${seeded} invoices seeded; starting a worker and an API process (queue prefix ${prefix}; ${onS3 ? 's3rver' : 'local files'})`);
+    worker = await startWorker({ ...env, DATA_DIR: dataDir('worker-exports') });
+    api = await ApiProcess.start('API (exports)', { ...env, DATA_DIR: dataDir('api-exports') }, { key: SMALL_KEY, directory: SMALL_DIRECTORY });
     const agent = keepAliveAgent(4);
     const call = (headers: Record<string, string>, method: string, pathAndQuery: string, body?: unknown) =>
       request(agent, api!.port, {
@@ -164,6 +170,7 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
       at,
       loadAverage,
       seeded,
+      storage: onS3 ? 's3rver' : 'local files',
       speed: { invoices: speed.total, seconds: speed.seconds, perSecond, barePerSecond, ratio: perSecond / barePerSecond },
       interactive: {
         samples: idle.length,
