@@ -12,7 +12,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -76,6 +76,8 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
     if (onS3) s3 = await startS3();
     const env = { ...db.env, ...(s3?.env ?? {}), REDIS_URL: config.redisUrl, REDIS_PREFIX: prefix, EXPORT_MAX_INVOICES: String(seeded + 1) };
     const dataDir = (name: string) => path.join(WORK_DIR, onS3 ? name : 'shared-exports');
+    // The export starts on an empty PDF cache: a shared files directory left by an earlier run would hold its PDFs.
+    if (!onS3) await rm(dataDir(''), { recursive: true, force: true });
     log(`exports: ${seeded} invoices seeded; starting a worker and an API process (queue prefix ${prefix}; ${onS3 ? 's3rver' : 'local files'})`);
     worker = await startWorker({ ...env, DATA_DIR: dataDir('worker-exports') });
     api = await ApiProcess.start('API (exports)', { ...env, DATA_DIR: dataDir('api-exports') }, { key: SMALL_KEY, directory: SMALL_DIRECTORY });
