@@ -47,6 +47,7 @@ import {
 import {
   BullmqJobQueue,
   createFileStorage,
+  runExportSettings,
   HmacFileLinkSigner,
   loadFileLinkKey,
   createKnex,
@@ -92,7 +93,6 @@ import {
   startWebhookDelivering,
   startExportRunning,
   KnexExportRepository,
-  YazlExportArchive,
   startPeriodic,
   sweepTempFiles,
   indexPendingDocuments,
@@ -365,16 +365,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       queue: get<JobQueuePort>(Tokens.JobQueue),
       hasher: get<ContentHasherPort>(Tokens.ContentHasher),
       eInvoiceWriter: get<EInvoiceWriterPort>(Tokens.EInvoiceWriter),
-      archives: new YazlExportArchive(path.join(config.dataDir, 'tmp')),
-      templateVersion: invoiceTemplateVersion(),
-      timeZone: config.timeZone,
-      pdfCache: config.pdfCache.maxObjects > 0,
-      // Twice the queue's concurrency: the next renders are queued while the current ones print and travel through storage.
-      renderAhead: 2 * config.workerConcurrency,
-      maxInvoices: config.exports.maxInvoices,
-      retentionHours: config.exports.retentionHours,
-      newId: randomUUID,
-      leaseMs: config.exports.leaseMs,
+      ...runExportSettings(config),
     }),
   );
   c.bind(Tokens.ProcessTasks).toDynamicValue((): ApiProcessTasks => ({

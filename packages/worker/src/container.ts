@@ -1,6 +1,4 @@
 import 'reflect-metadata';
-import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { Container } from 'inversify';
 import type { Logger } from 'pino';
 import {
@@ -20,6 +18,7 @@ import {
 import {
   BullmqJobWorker,
   createFileStorage,
+  runExportSettings,
   createKnex,
   createPdfRenderer,
   EInvoiceEuWriter,
@@ -51,7 +50,6 @@ import {
   startExportRunning,
   BullmqJobQueue,
   KnexExportRepository,
-  YazlExportArchive,
 } from '@logi/adapters';
 import type { AppConfig, RedisEndpoint } from '@logi/config';
 import { activeTelemetry } from '@logi/adapters/telemetry';
@@ -179,16 +177,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
       queue: get<BullmqJobQueue>(WorkerTokens.JobQueue),
       hasher: new Sha256ContentHasher(),
       eInvoiceWriter,
-      archives: new YazlExportArchive(path.join(config.dataDir, 'tmp')),
-      templateVersion: invoiceTemplateVersion(),
-      timeZone: config.timeZone,
-      pdfCache: config.pdfCache.maxObjects > 0,
-      // Twice the queue's concurrency: the next renders are queued while the current ones print and travel through storage.
-      renderAhead: 2 * config.workerConcurrency,
-      maxInvoices: config.exports.maxInvoices,
-      retentionHours: config.exports.retentionHours,
-      newId: randomUUID,
-      leaseMs: config.exports.leaseMs,
+      ...runExportSettings(config),
     });
   });
   c.bind(WorkerTokens.ProcessTasks).toDynamicValue((): WorkerProcessTasks => ({

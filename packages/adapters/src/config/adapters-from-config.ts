@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { FileStoragePort } from '@logi/domain';
+import type { buildRunExport, FileStoragePort } from '@logi/domain';
 import { ChromiumPdfRenderer } from '../chromium/chromium-pdf.renderer.js';
 import { LocalFileStorage } from '../fs/local-file.storage.js';
 import { MinioFileStorage } from '../minio/minio-file.storage.js';
+import { invoiceTemplateVersion } from '../handlebars/invoice-template.version.js';
+import { YazlExportArchive } from '../zip/yazl-export.archive.js';
 import type { AppConfig } from '@logi/config';
 
 /**
@@ -22,4 +25,24 @@ export function createPdfRenderer(config: AppConfig): ChromiumPdfRenderer {
     // As many pages as PDF jobs run at once (WORKER_CONCURRENCY), so no job waits for a page.
     poolSize: config.workerConcurrency,
   });
+}
+
+type RunExportDeps = Parameters<typeof buildRunExport>[0];
+
+/** What the export runner takes from the configuration, the same in the API process (embedded) and in workers. */
+export function runExportSettings(
+  config: AppConfig,
+): Pick<RunExportDeps, 'archives' | 'templateVersion' | 'timeZone' | 'pdfCache' | 'renderAhead' | 'maxInvoices' | 'retentionHours' | 'newId' | 'leaseMs'> {
+  return {
+    archives: new YazlExportArchive(path.join(config.dataDir, 'tmp')),
+    templateVersion: invoiceTemplateVersion(),
+    timeZone: config.timeZone,
+    pdfCache: config.pdfCache.maxObjects > 0,
+    // Twice the queue's concurrency: the next renders are queued while the current ones print and travel through storage.
+    renderAhead: 2 * config.workerConcurrency,
+    maxInvoices: config.exports.maxInvoices,
+    retentionHours: config.exports.retentionHours,
+    newId: randomUUID,
+    leaseMs: config.exports.leaseMs,
+  };
 }
