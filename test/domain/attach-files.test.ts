@@ -10,6 +10,7 @@ import {
   baseFileName,
   parseCategoryId,
   LATE_JOB_ERROR,
+  type JobPayloads,
   type ReceivedFile,
   type ReceivedUpload,
 } from '@logi/domain';
@@ -63,7 +64,7 @@ describe('attach files to an order', () => {
     expect(read).toBe(false);
   });
 
-  it('when files are valid, then each is stored as one object plus one row, and staging is cleaned', async () => {
+  it('when files are valid, then each is stored as one object plus one row', async () => {
     const { useCase, storage, files } = setup();
     const result = await useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0), file(1)], '1') });
     expect(result).toEqual({
@@ -133,13 +134,40 @@ describe('attach files to an order', () => {
     expect(files.rows).toHaveLength(0);
   });
 
-  it('when the queue does not answer, then the request is 503 and no staged object is left', async () => {
+  it('when the queue does not answer, then the request is 503 at once and the object goes once its job could write nothing more', async () => {
     const { useCase, storage, queue } = setup();
     queue.unavailable = new ServiceUnavailableError('queue down');
     await expect(useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)]) })).rejects.toBeInstanceOf(
       ServiceUnavailableError,
     );
-    expect(storage.objects.size).toBe(0);
+    // The job may still run until its deadline (JOB_TIMEOUT_MS 1 s here): until then the object it would commit stays.
+    expect([...storage.objects.keys()]).toEqual(['orders/baltic/3001/id-1']);
+    await expect.poll(() => storage.objects.size, { timeout: 10_000, interval: 50 }).toBe(0);
+  });
+
+  it('when the queue does not answer but the job commits before its deadline, then the object stays with its row', async () => {
+    const { useCase, storage, queue, files } = setup();
+    queue.unavailable = new ServiceUnavailableError('queue down');
+    await expect(useCase.execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)]) })).rejects.toBeInstanceOf(
+      ServiceUnavailableError,
+    );
+    // The queue took the job after all, and a worker stored it in time.
+    await new StoreOrderFileUseCase({ files, storage, now: () => 1_800_000_000_000 }).execute({
+      directory: 'baltic',
+      orderId: 3001,
+      categoryId: null,
+      name: 'scan-0.pdf',
+      size: 100,
+      contentType: 'application/pdf',
+      sha256: 'a'.repeat(64),
+      storageKey: 'orders/baltic/3001/id-1',
+      requestId: 'r',
+      deadline: 1_800_000_000_000 + 900,
+    });
+    expect(files.rows.map((row) => row.storageKey)).toEqual(['orders/baltic/3001/id-1']);
+    // Past the deadline the API's clean-up looks for the row (the job looked once, first) and leaves the object alone.
+    await expect.poll(() => files.lookups, { timeout: 10_000, interval: 50 }).toEqual(['orders/baltic/3001/id-1', 'orders/baltic/3001/id-1']);
+    expect([...storage.objects.keys()]).toEqual(['orders/baltic/3001/id-1']);
   });
 
   it('when the store job fails unexpectedly, then the file is listed as failed without internals', async () => {
@@ -156,7 +184,7 @@ describe('store order file job', () => {
   it('when it runs twice, then there is one row and one object', async () => {
     const storage = new FakeStorage();
     const files = new FakeOrderFiles();
-    storage.objects.set('staging/a', Buffer.from('x'));
+    storage.objects.set('orders/baltic/1/a', Buffer.from('x'));
     const job = new StoreOrderFileUseCase({ files, storage });
     const payload = {
       directory: 'baltic',
@@ -166,7 +194,6 @@ describe('store order file job', () => {
       size: 1,
       contentType: 'application/pdf',
       sha256: 'x',
-      stagingKey: 'staging/a',
       storageKey: 'orders/baltic/1/a',
       requestId: 'r',
       deadline: Date.now() + 60_000,
@@ -180,7 +207,7 @@ describe('store order file job', () => {
 
   it('when the row cannot be written, then the object is removed again', async () => {
     const storage = new FakeStorage();
-    storage.objects.set('staging/a', Buffer.from('x'));
+    storage.objects.set('final/a', Buffer.from('x'));
     const files = new FakeOrderFiles();
     files.insertOnce = async () => {
       throw new Error('db down');
@@ -195,13 +222,50 @@ describe('store order file job', () => {
         size: 1,
         contentType: 't',
         sha256: 'x',
-        stagingKey: 'staging/a',
         storageKey: 'final/a',
         requestId: 'r',
         deadline: Date.now() + 60_000,
       }),
     ).rejects.toThrow('db down');
     expect(storage.objects.has('final/a')).toBe(false);
+  });
+
+  const job = (overrides: Partial<JobPayloads['store-order-file']> = {}): JobPayloads['store-order-file'] => ({
+    directory: 'd',
+    orderId: 1,
+    categoryId: null,
+    name: 'a.pdf',
+    size: 1,
+    contentType: 'application/pdf',
+    sha256: 'x',
+    storageKey: 'orders/d/1/a',
+    requestId: 'r',
+    deadline: Date.now() + 60_000,
+    ...overrides,
+  });
+
+  it('when the object is not there (a retry after its own clean-up), then it answers an error and writes no row', async () => {
+    const files = new FakeOrderFiles();
+    const result = await new StoreOrderFileUseCase({ files, storage: new FakeStorage() }).execute(job());
+    expect(result).toEqual({ error: 'no object orders/d/1/a' });
+    expect(files.rows).toEqual([]);
+  });
+
+  it('when the object holds another size than the upload, then it answers an error and writes no row', async () => {
+    const storage = new FakeStorage();
+    storage.objects.set('orders/d/1/a', Buffer.from('xy'));
+    const files = new FakeOrderFiles();
+    expect(await new StoreOrderFileUseCase({ files, storage }).execute(job())).toEqual({ error: 'The stored object holds 2 bytes, not 1.' });
+    expect(files.rows).toEqual([]);
+  });
+
+  it('when an older API names a staging key, then the bytes are copied to the file key first, as that release did', async () => {
+    const storage = new FakeStorage();
+    storage.objects.set('staging/a', Buffer.from('x'));
+    const files = new FakeOrderFiles();
+    expect(await new StoreOrderFileUseCase({ files, storage }).execute(job({ stagingKey: 'staging/a' }))).toEqual({ fileId: 1 });
+    expect(storage.objects.get('orders/d/1/a')).toEqual(Buffer.from('x'));
+    expect(files.rows.map((row) => row.storageKey)).toEqual(['orders/d/1/a']);
   });
 });
 
@@ -214,7 +278,6 @@ describe('store order file job past its deadline', () => {
     size: 1,
     contentType: 'application/pdf',
     sha256: 'x',
-    stagingKey: 'staging/a',
     storageKey: 'orders/d/1/a',
     requestId: 'r',
     deadline,
@@ -222,7 +285,7 @@ describe('store order file job past its deadline', () => {
 
   it('when the caller has stopped waiting before the job starts, then nothing is stored', async () => {
     const storage = new FakeStorage();
-    storage.objects.set('staging/a', Buffer.from('x'));
+    storage.objects.set('orders/d/1/a', Buffer.from('x'));
     const files = new FakeOrderFiles();
     const job = new StoreOrderFileUseCase({ files, storage, now: () => 2_000 });
     expect(await job.execute(payload(1_000))).toEqual({ error: LATE_JOB_ERROR });
@@ -230,15 +293,16 @@ describe('store order file job past its deadline', () => {
     expect(storage.objects.has('orders/d/1/a')).toBe(false);
   });
 
-  it('when the deadline passes while the bytes are copied, then the copy is removed and no row is written', async () => {
+  it('when the deadline passes while the object is checked, then the object is removed and no row is written', async () => {
     const storage = new FakeStorage();
-    storage.objects.set('staging/a', Buffer.from('x'));
+    storage.objects.set('orders/d/1/a', Buffer.from('x'));
     const files = new FakeOrderFiles();
     let clock = 500;
-    const copy = storage.copy.bind(storage);
-    storage.copy = async (from, to) => {
-      await copy(from, to);
+    const stat = storage.stat.bind(storage);
+    storage.stat = async (key) => {
+      const found = await stat(key);
       clock = 1_500;
+      return found;
     };
     const job = new StoreOrderFileUseCase({ files, storage, now: () => clock });
     expect(await job.execute(payload(1_000))).toEqual({ error: LATE_JOB_ERROR });

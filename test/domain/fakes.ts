@@ -63,7 +63,10 @@ export class FakeOrderFiles implements OrderFileRepositoryPort {
     this.rows.push(row);
     return row;
   }
+  /** Every key findByStorageKey was asked for, in order. */
+  readonly lookups: string[] = [];
   async findByStorageKey(key: string) {
+    this.lookups.push(key);
     return this.rows.find((r) => r.storageKey === key) ?? null;
   }
   async listByOrder(directory: string, orderId: number) {
@@ -87,9 +90,10 @@ export class FakeStorage implements FileStoragePort {
   clock = () => Date.now();
   /** Keys whose writes fail, as a storage that is down would. */
   failing = false;
-  async putFile(key: string, localPath: string) {
+  /** The object holds `size` bytes (the job checks the size), repeating the file's path. */
+  async putFile(key: string, localPath: string, size: number) {
     if (this.failing) throw new Error('Storage unavailable: connection refused');
-    this.set(key, Buffer.from(`bytes of ${localPath}`));
+    this.set(key, Buffer.alloc(size, `bytes of ${localPath}`));
   }
   set(key: string, data: Buffer) {
     this.objects.set(key, data);

@@ -20,7 +20,6 @@ const job = (deadline: number): JobPayloads['store-order-file'] => ({
   size: 1,
   contentType: 'application/pdf',
   sha256: 'x',
-  stagingKey: 'staging/a',
   storageKey: 'orders/d/1/a',
   requestId: 'r',
   deadline,
@@ -28,7 +27,8 @@ const job = (deadline: number): JobPayloads['store-order-file'] => ({
 
 function storeSetup(clock: () => number) {
   const storage = new FakeStorage();
-  storage.objects.set('staging/a', Buffer.from('x'));
+  // The API wrote the object at the file's key before the job (ADR 0046).
+  storage.objects.set('orders/d/1/a', Buffer.from('x'));
   const files = new FakeOrderFiles();
   files.clock = clock;
   return { storage, files, store: new StoreOrderFileUseCase({ files, storage, now: clock }) };
@@ -72,7 +72,7 @@ describe('store order file job: a row never points at a missing object', () => {
     expect(storage.objects.has('orders/d/1/a')).toBe(true);
   });
 
-  it('when the deadline passes before the row commits, then no row is written and the copy is removed', async () => {
+  it('when the deadline passes before the row commits, then no row is written and the object is removed', async () => {
     let clock = 1_000;
     const { storage, files, store } = storeSetup(() => clock);
     const insert = files.insertOnce.bind(files);
@@ -85,24 +85,24 @@ describe('store order file job: a row never points at a missing object', () => {
     expect(storage.objects.has('orders/d/1/a')).toBe(false);
   });
 
-  it('when a late retry finds the copy a killed run left behind and no row, then it removes the copy', async () => {
+  it('when a late retry finds the object and no row, then it removes the object', async () => {
     const { storage, store } = storeSetup(() => 9_000);
-    storage.objects.set('orders/d/1/a', Buffer.from('x'));
     expect(await store.execute(job(5_000))).toEqual({ error: LATE_JOB_ERROR });
     expect(storage.objects.has('orders/d/1/a')).toBe(false);
   });
 
-  it('when another run wrote the row in time while this one copied past the deadline, then the object stays and that row is the answer', async () => {
+  it('when another run wrote the row in time while this one checked the object past the deadline, then the object stays and that row is the answer', async () => {
     let clock = 1_000;
     const { storage, files, store } = storeSetup(() => clock);
-    const copy = storage.copy.bind(storage);
-    storage.copy = async (from, to) => {
-      await copy(from, to);
+    const stat = storage.stat.bind(storage);
+    storage.stat = async (key) => {
+      const found = await stat(key);
       await files.insertOnce(
-        { directory: 'd', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf', sha256: 'x', storageKey: to, createdAt: 1 },
+        { directory: 'd', orderId: 1, categoryId: null, name: 'a.pdf', size: 1, contentType: 'application/pdf', sha256: 'x', storageKey: key, createdAt: 1 },
         5_000,
       );
       clock = 6_000;
+      return found;
     };
     expect(await store.execute(job(5_000))).toEqual({ fileId: files.rows[0]!.id });
     expect(storage.objects.has('orders/d/1/a')).toBe(true);
@@ -156,13 +156,14 @@ describe('an upload whose jobs end differently', () => {
   }
 
   it('when one file is not stored in time but the others are, then 201 lists them and names the late one as failed, to send again', async () => {
-    const { run, files, storage } = uploadSetup(['scan-1.pdf']);
+    const { run, files, storage } = uploadSetup(['scan-1.pdf'], { jobTimeoutMs: 300 });
     const payload = await run();
     expect(payload.message).toBe('2 of 3 files uploaded');
     expect(payload.uploaded.map((f) => f.name)).toEqual(['scan-0.pdf', 'scan-2.pdf']);
     expect(payload.failed).toEqual([{ name: 'scan-1.pdf', error: 'The file could not be stored in time; nothing was kept. Send it again.' }]);
     expect(files.rows.map((r) => r.name)).toEqual(['scan-0.pdf', 'scan-2.pdf']);
-    expect([...storage.objects.keys()].filter((k) => k.startsWith('staging/'))).toEqual([]);
+    // The late file's object stays while its job may still commit (its deadline), then goes: objects and rows pair up.
+    await expect.poll(() => [...storage.objects.keys()].sort(), { timeout: 10_000, interval: 50 }).toEqual(files.rows.map((r) => r.storageKey).sort());
   });
 
   it('when no file is stored and one was not answered in time, then the request is 503, since a retry may succeed', async () => {
@@ -172,16 +173,19 @@ describe('an upload whose jobs end differently', () => {
   });
 
   it("when the queue loses a job that then stores its file, then the upload waits for the job's deadline and reports the file as uploaded", async () => {
-    const { run, files } = uploadSetup(['scan-1.pdf'], { lost: 'stored', jobTimeoutMs: 300 });
+    const { run, files, storage } = uploadSetup(['scan-1.pdf'], { lost: 'stored', jobTimeoutMs: 300 });
     const payload = await run();
     expect(payload.uploaded.map((f) => f.name)).toEqual(['scan-0.pdf', 'scan-1.pdf', 'scan-2.pdf']);
     expect(payload.failed).toEqual([]);
     expect(files.rows).toHaveLength(3);
+    expect([...storage.objects.keys()].sort()).toEqual(files.rows.map((r) => r.storageKey).sort());
   });
 
   it('when the queue loses every job and none stores its file, then, past the deadline, the answer is 503 and nothing was stored', async () => {
-    const { run, files } = uploadSetup(['scan-0.pdf', 'scan-1.pdf', 'scan-2.pdf'], { lost: 'not stored', jobTimeoutMs: 300 });
+    const { run, files, storage } = uploadSetup(['scan-0.pdf', 'scan-1.pdf', 'scan-2.pdf'], { lost: 'not stored', jobTimeoutMs: 300 });
     await expect(run()).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(files.rows).toEqual([]);
+    // The answer came after the deadline, once no job could commit: the objects the API wrote went first.
+    expect([...storage.objects.keys()]).toEqual([]);
   });
 });

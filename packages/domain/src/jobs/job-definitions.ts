@@ -35,7 +35,7 @@ export async function whenJobSettled(deadline: number, now: () => number): Promi
 }
 
 /**
- * Job payloads carry references, never file or PDF bytes: staged uploads and
+ * Job payloads carry references, never file or PDF bytes: uploads and
  * rendered PDFs live in file storage, the job carries their keys.
  */
 export interface JobPayloads {
@@ -63,9 +63,9 @@ export interface JobPayloads {
     size: number;
     contentType: string;
     sha256: string;
-    /** Where the API staged the bytes. */
-    stagingKey: string;
-    /** Where the file is kept for good; the row points here. */
+    /** Sent only by an API before ADR 0046, which staged the bytes here; the job copies them to `storageKey`. */
+    stagingKey?: string;
+    /** Where the file is kept for good, written by the API before the job; the row points here. */
     storageKey: string;
     requestId: string;
   } & Deadline;

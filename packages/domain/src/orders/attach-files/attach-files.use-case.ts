@@ -181,17 +181,18 @@ export class AttachFilesUseCase {
   }
 
   /**
-   * Stages the bytes, then lets a job promote them to a row plus an object.
-   * A storage failure becomes a `failed` entry; a queue that does not answer
-   * in time makes the file `unavailable`. Every file gets its outcome before
-   * the request is answered, so an answer never hides a file that was stored.
+   * Writes the bytes at the file's key, then lets a job commit its row (ADR
+   * 0046). A storage failure becomes a `failed` entry; a queue that does not
+   * answer in time makes the file `unavailable`. Every file gets its outcome
+   * before the request is answered, so an answer never hides a file that was
+   * stored. An object whose row may still come is removed only once its job
+   * can write nothing more, and only if no row points at it.
    */
   private async store(order: Order, file: ReceivedFile, categoryId: number | null, requestId: string): Promise<Outcome> {
     const id = this.deps.newId();
-    const stagingKey = `staging/${id}`;
     const storageKey = `orders/${order.directory}/${order.id}/${id}`;
     try {
-      await this.deps.storage.putFile(stagingKey, file.localPath, file.size, file.contentType);
+      await this.deps.storage.putFile(storageKey, file.localPath, file.size, file.contentType);
     } catch (error) {
       return { failed: { name: file.name, error: readable(error) } };
     }
@@ -207,22 +208,21 @@ export class AttachFilesUseCase {
           size: file.size,
           contentType: file.contentType,
           sha256: file.sha256,
-          stagingKey,
           storageKey,
           requestId,
           deadline,
         },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `store-${id}` },
       );
+      // A job that answered an error wrote no row and removed what it could.
       if ('error' in result) return { failed: { name: file.name, error: result.error } };
       return { uploaded: { id: result.fileId, name: file.name, categoryId } };
     } catch (error) {
       if (error instanceof JobOutcomeUnknownError) return await this.lookUpAfter(deadline, storageKey, file.name, categoryId, error);
+      // The job may still run until its deadline: the object stays until then, off the answer's path.
+      void this.removeUnlessStored(deadline, storageKey).catch(() => undefined);
       if (error instanceof ServiceUnavailableError) return { unavailable: error, name: file.name };
       return { failed: { name: file.name, error: 'The file could not be stored.' } };
-    } finally {
-      // Not before the job's deadline when its outcome is unknown: it may still need the staged bytes.
-      await this.deps.storage.delete(stagingKey).catch(() => undefined);
     }
   }
 
@@ -233,9 +233,16 @@ export class AttachFilesUseCase {
    * resending would store it twice.
    */
   private async lookUpAfter(deadline: number, storageKey: string, name: string, categoryId: number | null, error: JobOutcomeUnknownError): Promise<Outcome> {
-    await whenJobSettled(deadline, () => this.clock());
-    const row = await this.deps.files.findByStorageKey(storageKey).catch(() => null);
+    const row = await this.removeUnlessStored(deadline, storageKey).catch(() => null);
     return row ? { uploaded: { id: row.id, name, categoryId } } : { unavailable: error, name };
+  }
+
+  /** Once the job can write nothing more: its row if it made one, else the object goes (the orphan reconciliation is the backstop). */
+  private async removeUnlessStored(deadline: number, storageKey: string): Promise<OrderFile | null> {
+    await whenJobSettled(deadline, () => this.clock());
+    const row = await this.deps.files.findByStorageKey(storageKey);
+    if (!row) await this.deps.storage.delete(storageKey).catch(() => undefined);
+    return row;
   }
 
   private clock(): number {

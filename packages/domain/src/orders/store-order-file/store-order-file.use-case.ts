@@ -6,10 +6,12 @@ type StoreJob = JobPayloads['store-order-file'];
 type StoreResult = JobResults['store-order-file'];
 
 /**
- * Job handler: promotes a staged upload to a stored file, an object plus its
- * row, never one without the other. Safe to run twice: the key is fixed by
- * the payload and the row is inserted once per storage key. The object is
- * written first and removed again only when no row can point at it.
+ * Job handler: makes an upload a stored file by committing its row, once the
+ * object the API wrote at the file's key is there with the file's size
+ * (ADR 0046); never a row without its object. Safe to run twice: the row is
+ * inserted once per storage key. The object is removed again only when no
+ * row can point at it. A job of an older API names a staging key: its bytes
+ * are copied to the file's key first, as that release did.
  */
 export class StoreOrderFileUseCase {
   constructor(
@@ -24,10 +26,12 @@ export class StoreOrderFileUseCase {
   async execute(job: StoreJob): Promise<StoreResult> {
     const existing = await this.deps.files.findByStorageKey(job.storageKey);
     if (existing) return { fileId: existing.id };
-    // An earlier run that was killed after its copy may have left the object behind.
     if (this.late(job)) return this.giveUp(job);
     try {
-      await this.deps.storage.copy(job.stagingKey, job.storageKey);
+      if (job.stagingKey !== undefined && job.stagingKey !== job.storageKey) await this.deps.storage.copy(job.stagingKey, job.storageKey);
+      // A retry after this job's own clean-up, or bytes that never arrived, find nothing: no row for them.
+      const { size } = await this.deps.storage.stat(job.storageKey);
+      if (size !== job.size) return { error: `The stored object holds ${size} bytes, not ${job.size}.` };
     } catch (error) {
       return { error: error instanceof Error && error.message ? error.message : 'The file could not be stored.' };
     }
