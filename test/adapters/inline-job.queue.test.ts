@@ -124,6 +124,50 @@ describe('InlineJobQueue', () => {
     await queue.close();
   });
 
+  it('when every render slot is busy, then file stores still run at once, up to four times the concurrency, as on a worker', async () => {
+    const renderGate = deferred();
+    const storeGate = deferred();
+    let storing = 0;
+    let peakStoring = 0;
+    const queue = new InlineJobQueue(
+      () => ({
+        'render-invoice-pdf': async (p) => {
+          await renderGate.promise;
+          return { pdfKey: p.pdfKey, bytes: 0, invoiceNr: 'FV/1' };
+        },
+        'store-order-file': async () => {
+          storing++;
+          peakStoring = Math.max(peakStoring, storing);
+          await storeGate.promise;
+          storing--;
+          return { fileId: 1 };
+        },
+      }),
+      { concurrency: 2 },
+    );
+    const renders = [1, 2, 3].map((i) => queue.runAndWait('render-invoice-pdf', pdfPayload(i), { jobId: `r${i}`, timeoutMs: 5000 }));
+    const storePayload = (i: number): JobPayloads['store-order-file'] => ({
+      directory: 'ACME',
+      orderId: 1,
+      categoryId: null,
+      name: `f${i}`,
+      size: 1,
+      contentType: 'application/pdf',
+      sha256: 'x',
+      storageKey: `orders/ACME/1/${i}`,
+      requestId: 'req-1',
+      deadline: Date.UTC(2100, 0, 1),
+    });
+    const stores = Array.from({ length: 10 }, (_, i) => queue.runAndWait('store-order-file', storePayload(i), { jobId: `s${i}`, timeoutMs: 5000 }));
+    await expect.poll(() => storing).toBe(8);
+    storeGate.resolve();
+    expect((await Promise.all(stores)).map((r) => ('fileId' in r ? r.fileId : r.error))).toEqual(Array(10).fill(1));
+    expect(peakStoring).toBe(8);
+    renderGate.resolve();
+    expect((await Promise.all(renders)).map((r) => r.bytes)).toEqual([0, 0, 0]);
+    await queue.close();
+  });
+
   it('when a queued job times out before a slot frees, then it never runs', async () => {
     const release = deferred();
     const ran: number[] = [];

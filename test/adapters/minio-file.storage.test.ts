@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,6 +114,31 @@ describe('MinioFileStorage against s3rver', () => {
     expect(Buffer.compare(copied, bytes)).toBe(0);
     await storage.delete('staging/big');
     await storage.delete('orders/ACME/5/big');
+  });
+
+  it('when a local file is put with its SHA-256, then one PUT streamed from the file stores exactly its bytes and type, also in a bucket made again', async () => {
+    const local = path.join(tmp, 'hashed.bin');
+    const bytes = Buffer.alloc(3 * 1024 * 1024 + 17, 3);
+    bytes.write('hashed', 1_000);
+    await writeFile(local, bytes);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const url = new URL(s3.endPoint);
+    const admin = new Client({
+      endPoint: url.hostname,
+      port: Number(url.port),
+      useSSL: false,
+      pathStyle: true,
+      accessKey: S3RVER_ACCESS_KEY,
+      secretKey: S3RVER_SECRET_KEY,
+    });
+    const fresh = storageFor(s3.endPoint, 'hashed-bucket');
+    await fresh.init();
+    await admin.removeBucket('hashed-bucket');
+    await fresh.putFile('orders/ACME/5/hashed', local, bytes.length, 'application/pdf', sha256);
+    expect(Buffer.compare(await fresh.getBuffer('orders/ACME/5/hashed'), bytes)).toBe(0);
+    const stat = await admin.statObject('hashed-bucket', 'orders/ACME/5/hashed');
+    expect({ size: stat.size, type: stat.metaData['content-type'] }).toEqual({ size: bytes.length, type: 'application/pdf' });
+    await fresh.delete('orders/ACME/5/hashed');
   });
 
   it('when a missing key is read, copied or deleted, then reads name the key and the delete passes', async () => {

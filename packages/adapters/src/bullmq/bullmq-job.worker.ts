@@ -2,7 +2,7 @@ import type { Job, Telemetry, Worker } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DomainError, JOB_NAMES, ServiceUnavailableError, withTimeout, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
+import { DomainError, JOB_NAMES, jobConcurrency, ServiceUnavailableError, withTimeout, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
 import type { RedisEndpoint } from '@logi/config';
 import { createRedis } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
@@ -16,7 +16,7 @@ export interface BullmqJobWorkerOptions {
   /** A redis:// URL, or a Sentinel group (createRedis). */
   redis: RedisEndpoint | string;
   handlers: JobHandlers;
-  /** Jobs each queue's worker runs at once. */
+  /** WORKER_CONCURRENCY: renders this worker runs at once (more file stores: `jobConcurrency`). */
   concurrency: number;
   logger: Logger;
   prefix?: string;
@@ -60,7 +60,8 @@ export class BullmqJobWorker {
       const worker = new (bullmq().Worker)(queueName, (job: Job) => this.process(job, keys), {
         connection: this.connection,
         prefix,
-        concurrency: options.concurrency,
+        // Each kind in slots of its own: WORKER_CONCURRENCY renders, more of the light file stores (jobConcurrency).
+        concurrency: jobConcurrency(name, options.concurrency),
         lockDuration: options.lockDurationMs ?? 10_000,
         stalledInterval: Math.max(500, Math.floor((options.lockDurationMs ?? 10_000) / 2)),
         // The autorun loop starts with the process; nothing waits for a separate run() call.

@@ -1,5 +1,6 @@
 import {
   FairQueue,
+  jobConcurrency,
   ServiceUnavailableError,
   withTimeout,
   type JobHandler,
@@ -13,10 +14,17 @@ import {
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 
 export interface InlineJobQueueOptions {
-  /** Jobs that run at once; the rest wait their turn (PDF renders are heavy). */
+  /** WORKER_CONCURRENCY: renders that run at once (more file stores, `jobConcurrency`); the rest wait their turn. */
   concurrency: number;
   /** How long close() waits for running jobs. */
   closeTimeoutMs?: number;
+}
+
+/** One kind of job's slots: how many run, how many may, and who waits. */
+interface Slots {
+  active: number;
+  limit: number;
+  waiting: FairQueue<() => void>;
 }
 
 interface Execution {
@@ -33,9 +41,11 @@ interface Execution {
  */
 export class InlineJobQueue implements JobQueuePort {
   private readonly running = new Map<string, Execution>();
-  /** Jobs waiting for a slot, shared fairly between directories (docs/contribute/decisions/0036-fair-render-scheduling.md). */
-  private readonly waitingForSlot = new FairQueue<() => void>();
-  private active = 0;
+  /**
+   * Slots of each kind of job, as the worker has a queue per kind: a file store never waits behind renders. Jobs
+   * waiting for a slot are shared fairly between directories (docs/contribute/decisions/0036-fair-render-scheduling.md).
+   */
+  private readonly slots = new Map<JobName, Slots>();
   private closed = false;
 
   /** `handlers` is read on first use, so the composition root can build them after the queue. */
@@ -70,9 +80,11 @@ export class InlineJobQueue implements JobQueuePort {
   async close(): Promise<void> {
     this.closed = true;
     // Woken with a slot of their own, they see `closed` and give it back without running.
-    for (const wake of this.waitingForSlot.drain()) {
-      this.active += 1;
-      wake();
+    for (const slots of this.slots.values()) {
+      for (const wake of slots.waiting.drain()) {
+        slots.active += 1;
+        wake();
+      }
     }
     const pending = [...this.running.values()].map((e) => e.promise.catch(() => undefined));
     await withTimeout(Promise.all(pending), this.options.closeTimeoutMs ?? 10_000, { onTimeout: () => undefined });
@@ -83,7 +95,8 @@ export class InlineJobQueue implements JobQueuePort {
     const execution: Execution = { promise: Promise.resolve(), waiters: 0 };
     execution.promise = (async () => {
       try {
-        await this.acquireSlot(payload.directory, options.bulk ?? false);
+        const slots = this.slotsOf(name);
+        await acquireSlot(slots, payload.directory, options.bulk ?? false);
         try {
           if (this.closed) throw new ServiceUnavailableError('job queue is closed');
           if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
@@ -96,7 +109,7 @@ export class InlineJobQueue implements JobQueuePort {
             throw error;
           }
         } finally {
-          this.releaseSlot();
+          releaseSlot(slots);
         }
       } finally {
         this.running.delete(jobId);
@@ -108,20 +121,29 @@ export class InlineJobQueue implements JobQueuePort {
     return execution;
   }
 
-  private async acquireSlot(directory: string, bulk: boolean): Promise<void> {
-    if (this.active < this.options.concurrency) {
-      this.active += 1;
-      return;
+  private slotsOf(name: JobName): Slots {
+    let slots = this.slots.get(name);
+    if (!slots) {
+      slots = { active: 0, limit: jobConcurrency(name, this.options.concurrency), waiting: new FairQueue<() => void>() };
+      this.slots.set(name, slots);
     }
-    // releaseSlot hands its slot straight to the next waiter, so `active` is not touched here.
-    await new Promise<void>((resolve) => this.waitingForSlot.push(directory, resolve, { bulk }));
+    return slots;
   }
+}
 
-  private releaseSlot(): void {
-    const next = this.waitingForSlot.shift();
-    if (next) next();
-    else this.active -= 1;
+async function acquireSlot(slots: Slots, directory: string, bulk: boolean): Promise<void> {
+  if (slots.active < slots.limit) {
+    slots.active += 1;
+    return;
   }
+  // releaseSlot hands its slot straight to the next waiter, so `active` is not touched here.
+  await new Promise<void>((resolve) => slots.waiting.push(directory, resolve, { bulk }));
+}
+
+function releaseSlot(slots: Slots): void {
+  const next = slots.waiting.shift();
+  if (next) next();
+  else slots.active -= 1;
 }
 
 function jobTimedOut(): never {

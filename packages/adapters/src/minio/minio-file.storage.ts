@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { finished } from 'node:stream/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { Client } from 'minio';
@@ -26,6 +27,8 @@ export interface MinioFileStorageOptions {
 
 /** The most keys one ListObjects request answers. */
 const S3_MAX_KEYS = 1_000;
+/** The minio client's smallest part size: up to it, putObject would hold the whole body in memory for one PUT. */
+const STREAMED_PUT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The bucket itself is gone. */
 const NO_SUCH_BUCKET = 'NoSuchBucket';
@@ -87,10 +90,36 @@ export class MinioFileStorage implements FileStoragePort {
     });
   }
 
-  async putFile(key: string, localPath: string, size: number, contentType: string): Promise<void> {
+  /**
+   * With the bytes' SHA-256 (hex) and at most STREAMED_PUT_MAX_BYTES: one PUT streamed from the file, signed with that
+   * hash and carrying it as `x-amz-checksum-sha256`, so the server checks the bytes it got against the ones hashed on
+   * receipt. The minio client's putObject would read the whole file into memory and hash it again first (issue 26).
+   * Otherwise putObject: one PUT up to its part size, a multipart upload above.
+   */
+  async putFile(key: string, localPath: string, size: number, contentType: string, sha256?: string): Promise<void> {
     assertValidStorageKey(key);
     // The stream is made inside, so a retry after a lost bucket reads the file from the start.
-    await this.inBucket(() => this.client.putObject(this.bucket, key, createReadStream(localPath), size, { 'Content-Type': contentType }));
+    if (sha256 === undefined || size > STREAMED_PUT_MAX_BYTES) {
+      await this.inBucket(() => this.client.putObject(this.bucket, key, createReadStream(localPath), size, { 'Content-Type': contentType }));
+      return;
+    }
+    await this.inBucket(async () => {
+      const response = await this.client.makeRequestStreamAsync(
+        {
+          method: 'PUT',
+          bucketName: this.bucket,
+          objectName: key,
+          headers: { 'Content-Type': contentType, 'Content-Length': size, 'x-amz-checksum-sha256': Buffer.from(sha256, 'hex').toString('base64') },
+        },
+        createReadStream(localPath),
+        // Over plain HTTP the payload's hash is signed (the minio client asks for it); over HTTPS it signs UNSIGNED-PAYLOAD.
+        this.client.enableSHA256 ? sha256 : '',
+        [200],
+        '',
+      );
+      response.resume();
+      await finished(response);
+    });
   }
 
   async putBuffer(key: string, data: Buffer, contentType: string): Promise<void> {

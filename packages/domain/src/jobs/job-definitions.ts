@@ -22,6 +22,17 @@ export function jobDeadline(nowMs: number, waitMs: number): number {
   return nowMs + waitMs - Math.min(1_000, Math.floor(waitMs / 10));
 }
 
+/**
+ * Jobs of one kind that a worker (or the API process, in-process) runs at once, each kind in slots of its own so
+ * that renders never hold up file stores: WORKER_CONCURRENCY renders (one warm Chromium page each), and four times
+ * as many file stores, which only check an object and commit a row (issue 26).
+ */
+export function jobConcurrency(name: JobName, workerConcurrency: number): number {
+  return name === 'store-order-file' ? workerConcurrency * STORE_JOBS_PER_RENDER_SLOT : workerConcurrency;
+}
+
+const STORE_JOBS_PER_RENDER_SLOT = 4;
+
 /** Longer than a row insert takes to commit once its deadline check has passed. */
 const COMMIT_WINDOW_MS = 1_000;
 

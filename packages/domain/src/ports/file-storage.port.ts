@@ -39,8 +39,11 @@ export interface PresignOptions {
  * readable by a client (it may end up in an upload's `failed[].error`).
  */
 export interface FileStoragePort {
-  /** Stores a local file's bytes under `key`. */
-  putFile(key: string, localPath: string, size: number, contentType: string): Promise<void>;
+  /**
+   * Stores a local file's bytes under `key`. `sha256` (hex), when known, lets the storage check what it received
+   * and spares it hashing the bytes again.
+   */
+  putFile(key: string, localPath: string, size: number, contentType: string, sha256?: string): Promise<void>;
   putBuffer(key: string, data: Buffer, contentType: string): Promise<void>;
   getBuffer(key: string): Promise<Buffer>;
   /** Copies an object inside the storage. */

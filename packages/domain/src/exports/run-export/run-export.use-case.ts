@@ -84,7 +84,7 @@ export class RunExportUseCase {
       const archive = await builder.finish();
       const key = exportArchiveKey(item.id, attempt);
       try {
-        await this.deps.storage.putFile(key, archive.localPath, archive.size, 'application/zip');
+        await this.deps.storage.putFile(key, archive.localPath, archive.size, 'application/zip', archive.sha256);
       } catch (error) {
         await this.deps.storage.delete(key).catch(() => undefined);
         await this.finishFailed(item, attempt, `The archive could not be stored: ${messageOf(error)}`);

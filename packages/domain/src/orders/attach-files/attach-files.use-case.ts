@@ -192,7 +192,7 @@ export class AttachFilesUseCase {
     const id = this.deps.newId();
     const storageKey = `orders/${order.directory}/${order.id}/${id}`;
     try {
-      await this.deps.storage.putFile(storageKey, file.localPath, file.size, file.contentType);
+      await this.deps.storage.putFile(storageKey, file.localPath, file.size, file.contentType, file.sha256);
     } catch (error) {
       return { failed: { name: file.name, error: readable(error) } };
     }
