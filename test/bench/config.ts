@@ -142,7 +142,7 @@ export function loadBenchConfig(): BenchConfig {
       if (!Number.isInteger(value) || value < 1 || value > 64) throw new Error(`BENCH_PDF_CONCURRENCY: "${c}" is not 1..64`);
       return value;
     }),
-    uploadRounds: integer('BENCH_UPLOAD_ROUNDS', 5),
+    uploadRounds: integer('BENCH_UPLOAD_ROUNDS', 11),
     chromiumPath: env('CHROMIUM_PATH') ?? '/usr/bin/chromium',
     strict: env('BENCH_STRICT') === '1',
     eventsFeedSizes: parseSizes('BENCH_EVENTS_FEED', '10k,1m'),

@@ -65,7 +65,7 @@ const REPRODUCE = [
   '| `BENCH_RESEED` | unset | `1` drops and seeds the databases again (otherwise a database whose `bench_seed` marker matches is reused) |',
   '| `BENCH_THROUGHPUT_REQUESTS`, `BENCH_CONNECTIONS` | `400`, `10` | the throughput runs |',
   '| `BENCH_PDF_CONCURRENCY` | `1,4,16` | PDF concurrency levels (4 × concurrency requests each, at least 12) |',
-  '| `BENCH_UPLOAD_ROUNDS` | `5` | timed uploads per case |',
+  '| `BENCH_UPLOAD_ROUNDS` | `11` | timed uploads per case (their p50; with 5 the ratio moved by ±0.15 from run to run on this machine) |',
   '| `BENCH_QUEUE_STACK` | `1` | `0` skips the Redis + worker stack of the PDF and upload parts |',
   '| `BENCH_EVENTS_FEED` | `10k,1m` | events in the big directory of the feed databases `logi_bench_events_<size>` (reused by their `bench_events_seed` marker) |',
   '| `BENCH_EVENTS_WRITE` | `100k` | invoices of the write-cost load (two fresh databases, dropped after) |',
