@@ -102,4 +102,85 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
       for (const item of held.splice(0)) item.answer();
     }
   });
+
+  it('when attempts are claimed ahead of the slots, then one starts as soon as a slot frees, and stop() gives back the unsent ones at once and records the sent', async () => {
+    await db.knex('webhook_deliveries').delete();
+    const due = Math.floor(Date.now() / 1000) - 60;
+    await db.knex('webhook_deliveries').insert(
+      Array.from({ length: 3 }, () => ({
+        endpoint_id: 4,
+        event_id: 1,
+        event_type: 'invoice.updated',
+        attempt: 1,
+        status: 'pending',
+        created: due,
+        next_attempt_at: due,
+      })),
+    );
+    const ids = ((await db.knex('webhook_deliveries').select('id').orderBy('id')) as Array<{ id: unknown }>).map((row) => Number(row.id));
+    const held: Held[] = [];
+    const deliver = {
+      execute: (claimed: ClaimedDelivery) =>
+        new Promise<DeliveryOutcome>((resolve) => {
+          held.push({
+            claimed,
+            answer: () =>
+              resolve({
+                deliveryId: claimed.delivery.id,
+                endpointId: claimed.delivery.endpointId,
+                succeeded: true,
+                responseStatus: 204,
+                error: null,
+                errorDetail: null,
+                retryAt: null,
+                failingSince: null,
+                disableReason: null,
+                endpointWasFailing: false,
+                now: Math.floor(Date.now() / 1000),
+              }),
+          });
+        }),
+    } as unknown as DeliverWebhookUseCase;
+    const delivering = startWebhookDelivering({
+      deliver,
+      queue: new KnexWebhookDeliveryQueue(db.knex),
+      concurrency: 1,
+      perEndpoint: 1,
+      perDirectory: 1,
+      attemptTimeoutMs: 10_000,
+      intervalMs: 60_000,
+      logger: pino({ level: 'silent' }),
+    });
+    const leased = async () =>
+      (
+        (await db
+          .knex('webhook_deliveries')
+          .select('id')
+          .where('status', 'pending')
+          .andWhere('next_attempt_at', '>', due + 60)) as Array<{ id: number }>
+      )
+        .map((row) => Number(row.id))
+        .sort((a, b) => a - b);
+    try {
+      // One in flight, one more claimed (twice the one slot), the third left due.
+      await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 5_000, interval: 10 });
+      expect(held[0]!.claimed.delivery.id).toBe(ids[0]);
+      expect(await leased()).toEqual([ids[0], ids[1]]);
+      held[0]!.answer();
+      // The claimed one starts at once (no claim in between: the interval is a minute).
+      await vi.waitFor(() => expect(held).toHaveLength(2), { timeout: 5_000, interval: 10 });
+      expect(held[1]!.claimed.delivery.id).toBe(ids[1]);
+    } finally {
+      const stopping = delivering.stop();
+      for (const item of held.splice(0)) item.answer();
+      await stopping;
+      for (const item of held.splice(0)) item.answer();
+    }
+    const rows = (await db.knex('webhook_deliveries').select('id', 'status', 'next_attempt_at').orderBy('id')) as Array<Record<string, unknown>>;
+    const now = Math.floor(Date.now() / 1000);
+    expect(rows.slice(0, 2).map((row) => row.status)).toEqual(['succeeded', 'succeeded']);
+    // The third was claimed ahead once the second started, and given back by stop(): due now, not at its lease's end.
+    expect(rows[2]!.status).toBe('pending');
+    expect(Number(rows[2]!.next_attempt_at)).toBeLessThanOrEqual(now);
+  });
 });

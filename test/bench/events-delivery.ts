@@ -1,21 +1,14 @@
 import http from 'node:http';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
+import { Webhook } from 'standardwebhooks';
 import { createKnex, KnexWebhookEndpointRepository, StandardWebhooksSigner } from '@logi/adapters';
 import { ApiProcess } from './api-process.js';
-import { ROOT } from './config.js';
 import { explain, type ExplainRow } from './events-feed.js';
 import { keepAliveAgent, request } from './http.js';
 import { log, percentile } from './progress.js';
 import { ReceiverProcess, type Counted } from './receiver-process.js';
 import type { BenchDatabase } from './seed.js';
-
-const require = createRequire(path.join(ROOT, 'packages/adapters/package.json'));
-const { Webhook } = require('standardwebhooks') as {
-  Webhook: new (secret: string) => { sign(id: string, at: Date, body: string): string; verify(body: string, headers: Record<string, string>): unknown };
-};
 
 /** Endpoints on the receiver: with WEBHOOK_CONCURRENCY_PER_ENDPOINT=4 (default), four fill WEBHOOK_CONCURRENCY=16 (default). */
 const ENDPOINTS = 4;

@@ -18,41 +18,61 @@ export interface WebhookDeliveringOptions {
   nowSeconds?: () => number;
 }
 
-/** What a claim holds beyond the attempt's own timeout (recording its outcome), before another process may take it. */
+/** What a claim holds beyond its attempt's time (recording its outcome), before another process may take it. */
 const LEASE_MARGIN_SECONDS = 5;
 /** Finished attempts are recorded together: at most this long after the first of them ended, one commit for all. */
 const RECORD_EVERY_MS = 20;
-/** After an attempt ends, the next claim waits this long for others to end too (one claim fills several slots). */
+/**
+ * Claims reach this many times the slots (and each endpoint's and directory's bound), so that an attempt ending
+ * starts a claimed one at once while the next claim runs: with claims and sends taking turns, three quarters of
+ * the slots stood empty (issue 26, docs/benchmarks.md "Webhook delivery stages").
+ */
+const CLAIM_AHEAD = 2;
+/** A free slot that claimed attempts may not take: the next claim waits this long for other attempts to end too. */
 const CLAIM_COALESCE_MS = 5;
 /** With free slots, claims come at least this often: a due attempt with a free slot starts within 2 s (contract, "Fair sharing"). */
 const MAX_CLAIM_INTERVAL_MS = 1_000;
 
 /**
  * Delivers due webhook attempts from this process, on its own slots (never
- * the job queue's): it claims as many as it has free slots, no endpoint more
- * than `perEndpoint` and no directory more than `perDirectory` (shared fairly:
-`shareDeliverySlots`), sends them concurrently, claims again soon after
- * attempts end, else every `intervalMs`, and records outcomes in batches.
- * An outcome not recorded (the process dies, the database is away) leaves its
- * attempt to come due again when its lease ends: at least once.
- * stop() waits for the attempts in flight and records them.
+ * the job queue's). Claims fill up to CLAIM_AHEAD times `concurrency`,
+ * `perEndpoint` and `perDirectory` attempts in flight and claimed together
+ * (shared fairly: `shareDeliverySlots`); a claimed attempt starts as soon as a
+ * slot is free within `concurrency`, `perEndpoint` and `perDirectory`, each
+ * endpoint taking turns. The next claim runs
+ * as soon as one batch of room is free, else every `intervalMs`; outcomes are
+ * recorded in batches. An outcome not recorded (the process dies, the
+ * database is away) leaves its attempt to come due again when its lease ends:
+ * at least once. A lease covers a wait for a slot and the attempt itself.
+ * stop() lets the claim under way end, gives back what was claimed and not
+ * sent, waits for the attempts in flight and records them.
  */
 export function startWebhookDelivering(options: WebhookDeliveringOptions): PeriodicTask {
   const { deliver, queue, concurrency, perEndpoint, perDirectory, logger } = options;
   const intervalMs = Math.min(options.intervalMs, MAX_CLAIM_INTERVAL_MS);
-  const leaseSeconds = Math.ceil(options.attemptTimeoutMs / 1000) + LEASE_MARGIN_SECONDS;
+  const attemptSeconds = Math.ceil(options.attemptTimeoutMs / 1000);
+  const leaseSeconds = CLAIM_AHEAD * attemptSeconds + LEASE_MARGIN_SECONDS;
   const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const inFlight = new Map<number, number>();
   const inFlightOfDirectory = new Map<string, number>();
   const running = new Set<Promise<void>>();
+  /** Claimed, waiting for a slot, oldest first. */
+  const ready: ClaimedDelivery[] = [];
   let finished: DeliveryOutcome[] = [];
   let recording: Promise<void> = Promise.resolve();
   let recordTimer: NodeJS.Timeout | null = null;
   let stopped = false;
   let claimTimer: NodeJS.Timeout | null = null;
   let claimDueAt = Infinity;
-  let claiming = false;
+  let claiming: Promise<void> | null = null;
   let failing = false;
+
+  const count = (map: Map<string | number, number>, key: string | number, by: number) => {
+    const left = (map.get(key) ?? 0) + by;
+    if (left > 0) map.set(key, left);
+    else map.delete(key);
+  };
+  const waiting = (matches: (claimed: ClaimedDelivery) => boolean) => ready.filter(matches).length;
 
   /** Claims no later than `ms` from now (an earlier call keeps its earlier time). */
   const claimIn = (ms: number) => {
@@ -67,6 +87,15 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
       void claim();
     }, ms);
     claimTimer.unref();
+  };
+
+  /**
+   * A batch of room (a whole `concurrency` of slots neither in flight nor claimed): claim now. A free slot that no
+   * claimed attempt may take (their endpoints or directories are at their bounds): claim soon, for the others.
+   */
+  const claimIfRoom = () => {
+    if (running.size + ready.length <= (CLAIM_AHEAD - 1) * concurrency) claimIn(0);
+    else if (running.size < concurrency) claimIn(CLAIM_COALESCE_MS);
   };
 
   const flush = () => {
@@ -93,11 +122,24 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     return recording;
   };
 
+  const mayStart = (claimed: ClaimedDelivery) =>
+    running.size < concurrency &&
+    (inFlight.get(claimed.delivery.endpointId) ?? 0) < perEndpoint &&
+    (inFlightOfDirectory.get(claimed.directory) ?? 0) < perDirectory;
+
+  /** Starts claimed attempts, oldest first, while their slots and bounds allow. */
+  const pump = () => {
+    for (let i = 0; i < ready.length && running.size < concurrency;) {
+      if (mayStart(ready[i]!)) start(ready.splice(i, 1)[0]!);
+      else i += 1;
+    }
+  };
+
   const start = (claimed: ClaimedDelivery) => {
     const endpointId = claimed.delivery.endpointId;
     const directory = claimed.directory;
-    inFlight.set(endpointId, (inFlight.get(endpointId) ?? 0) + 1);
-    inFlightOfDirectory.set(directory, (inFlightOfDirectory.get(directory) ?? 0) + 1);
+    count(inFlight, endpointId, 1);
+    count(inFlightOfDirectory, directory, 1);
     const attempt = deliver
       .execute(claimed)
       .then((outcome) => {
@@ -109,48 +151,49 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
         logger.warn({ err: error, deliveryId: claimed.delivery.id }, 'a webhook attempt failed unexpectedly; it is tried again when its lease ends'),
       )
       .finally(() => {
-        const left = (inFlight.get(endpointId) ?? 1) - 1;
-        if (left > 0) inFlight.set(endpointId, left);
-        else inFlight.delete(endpointId);
-        const leftOfDirectory = (inFlightOfDirectory.get(directory) ?? 1) - 1;
-        if (leftOfDirectory > 0) inFlightOfDirectory.set(directory, leftOfDirectory);
-        else inFlightOfDirectory.delete(directory);
+        count(inFlight, endpointId, -1);
+        count(inFlightOfDirectory, directory, -1);
         running.delete(attempt);
-        claimIn(CLAIM_COALESCE_MS);
+        pump();
+        claimIfRoom();
       });
     running.add(attempt);
   };
 
-  const claim = async () => {
-    if (stopped || claiming) return;
-    claiming = true;
-    let next = intervalMs;
-    try {
-      const free = concurrency - running.size;
-      if (free > 0) {
-        const claimed = await queue.claimDue(
-          nowSeconds(),
-          {
-            limit: free,
-            endpointSlots: (endpointId) => perEndpoint - (inFlight.get(endpointId) ?? 0),
-            directorySlots: (directory) => perDirectory - (inFlightOfDirectory.get(directory) ?? 0),
-          },
-          leaseSeconds,
-        );
-        if (failing) logger.info('webhook delivery works again');
-        failing = false;
-        for (const item of claimed) start(item);
-        // All free slots filled: there may be more due at once.
-        if (claimed.length === free) next = 0;
+  const claim = (): Promise<void> => {
+    if (stopped || claiming) return claiming ?? Promise.resolve();
+    claiming = (async () => {
+      let next = intervalMs;
+      try {
+        const room = CLAIM_AHEAD * concurrency - running.size - ready.length;
+        if (room > 0) {
+          const claimed = await queue.claimDue(
+            nowSeconds(),
+            {
+              limit: room,
+              endpointSlots: (endpointId) => CLAIM_AHEAD * perEndpoint - (inFlight.get(endpointId) ?? 0) - waiting((c) => c.delivery.endpointId === endpointId),
+              directorySlots: (directory) => CLAIM_AHEAD * perDirectory - (inFlightOfDirectory.get(directory) ?? 0) - waiting((c) => c.directory === directory),
+            },
+            leaseSeconds,
+          );
+          if (failing) logger.info('webhook delivery works again');
+          failing = false;
+          ready.push(...takingTurns(claimed));
+          pump();
+          // All the room filled: there may be more due at once.
+          if (claimed.length === room) next = 0;
+        }
+      } catch (error) {
+        if (!failing) logger.warn({ err: error }, 'claiming webhook attempts failed; will try again');
+        failing = true;
+        next = Math.max(intervalMs, 1_000);
+      } finally {
+        claiming = null;
       }
-    } catch (error) {
-      if (!failing) logger.warn({ err: error }, 'claiming webhook attempts failed; will try again');
-      failing = true;
-      next = Math.max(intervalMs, 1_000);
-    } finally {
-      claiming = false;
-    }
-    if (running.size < concurrency) claimIn(next);
+      if (next === 0) claimIfRoom();
+      else if (running.size < concurrency) claimIn(next);
+    })();
+    return claiming;
   };
 
   claimIn(0);
@@ -158,9 +201,32 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     async stop() {
       stopped = true;
       if (claimTimer) clearTimeout(claimTimer);
+      await claiming;
+      // What was claimed and not sent goes back at once, for another process, rather than at the end of its lease.
+      const unsent = ready.splice(0).map((claimed) => claimed.delivery.id);
+      const released = queue
+        .release(unsent, nowSeconds())
+        .catch((error: unknown) =>
+          logger.warn({ err: error, attempts: unsent.length }, 'claimed webhook attempts could not be given back; each is tried again when its lease ends'),
+        );
       await Promise.all([...running]);
       if (recordTimer) clearTimeout(recordTimer);
-      await flush();
+      await Promise.all([flush(), released]);
     },
   };
+}
+
+/** A claim's attempts with their endpoints taking turns (each endpoint's oldest first), so that the slots free now are shared as the claim shared them. */
+function takingTurns(claimed: ClaimedDelivery[]): ClaimedDelivery[] {
+  const byEndpoint = new Map<number, ClaimedDelivery[]>();
+  for (const item of claimed) {
+    const queue = byEndpoint.get(item.delivery.endpointId);
+    if (queue) queue.push(item);
+    else byEndpoint.set(item.delivery.endpointId, [item]);
+  }
+  const turns: ClaimedDelivery[] = [];
+  for (let round = 0; turns.length < claimed.length; round++) {
+    for (const queue of byEndpoint.values()) if (round < queue.length) turns.push(queue[round]!);
+  }
+  return turns;
 }

@@ -55,6 +55,8 @@ export interface WebhookDeliveryQueuePort {
   claimDue(now: number, bounds: DeliverySlotBounds, leaseSeconds: number): Promise<ClaimedDelivery[]>;
   /** Records what came of attempts, in one transaction (a failure with a retry schedules the next attempt). */
   record(outcomes: readonly DeliveryOutcome[]): Promise<void>;
+  /** Gives claimed attempts that were not sent back before their lease ends: due at `now` again, for any process. */
+  release(deliveryIds: readonly number[], now: number): Promise<void>;
   /** Removes up to `limit` finished attempts (succeeded or failed) made before `createdBefore` (seconds); returns how many. */
   removeFinished(createdBefore: number, limit: number): Promise<number>;
 }

@@ -200,6 +200,14 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
     });
   }
 
+  async release(deliveryIds: readonly number[], now: number): Promise<void> {
+    if (deliveryIds.length === 0) return;
+    await this.knex('webhook_deliveries')
+      .whereIn('id', [...deliveryIds])
+      .andWhere('status', 'pending')
+      .update({ next_attempt_at: now });
+  }
+
   async removeFinished(createdBefore: number, limit: number): Promise<number> {
     const ids = (
       (await this.knex('webhook_deliveries')

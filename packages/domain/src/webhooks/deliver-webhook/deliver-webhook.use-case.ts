@@ -23,6 +23,8 @@ const RETENTION_ERROR = 'The event is no longer kept (retention).';
  * commit for many attempts).
  */
 export class DeliverWebhookUseCase {
+  private readonly bodies = new WeakMap<object, string>();
+
   constructor(
     private readonly deps: {
       sender: WebhookSenderPort;
@@ -51,7 +53,7 @@ export class DeliverWebhookUseCase {
   private async send(claimed: ClaimedDelivery): Promise<WebhookAttemptResult> {
     const { settings } = this.deps;
     if (!claimed.event) return { kind: 'failed', error: RETENTION_ERROR, reason: 'not sent', refused: false };
-    const body = JSON.stringify(claimed.event);
+    const body = this.bodyOf(claimed.event);
     let secrets: WebhookSecrets;
     try {
       secrets = this.openSecrets(claimed.secrets);
@@ -71,6 +73,16 @@ export class DeliverWebhookUseCase {
       timeoutMs: settings.timeoutMs,
       allowPrivateTargets: settings.allowPrivateTargets || claimed.privateTargetsAllowed,
     });
+  }
+
+  /** A claim hands the attempts of one event to all its endpoints the same event object: its body is made once. */
+  private bodyOf(event: NonNullable<ClaimedDelivery['event']>): string {
+    let body = this.bodies.get(event);
+    if (body === undefined) {
+      body = JSON.stringify(event);
+      this.bodies.set(event, body);
+    }
+    return body;
   }
 
   private openSecrets(stored: WebhookSecrets): WebhookSecrets {
