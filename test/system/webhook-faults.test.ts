@@ -35,7 +35,7 @@ async function createEndpoint(api: TestApi): Promise<{ id: number; secret: strin
 describe('when a worker is killed while its webhook attempt is in flight', () => {
   let api: TestApi;
   beforeAll(async () => {
-    // A 3 s attempt leases its claim for 8 s: the receiver holds the request, the worker dies inside it.
+    // A 3 s attempt leases its claim for 11 s (twice the timeout, for a wait for a slot, + 5 s): the receiver holds the request, the worker dies inside it.
     api = await startTestApi({ ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: '3000' }, { profile: 'production', label: 'hookkill' });
   });
   afterAll(async () => {
