@@ -247,7 +247,7 @@ describe('store order file job', () => {
   it('when the object is not there (a retry after its own clean-up), then it answers an error and writes no row', async () => {
     const files = new FakeOrderFiles();
     const result = await new StoreOrderFileUseCase({ files, storage: new FakeStorage() }).execute(job());
-    expect(result).toEqual({ error: 'no object orders/d/1/a' });
+    expect(result).toEqual({ error: 'File not found in storage: orders/d/1/a' });
     expect(files.rows).toEqual([]);
   });
 

@@ -74,6 +74,22 @@ describe('download invoice pdf', () => {
     expect([...storage.objects.keys()]).toEqual([pdfCacheKey(result.version, 'baltic')]);
   });
 
+  it('when the cache misses, then the miss is told by the read itself: no look at whether the object exists, one render', async () => {
+    const storage = new FakeStorage();
+    const looks: string[] = [];
+    const exists = storage.exists.bind(storage);
+    storage.exists = async (key) => {
+      looks.push(key);
+      return exists(key);
+    };
+    const { useCase, jobs, events } = setup({ storage });
+    await download(useCase, 'lang=de');
+    // The one look is the render job's, before it renders (another request may have rendered it meanwhile).
+    expect(looks).toEqual([expect.stringMatching(/^pdf-cache\//)]);
+    expect(jobs).toHaveLength(1);
+    expect(events.map((event) => event.outcome)).toEqual(['miss']);
+  });
+
   it('when the same PDF is asked again, then it is read from the cache: same bytes, same version, no job, no render', async () => {
     const { useCase, jobs, renderer, events } = setup();
     const first = await download(useCase);

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { StoredObjectMissingError } from '@logi/domain';
 import type {
   PresignOptions,
   Client,
@@ -131,7 +132,7 @@ export class FakeStorage implements FileStoragePort {
   }
   async getBuffer(key: string) {
     const value = this.objects.get(key);
-    if (!value) throw new Error(`no object ${key}`);
+    if (!value) throw new StoredObjectMissingError(key);
     return value;
   }
   async copy(from: string, to: string) {

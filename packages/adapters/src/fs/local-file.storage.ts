@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { access, copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
-import type { ByteRange, FileStoragePort, PresignOptions, StoragePage, StoredObjectPage } from '@logi/domain';
+import { StoredObjectMissingError, type ByteRange, type FileStoragePort, type PresignOptions, type StoragePage, type StoredObjectPage } from '@logi/domain';
 import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
 
 /** Messages for the error codes a client may reasonably see; never a path. */
@@ -240,7 +240,8 @@ function storageError(error: unknown, key?: string, what = 'Storage unavailable'
   const code = codeOf(error);
   const missing = key !== undefined && (code === 'ENOENT' || code === 'ENOTDIR');
   const reason = code ? `${code}${READABLE_CODES[code] ? ` (${READABLE_CODES[code]})` : ''}` : 'unexpected error';
-  const result = new Error(missing ? `File not found in storage: ${key}` : `${what}: ${reason}`, { cause: error });
+  if (missing) return new StoredObjectMissingError(key, { cause: error });
+  const result = new Error(`${what}: ${reason}`, { cause: error });
   result.name = STORAGE_ERROR;
   return result;
 }

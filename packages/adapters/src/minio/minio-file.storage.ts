@@ -3,7 +3,7 @@ import { finished } from 'node:stream/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { Client } from 'minio';
-import type { ByteRange, FileStoragePort, PresignOptions, StoragePage, StoredObjectPage } from '@logi/domain';
+import { StoredObjectMissingError, type ByteRange, type FileStoragePort, type PresignOptions, type StoragePage, type StoredObjectPage } from '@logi/domain';
 import { lazyModule } from '../shared/lazy-module.js';
 import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
 
@@ -324,8 +324,8 @@ function storageError(error: unknown, key?: string): Error {
   const code = codeOf(error);
   const missing = code !== undefined && MISSING.has(code);
   let message: string;
-  if (missing && key !== undefined) message = `File not found in storage: ${key}`;
-  else if (code && /^E[A-Z]+$/.test(code)) {
+  if (missing && key !== undefined) return new StoredObjectMissingError(key, { cause: error });
+  if (code && /^E[A-Z]+$/.test(code)) {
     // Node's network errors: `connect ECONNREFUSED 10.0.0.5:9000` becomes `connect ECONNREFUSED`.
     const syscall = (error as { syscall?: unknown }).syscall;
     message = `Storage unavailable: ${typeof syscall === 'string' ? `${syscall} ` : ''}${code}`;

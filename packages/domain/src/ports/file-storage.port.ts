@@ -45,6 +45,7 @@ export interface FileStoragePort {
    */
   putFile(key: string, localPath: string, size: number, contentType: string, sha256?: string): Promise<void>;
   putBuffer(key: string, data: Buffer, contentType: string): Promise<void>;
+  /** The object's bytes; throws StoredObjectMissingError when it is missing, another error when storage fails. */
   getBuffer(key: string): Promise<Buffer>;
   /** Copies an object inside the storage. */
   copy(fromKey: string, toKey: string): Promise<void>;
@@ -78,7 +79,7 @@ export interface FileStoragePort {
   ping(): Promise<void>;
 
   // Streaming reads (order files out): nothing here holds a whole object in memory.
-  /** The object's size in bytes; throws a "File not found in storage" error when it is missing. */
+  /** The object's size in bytes; throws StoredObjectMissingError when it is missing. */
   stat(key: string): Promise<{ size: number }>;
   /**
    * The object's bytes as a stream, or only `range` (inclusive, within the

@@ -46,3 +46,19 @@ export class ServiceUnavailableError extends DomainError {
  * written waits for that deadline and looks; to anyone else it is a 503.
  */
 export class JobOutcomeUnknownError extends ServiceUnavailableError {}
+
+/**
+ * What every storage adapter throws for a key with no object (reads, stat, copy), so a caller tells a miss from a
+ * failure without asking again. Its message is safe to show a client.
+ */
+export class StoredObjectMissingError extends Error {
+  readonly missing = true;
+
+  constructor(
+    readonly key: string,
+    options?: ErrorOptions,
+  ) {
+    super(`File not found in storage: ${key}`, options);
+    this.name = 'StorageError';
+  }
+}

@@ -1,5 +1,5 @@
 import { DomainError } from '../../shared/domain-error.js';
-import { ServiceUnavailableError } from '../../shared/common.errors.js';
+import { ServiceUnavailableError, StoredObjectMissingError } from '../../shared/common.errors.js';
 import type { ClientRepositoryPort } from '../../ports/client-repository.port.js';
 import type { ContentHasherPort } from '../../ports/content-hasher.port.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
@@ -136,10 +136,10 @@ export class DownloadInvoicePdfUseCase {
       this.deps.recent?.rememberPdf(version, pdf);
       return pdf;
     } catch (error) {
-      // The port does not tell a missing object from a failed read: ask, and a failed answer is a failure too.
-      const there = await this.deps.storage.exists(key).catch(() => true);
-      this.deps.onCacheEvent?.(there ? { outcome: 'read-failed', key, requestId, error: messageOf(error) } : { outcome: 'miss', key, requestId });
-      return there ? 'unreadable' : 'miss';
+      // A missing object is a miss; any other failure is a failed read (no second request to tell them apart).
+      const missing = error instanceof StoredObjectMissingError;
+      this.deps.onCacheEvent?.(missing ? { outcome: 'miss', key, requestId } : { outcome: 'read-failed', key, requestId, error: messageOf(error) });
+      return missing ? 'miss' : 'unreadable';
     }
   }
 
