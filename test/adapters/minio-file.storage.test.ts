@@ -14,6 +14,19 @@ let storage: MinioFileStorage;
 const storageFor = (endPoint: string, bucket = 'logi-files') =>
   new MinioFileStorage({ endPoint, accessKey: S3RVER_ACCESS_KEY, secretKey: S3RVER_SECRET_KEY, bucket, requestTimeoutMs: 2_000 });
 
+/** A minio client of its own on the test server: what an operator (or another system) does behind the storage's back. */
+const adminClient = () => {
+  const url = new URL(s3.endPoint);
+  return new Client({
+    endPoint: url.hostname,
+    port: Number(url.port),
+    useSSL: false,
+    pathStyle: true,
+    accessKey: S3RVER_ACCESS_KEY,
+    secretKey: S3RVER_SECRET_KEY,
+  });
+};
+
 beforeAll(async () => {
   s3 = await TestS3Server.start();
   tmp = await mkdtemp(path.join(os.tmpdir(), 'minio-storage-'));
@@ -122,15 +135,7 @@ describe('MinioFileStorage against s3rver', () => {
     bytes.write('hashed', 1_000);
     await writeFile(local, bytes);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
-    const url = new URL(s3.endPoint);
-    const admin = new Client({
-      endPoint: url.hostname,
-      port: Number(url.port),
-      useSSL: false,
-      pathStyle: true,
-      accessKey: S3RVER_ACCESS_KEY,
-      secretKey: S3RVER_SECRET_KEY,
-    });
+    const admin = adminClient();
     const fresh = storageFor(s3.endPoint, 'hashed-bucket');
     await fresh.init();
     await admin.removeBucket('hashed-bucket');
@@ -187,15 +192,7 @@ describe('MinioFileStorage against s3rver', () => {
   it("when the bucket is deleted behind the storage's back, then the next operations make it again and succeed", async () => {
     const bucket = 'vanishing-bucket';
     const vanishing = storageFor(s3.endPoint, bucket);
-    const url = new URL(s3.endPoint);
-    const admin = new Client({
-      endPoint: url.hostname,
-      port: Number(url.port),
-      useSSL: false,
-      pathStyle: true,
-      accessKey: S3RVER_ACCESS_KEY,
-      secretKey: S3RVER_SECRET_KEY,
-    });
+    const admin = adminClient();
     const dropBucket = async () => {
       // S3 deletes only empty buckets.
       for await (const item of admin.listObjectsV2(bucket, '', true)) await admin.removeObject(bucket, (item as { name: string }).name);
@@ -298,15 +295,7 @@ describe('MinioFileStorage listing old objects', () => {
       'pdf/old.pdf': 'old',
     });
     // An object the service could not have made (put by hand): never named, so it can never stop a walk.
-    const url = new URL(s3.endPoint);
-    const admin = new Client({
-      endPoint: url.hostname,
-      port: Number(url.port),
-      useSSL: false,
-      pathStyle: true,
-      accessKey: S3RVER_ACCESS_KEY,
-      secretKey: S3RVER_SECRET_KEY,
-    });
+    const admin = adminClient();
     await admin.putObject(bucket, 'orders/d/3/by hand', Buffer.from('x'), 1);
     await s3.backdate(bucket, 'orders/d/3/by hand', past);
     expect(await listing.listOlderThan('orders/', cutOff(), { limit: 100, after: null })).toEqual({ keys: ['orders/d/1/old', 'orders/d/2/old'], next: null });

@@ -11,6 +11,40 @@ interface Held {
   answer: () => void;
 }
 
+/** A sender that holds each attempt in `held` until the test answers it, then reports it delivered. */
+function holdingDeliver(held: Held[]): DeliverWebhookUseCase {
+  return {
+    execute: (claimed: ClaimedDelivery) =>
+      new Promise<DeliveryOutcome>((resolve) => {
+        const outcome: DeliveryOutcome = {
+          deliveryId: claimed.delivery.id,
+          endpointId: claimed.delivery.endpointId,
+          succeeded: true,
+          responseStatus: 204,
+          error: null,
+          errorDetail: null,
+          retryAt: null,
+          failingSince: null,
+          disableReason: null,
+          endpointWasFailing: false,
+          now: Math.floor(Date.now() / 1000),
+        };
+        held.push({ claimed, answer: () => resolve(outcome) });
+      }),
+  } as unknown as DeliverWebhookUseCase;
+}
+
+/** A first attempt of event 1 to `endpointId`, due since `due`. */
+const dueAttempt = (endpointId: number, due: number) => ({
+  endpoint_id: endpointId,
+  event_id: 1,
+  event_type: 'invoice.updated',
+  attempt: 1,
+  status: 'pending',
+  created: due,
+  next_attempt_at: due,
+});
+
 /**
  * The delivering loop on the real queue, both profiles, with a sender that holds each attempt until told: a client
  * directory never has more than WEBHOOK_MAX_IN_FLIGHT_PER_DIRECTORY attempts in flight from one process, and another
@@ -41,36 +75,10 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
 
   it("when a directory's endpoints have more due attempts than its bound, then it has its bound in flight and no more, and another directory's attempt starts", async () => {
     const due = Math.floor(Date.now() / 1000) - 60;
-    const attempt = (endpointId: number) => ({
-      endpoint_id: endpointId,
-      event_id: 1,
-      event_type: 'invoice.updated',
-      attempt: 1,
-      status: 'pending',
-      created: due,
-      next_attempt_at: due,
-    });
+    const attempt = (endpointId: number) => dueAttempt(endpointId, due);
     await db.knex('webhook_deliveries').insert([...Array.from({ length: 5 }, () => attempt(1)), ...Array.from({ length: 5 }, () => attempt(2))]);
     const held: Held[] = [];
-    const deliver = {
-      execute: (claimed: ClaimedDelivery) =>
-        new Promise<DeliveryOutcome>((resolve) => {
-          const outcome: DeliveryOutcome = {
-            deliveryId: claimed.delivery.id,
-            endpointId: claimed.delivery.endpointId,
-            succeeded: true,
-            responseStatus: 204,
-            error: null,
-            errorDetail: null,
-            retryAt: null,
-            failingSince: null,
-            disableReason: null,
-            endpointWasFailing: false,
-            now: Math.floor(Date.now() / 1000),
-          };
-          held.push({ claimed, answer: () => resolve(outcome) });
-        }),
-    } as unknown as DeliverWebhookUseCase;
+    const deliver = holdingDeliver(held);
     const inFlight = (directory: string) => held.filter((item) => item.claimed.directory === directory).length;
     const delivering = startWebhookDelivering({
       deliver,
@@ -106,41 +114,10 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
   it('when attempts are claimed ahead of the slots, then one starts as soon as a slot frees, and stop() gives back the unsent ones at once and records the sent', async () => {
     await db.knex('webhook_deliveries').delete();
     const due = Math.floor(Date.now() / 1000) - 60;
-    await db.knex('webhook_deliveries').insert(
-      Array.from({ length: 3 }, () => ({
-        endpoint_id: 4,
-        event_id: 1,
-        event_type: 'invoice.updated',
-        attempt: 1,
-        status: 'pending',
-        created: due,
-        next_attempt_at: due,
-      })),
-    );
+    await db.knex('webhook_deliveries').insert(Array.from({ length: 3 }, () => dueAttempt(4, due)));
     const ids = ((await db.knex('webhook_deliveries').select('id').orderBy('id')) as Array<{ id: unknown }>).map((row) => Number(row.id));
     const held: Held[] = [];
-    const deliver = {
-      execute: (claimed: ClaimedDelivery) =>
-        new Promise<DeliveryOutcome>((resolve) => {
-          held.push({
-            claimed,
-            answer: () =>
-              resolve({
-                deliveryId: claimed.delivery.id,
-                endpointId: claimed.delivery.endpointId,
-                succeeded: true,
-                responseStatus: 204,
-                error: null,
-                errorDetail: null,
-                retryAt: null,
-                failingSince: null,
-                disableReason: null,
-                endpointWasFailing: false,
-                now: Math.floor(Date.now() / 1000),
-              }),
-          });
-        }),
-    } as unknown as DeliverWebhookUseCase;
+    const deliver = holdingDeliver(held);
     const delivering = startWebhookDelivering({
       deliver,
       queue: new KnexWebhookDeliveryQueue(db.knex),

@@ -10,11 +10,10 @@ import {
   baseFileName,
   parseCategoryId,
   LATE_JOB_ERROR,
-  type JobPayloads,
   type ReceivedFile,
   type ReceivedUpload,
 } from '@logi/domain';
-import { FakeCategories, FakeOrderFiles, FakeOrders, FakeQueue, FakeStorage } from './fakes.js';
+import { FakeCategories, FakeOrderFiles, FakeOrders, FakeQueue, FakeStorage, storeJob } from './fakes.js';
 
 function setup() {
   const orders = new FakeOrders([{ id: 3001, directory: 'baltic', nr: 'BH/1', ownnr: 'PO' }]);
@@ -152,18 +151,9 @@ describe('attach files to an order', () => {
       ServiceUnavailableError,
     );
     // The queue took the job after all, and a worker stored it in time.
-    await new StoreOrderFileUseCase({ files, storage, now: () => 1_800_000_000_000 }).execute({
-      directory: 'baltic',
-      orderId: 3001,
-      categoryId: null,
-      name: 'scan-0.pdf',
-      size: 100,
-      contentType: 'application/pdf',
-      sha256: 'a'.repeat(64),
-      storageKey: 'orders/baltic/3001/id-1',
-      requestId: 'r',
-      deadline: 1_800_000_000_000 + 900,
-    });
+    await new StoreOrderFileUseCase({ files, storage, now: () => 1_800_000_000_000 }).execute(
+      storeJob({ directory: 'baltic', orderId: 3001, size: 100, storageKey: 'orders/baltic/3001/id-1', deadline: 1_800_000_000_000 + 900 }),
+    );
     expect(files.rows.map((row) => row.storageKey)).toEqual(['orders/baltic/3001/id-1']);
     // Past the deadline the API's clean-up looks for the row (the job looked once, first) and leaves the object alone.
     await expect.poll(() => files.lookups, { timeout: 10_000, interval: 50 }).toEqual(['orders/baltic/3001/id-1', 'orders/baltic/3001/id-1']);
@@ -184,25 +174,14 @@ describe('store order file job', () => {
   it('when it runs twice, then there is one row and one object', async () => {
     const storage = new FakeStorage();
     const files = new FakeOrderFiles();
-    storage.objects.set('orders/baltic/1/a', Buffer.from('x'));
+    storage.objects.set('orders/d/1/a', Buffer.from('x'));
     const job = new StoreOrderFileUseCase({ files, storage });
-    const payload = {
-      directory: 'baltic',
-      orderId: 1,
-      categoryId: null,
-      name: 'a.pdf',
-      size: 1,
-      contentType: 'application/pdf',
-      sha256: 'x',
-      storageKey: 'orders/baltic/1/a',
-      requestId: 'r',
-      deadline: Date.now() + 60_000,
-    };
+    const payload = storeJob();
     const first = await job.execute(payload);
     const second = await job.execute(payload);
     expect(first).toEqual(second);
     expect(files.rows).toHaveLength(1);
-    expect(storage.objects.has('orders/baltic/1/a')).toBe(true);
+    expect(storage.objects.has('orders/d/1/a')).toBe(true);
   });
 
   it('when the row cannot be written, then the object is removed again', async () => {
@@ -213,40 +192,13 @@ describe('store order file job', () => {
       throw new Error('db down');
     };
     const job = new StoreOrderFileUseCase({ files, storage });
-    await expect(
-      job.execute({
-        directory: 'd',
-        orderId: 1,
-        categoryId: null,
-        name: 'a',
-        size: 1,
-        contentType: 't',
-        sha256: 'x',
-        storageKey: 'final/a',
-        requestId: 'r',
-        deadline: Date.now() + 60_000,
-      }),
-    ).rejects.toThrow('db down');
+    await expect(job.execute(storeJob({ storageKey: 'final/a' }))).rejects.toThrow('db down');
     expect(storage.objects.has('final/a')).toBe(false);
-  });
-
-  const job = (overrides: Partial<JobPayloads['store-order-file']> = {}): JobPayloads['store-order-file'] => ({
-    directory: 'd',
-    orderId: 1,
-    categoryId: null,
-    name: 'a.pdf',
-    size: 1,
-    contentType: 'application/pdf',
-    sha256: 'x',
-    storageKey: 'orders/d/1/a',
-    requestId: 'r',
-    deadline: Date.now() + 60_000,
-    ...overrides,
   });
 
   it('when the object is not there (a retry after its own clean-up), then it answers an error and writes no row', async () => {
     const files = new FakeOrderFiles();
-    const result = await new StoreOrderFileUseCase({ files, storage: new FakeStorage() }).execute(job());
+    const result = await new StoreOrderFileUseCase({ files, storage: new FakeStorage() }).execute(storeJob());
     expect(result).toEqual({ error: 'File not found in storage: orders/d/1/a' });
     expect(files.rows).toEqual([]);
   });
@@ -255,7 +207,7 @@ describe('store order file job', () => {
     const storage = new FakeStorage();
     storage.objects.set('orders/d/1/a', Buffer.from('xy'));
     const files = new FakeOrderFiles();
-    expect(await new StoreOrderFileUseCase({ files, storage }).execute(job())).toEqual({ error: 'The stored object holds 2 bytes, not 1.' });
+    expect(await new StoreOrderFileUseCase({ files, storage }).execute(storeJob())).toEqual({ error: 'The stored object holds 2 bytes, not 1.' });
     expect(files.rows).toEqual([]);
   });
 
@@ -263,25 +215,14 @@ describe('store order file job', () => {
     const storage = new FakeStorage();
     storage.objects.set('staging/a', Buffer.from('x'));
     const files = new FakeOrderFiles();
-    expect(await new StoreOrderFileUseCase({ files, storage }).execute(job({ stagingKey: 'staging/a' }))).toEqual({ fileId: 1 });
+    expect(await new StoreOrderFileUseCase({ files, storage }).execute(storeJob({ stagingKey: 'staging/a' }))).toEqual({ fileId: 1 });
     expect(storage.objects.get('orders/d/1/a')).toEqual(Buffer.from('x'));
     expect(files.rows.map((row) => row.storageKey)).toEqual(['orders/d/1/a']);
   });
 });
 
 describe('store order file job past its deadline', () => {
-  const payload = (deadline: number) => ({
-    directory: 'd',
-    orderId: 1,
-    categoryId: null,
-    name: 'a.pdf',
-    size: 1,
-    contentType: 'application/pdf',
-    sha256: 'x',
-    storageKey: 'orders/d/1/a',
-    requestId: 'r',
-    deadline,
-  });
+  const payload = (deadline: number) => storeJob({ deadline });
 
   it('when the caller has stopped waiting before the job starts, then nothing is stored', async () => {
     const storage = new FakeStorage();

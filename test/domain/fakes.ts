@@ -299,3 +299,18 @@ export const balticClient: Client = {
   name: 'Baltic',
   company: { name: 'Baltic Haulage Sp. z o.o.', address: 'ul. Portowa 4', vat: 'PL5860000000', bankAccount: 'PL61 1090', bankName: 'Santander' },
 };
+
+/** A store job's payload: one byte under `orders/d/1/a`, its deadline a minute away, unless told otherwise. */
+export const storeJob = (overrides: Partial<JobPayloads['store-order-file']> = {}): JobPayloads['store-order-file'] => ({
+  directory: 'd',
+  orderId: 1,
+  categoryId: null,
+  name: 'a.pdf',
+  size: 1,
+  contentType: 'application/pdf',
+  sha256: 'x',
+  storageKey: 'orders/d/1/a',
+  requestId: 'r',
+  deadline: Date.now() + 60_000,
+  ...overrides,
+});

@@ -1,29 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AttachFilesUseCase,
-  JobOutcomeUnknownError,
-  LATE_JOB_ERROR,
-  ServiceUnavailableError,
-  StoreOrderFileUseCase,
-  type JobPayloads,
-  type ReceivedFile,
-} from '@logi/domain';
-import { FakeCategories, FakeOrderFiles, FakeOrders, FakeQueue, FakeStorage } from './fakes.js';
+import { AttachFilesUseCase, JobOutcomeUnknownError, LATE_JOB_ERROR, ServiceUnavailableError, StoreOrderFileUseCase, type ReceivedFile } from '@logi/domain';
+import { FakeCategories, FakeOrderFiles, FakeOrders, FakeQueue, FakeStorage, storeJob } from './fakes.js';
 
 /** Rows and objects come in pairs, on every path of the store job and of the upload that waits for it. */
 
-const job = (deadline: number): JobPayloads['store-order-file'] => ({
-  directory: 'd',
-  orderId: 1,
-  categoryId: null,
-  name: 'a.pdf',
-  size: 1,
-  contentType: 'application/pdf',
-  sha256: 'x',
-  storageKey: 'orders/d/1/a',
-  requestId: 'r',
-  deadline,
-});
+const job = (deadline: number) => storeJob({ deadline });
 
 function storeSetup(clock: () => number) {
   const storage = new FakeStorage();
