@@ -160,6 +160,19 @@ describe('attach files to an order', () => {
     expect([...storage.objects.keys()]).toEqual(['orders/baltic/3001/id-1']);
   });
 
+  it('when the store job answers an error (storage failing as it checks the object), then the file fails and its object goes', async () => {
+    const { useCase, storage, files } = setup();
+    storage.stat = async () => {
+      throw new Error('Storage unavailable: ECONNRESET');
+    };
+    const error = await useCase
+      .execute({ directory: 'baltic', orderId: 3001, requestId: 'r', receive: async () => upload([file(0)]) })
+      .catch((e: unknown) => e);
+    expect((error as NoFilesUploadedError).details.failed).toEqual([{ name: 'scan-0.pdf', error: 'Storage unavailable: ECONNRESET' }]);
+    expect(files.rows).toEqual([]);
+    await expect.poll(() => storage.objects.size, { timeout: 10_000, interval: 50 }).toBe(0);
+  });
+
   it('when the store job fails unexpectedly, then the file is listed as failed without internals', async () => {
     const { useCase, queue } = setup();
     queue.unavailable = new Error('SQLITE_CONSTRAINT: secret details');

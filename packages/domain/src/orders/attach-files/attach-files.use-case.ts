@@ -214,8 +214,11 @@ export class AttachFilesUseCase {
         },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `store-${id}` },
       );
-      // A job that answered an error wrote no row and removed what it could.
-      if ('error' in result) return { failed: { name: file.name, error: result.error } };
+      if ('error' in result) {
+        // The job wrote no row; the object it could not use (storage failing as it looked, say) goes too.
+        void this.removeUnlessStored(deadline, storageKey).catch(() => undefined);
+        return { failed: { name: file.name, error: result.error } };
+      }
       return { uploaded: { id: result.fileId, name: file.name, categoryId } };
     } catch (error) {
       if (error instanceof JobOutcomeUnknownError) return await this.lookUpAfter(deadline, storageKey, file.name, categoryId, error);
