@@ -127,8 +127,9 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     (inFlight.get(claimed.delivery.endpointId) ?? 0) < perEndpoint &&
     (inFlightOfDirectory.get(claimed.directory) ?? 0) < perDirectory;
 
-  /** Starts claimed attempts, oldest first, while their slots and bounds allow. */
+  /** Starts claimed attempts, oldest first, while their slots and bounds allow; none once stopping (stop() gives them back). */
   const pump = () => {
+    if (stopped) return;
     for (let i = 0; i < ready.length && running.size < concurrency;) {
       if (mayStart(ready[i]!)) start(ready.splice(i, 1)[0]!);
       else i += 1;
