@@ -16,6 +16,7 @@ import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ChromiumPdfRenderer, createKnex, KnexClientRepository, KnexInvoiceRepository } from '@logi/adapters';
 import { buildInvoiceDocument, type InvoiceDocument } from '@logi/domain';
 import { ApiProcess } from './api-process.js';
@@ -33,6 +34,8 @@ export const EXPORTS_DATABASE = 'logi_bench_exports';
 const SPEED_FILTER = { branch_ids: '2,3' };
 /** The worker's render pool: WORKER_CONCURRENCY's default. */
 const POOL = 2;
+/** How often the benchmark reads an export's status while it waits for it to end (a state, read again; not a timed wait). */
+const STATUS_POLL_MS = 100;
 const BIG = { Authorization: `Bearer ${BIG_KEY}`, 'X-Client-Directory': BIG_DIRECTORY };
 const SMALL = { Authorization: `Bearer ${SMALL_KEY}`, 'X-Client-Directory': SMALL_DIRECTORY };
 
@@ -138,7 +141,7 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
         if (item.status === 'failed') throw new Error(`exports: export ${id} failed: ${item.error}`);
         if (item.status === 'succeeded') return { seconds: (wallNow() - (running ?? wallNow())) / 1000, total: item.total ?? 0 };
         await sample?.();
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(STATUS_POLL_MS);
       }
     };
     const created = await call(BIG, 'POST', '/v1/exports', { filters: SPEED_FILTER, documents: ['pdf'] });
