@@ -73,6 +73,19 @@ describe('GET /v1/docs', () => {
       await expect(page.locator('.info .title').innerText()).resolves.toContain('Logistics orders and invoices API');
       await page.screenshot({ path: await screenshotPath('docs-page.png'), fullPage: true });
 
+      // Its "more info" links (the document's and each tag's externalDocs, the front page's guide links) as the page resolved them: each a guide this server serves.
+      const links = await page.locator('a[href]').evaluateAll((anchors) => anchors.map((anchor) => (anchor as unknown as { href: string }).href));
+      const guides = [...new Set(links.filter((href) => href.startsWith(`${api.root}/v1/guides/`)))];
+      expect(guides).toEqual(
+        expect.arrayContaining([`${api.root}/v1/guides/getting-started`, `${api.root}/v1/guides/events-and-webhooks`, `${api.root}/v1/guides/exports`]),
+      );
+      expect(links.filter((href) => href.startsWith(api.root) && !/\/v1\/(guides\/[a-z-]+|docs|openapi\.json)([#?].*)?$/.test(href))).toEqual([]);
+      for (const href of guides) {
+        const guide = await fetch(href);
+        expect(guide.status, href).toBe(200);
+        expect(guide.headers.get('content-type'), href).toBe('text/html; charset=utf-8');
+      }
+
       // Authorize as a person would: the bearer key and the client directory, each in its own form.
       await page.locator('.auth-wrapper button.authorize').click();
       const modal = page.locator('.modal-ux');

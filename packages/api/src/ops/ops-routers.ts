@@ -7,6 +7,7 @@ import type { DashboardQueues } from './dashboard/bull-board.plugin.js';
 import type { DashboardListener } from './dashboard/dashboard.server.js';
 import { DocsAssets } from './docs/docs-assets.js';
 import { createDocsRouter } from './docs/docs.routes.js';
+import { GuidePages, guidesDirectory } from './docs/guide-pages.js';
 import { createHealthRouter } from './health/health.routes.js';
 import type { ReadinessChecker } from './health/readiness.checker.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
@@ -24,7 +25,10 @@ export function createOpsRouters(container: Container): Router[] {
     uploadMaxFiles: config.uploadMaxFiles,
     docsBaseUrl: config.docsBaseUrl,
   });
-  return [createDocsRouter(document, new DocsAssets()), createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness))];
+  return [
+    createDocsRouter(document, new DocsAssets(), new GuidePages(guidesDirectory(), config.docsBaseUrl)),
+    createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness)),
+  ];
 }
 
 /**
