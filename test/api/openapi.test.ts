@@ -4,7 +4,7 @@ import { access } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { buildOpenApiDocument } from '@logi/api';
+import { buildOpenApiDocument, servedOpenApiDocument } from '@logi/api';
 import {
   createWebhookEndpointSchema,
   eInvoiceQuerySchema,
@@ -145,6 +145,11 @@ describe('the OpenAPI document', () => {
     expect(served).toBe(JSON.stringify(buildOpenApiDocument(facts)));
     const result = await new Validator().validate(JSON.parse(published) as never);
     expect(result.errors ?? []).toEqual([]);
+  });
+
+  it('when pnpm openapi:lint builds the document, then it is byte for byte what GET /v1/openapi.json serves with the same configuration', async () => {
+    // scripts/openapi-lint.ts lints servedOpenApiDocument(config): the served document, guide links and servers as served.
+    expect(await (await fetch(`${api.base}/openapi.json`)).text()).toBe(JSON.stringify(servedOpenApiDocument(api.config)));
   });
 
   it('when the API runs with DOCS_BASE_URL, then the document it serves links the guides there', async () => {
