@@ -85,6 +85,19 @@ describe('GET /v1/docs', () => {
         expect(guide.status, href).toBe(200);
         expect(guide.headers.get('content-type'), href).toBe('text/html; charset=utf-8');
       }
+      // Opened in the browser, a guide is styled (its one inline stylesheet is allowed by the page's policy) and loads nothing else.
+      const guidePage = await context.newPage();
+      const refused: string[] = [];
+      guidePage.on('console', (message) => {
+        if (message.type() === 'error') refused.push(message.text());
+      });
+      await guidePage.goto(`${api.root}/v1/guides/errors-and-retries`, { waitUntil: 'load' });
+      await expect(guidePage.title()).resolves.toBe('Errors and retries · Logistics API guides');
+      await expect(guidePage.evaluate('getComputedStyle(document.body).maxWidth')).resolves.toBe('832px');
+      await guidePage.locator('a[href="#every-endpoint-every-status"]').first().click();
+      await expect(guidePage.locator('#every-endpoint-every-status').isVisible()).resolves.toBe(true);
+      await guidePage.screenshot({ path: await screenshotPath('guide-page.png') });
+      expect(refused).toEqual([]);
 
       // Authorize as a person would: the bearer key and the client directory, each in its own form.
       await page.locator('.auth-wrapper button.authorize').click();

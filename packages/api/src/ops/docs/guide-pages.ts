@@ -180,6 +180,7 @@ function layout(title: string, body: string): string {
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>${escapeHtml(title)} · Logistics API guides</title>
+    <link rel="icon" type="image/png" href="/v1/docs/assets/favicon-32x32.png" sizes="32x32">
     <style>${STYLE}</style>
   </head>
   <body>
