@@ -72,7 +72,7 @@ function slugOf(text: string, taken: Map<string, number>): string {
  * shows. Links between guides go to their served pages; links to other
  * repository pages (operate/, contribute/, the README) go to `docsBaseUrl`
  * when the operator publishes the repository there, else they are plain text:
- * this server does not serve them.
+ * this server does not serve them (docs/contribute/decisions/0047-guides-served-beside-the-reference.md).
  */
 export class GuidePages {
   private pages: Promise<Map<string, GuidePage>> | null = null;

@@ -35,7 +35,8 @@ export interface GuideLinks {
  * there instead, operators' pages too; without it, an operator's page is named,
  * not linked: this server does not serve it. Markdown links in descriptions,
  * because parameters have no `externalDocs`; tags and the document take
- * `externalDocs` too, which Swagger UI shows beside them.
+ * `externalDocs` too, which Swagger UI shows beside them
+ * (docs/contribute/decisions/0047-guides-served-beside-the-reference.md).
  */
 export function guideLinks(baseUrl?: string | null): GuideLinks {
   const base = !baseUrl ? null : baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
