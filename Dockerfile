@@ -28,6 +28,8 @@ RUN pnpm install --frozen-lockfile
 COPY tsconfig.base.json tsconfig.build.json ./
 COPY scripts/build.js scripts/copy-build-assets.js scripts/
 COPY packages packages/
+# The integrator's guides: the API serves them at /v1/guides (pnpm build copies them into packages/api/dist/guides).
+COPY docs/integrate docs/integrate/
 RUN pnpm build
 RUN pnpm --filter @logi/service deploy --prod runtime
 

@@ -32,6 +32,7 @@ export default defineConfig({
           include: ['test/api/**/*.test.ts'],
           exclude: [
             'test/api/docs-page.test.ts',
+            'test/api/guides.test.ts',
             'test/api/openapi.test.ts',
             'test/api/metrics.test.ts',
             'test/api/health.test.ts',

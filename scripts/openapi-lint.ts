@@ -4,28 +4,37 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '@logi/config';
-import { buildOpenApiDocument } from '@logi/api';
+import { servedOpenApiDocument } from '@logi/api';
 
 /**
  * Spectral with the repository's ruleset (.spectral.yaml: spectral:oas and
- * the OWASP API Security ruleset) on the document the server serves with its
- * default configuration and DOCS_BASE_URL set. Exits non-zero on any error; extra arguments go to
- * spectral (`--format json`, say).
+ * the OWASP API Security ruleset) on the document GET /v1/openapi.json serves,
+ * built by the function its route uses (servedOpenApiDocument) from the
+ * configuration the server reads: once with the defaults (guide links to the
+ * guides the API serves, /v1/guides/...), once with DOCS_BASE_URL set (guide
+ * links to the published repository). Exits non-zero on any error; extra
+ * arguments go to spectral (`--format json`, say).
  */
-// Unset, guide links are repository paths: relative references, which OpenAPI 3.1 allows but Spectral's
-// oas3-schema (format `uri`) does not; a deployment that publishes the guides sets this, as here.
-const DOCS_BASE_URL = 'https://git.example.com/logi/-/blob/main';
+const AS_SERVED: Record<string, Record<string, string>> = {
+  defaults: {},
+  'docs-base-url': { DOCS_BASE_URL: 'https://git.example.com/logi/-/blob/main' },
+};
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'openapi-lint-'));
 try {
-  const file = join(dir, 'openapi.json');
-  writeFileSync(file, JSON.stringify(buildOpenApiDocument(loadConfig({ DOCS_BASE_URL }))));
-  const result = spawnSync(
-    'pnpm',
-    ['exec', 'spectral', 'lint', file, '--ruleset', join(root, '.spectral.yaml'), '--fail-severity', 'error', ...process.argv.slice(2)],
-    { cwd: root, stdio: 'inherit' },
-  );
-  process.exitCode = result.status ?? 1;
+  let failed = false;
+  for (const [name, env] of Object.entries(AS_SERVED)) {
+    const file = join(dir, `openapi-${name}.json`);
+    // The route's body: the same document, serialised as it sends it.
+    writeFileSync(file, JSON.stringify(servedOpenApiDocument(loadConfig(env))));
+    const result = spawnSync(
+      'pnpm',
+      ['exec', 'spectral', 'lint', file, '--ruleset', join(root, '.spectral.yaml'), '--fail-severity', 'error', ...process.argv.slice(2)],
+      { cwd: root, stdio: 'inherit' },
+    );
+    if (result.status !== 0) failed = true;
+  }
+  process.exitCode = failed ? 1 : 0;
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

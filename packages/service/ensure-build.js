@@ -31,7 +31,8 @@ function staleReason() {
   if (!existsSync(STAMP)) return 'no build yet';
   const packages = [...readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8').matchAll(/"path":\s*"packages\/([^/"]+)\//g)].map((m) => m[1]);
   const built = statSync(STAMP).mtimeMs;
-  const inputs = ['tsconfig.base.json', 'tsconfig.build.json'].map((file) => path.join(ROOT, file));
+  // docs/integrate: the guides the API serves, copied by the build (scripts/copy-build-assets.js).
+  const inputs = ['tsconfig.base.json', 'tsconfig.build.json', 'docs/integrate'].map((file) => path.join(ROOT, file));
   for (const name of packages) {
     const dir = path.join(ROOT, 'packages', name);
     if (!existsSync(path.join(dir, 'dist', 'index.js'))) return `packages/${name} is not built`;

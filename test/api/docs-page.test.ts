@@ -46,6 +46,7 @@ describe('GET /v1/docs', () => {
     expect((await fetch(`${api.base}/docs/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
   });
 
+  // Two pages in Chromium (the reference, then a guide from its link) and a request tried: more than the default 30 s on a busy machine.
   it('when opened in a browser, then it lists every operation of the served document and each of its webhooks, a request can be tried with credentials, and nothing leaves 127.0.0.1', async () => {
     // What the page should show: every operation of `paths` (the spec's five endpoints and the contract's additions), and the `webhooks` entries in a section of their own.
     const doc = (await (await fetch(`${api.base}/openapi.json`)).json()) as OpenApiDoc & { webhooks: Record<string, Record<string, unknown>> };
@@ -72,6 +73,32 @@ describe('GET /v1/docs', () => {
       expect(shown.sort()).toEqual(expected);
       await expect(page.locator('.info .title').innerText()).resolves.toContain('Logistics orders and invoices API');
       await page.screenshot({ path: await screenshotPath('docs-page.png'), fullPage: true });
+
+      // Its "more info" links (the document's and each tag's externalDocs, the front page's guide links) as the page resolved them: each a guide this server serves.
+      const links = await page.locator('a[href]').evaluateAll((anchors) => anchors.map((anchor) => (anchor as unknown as { href: string }).href));
+      const guides = [...new Set(links.filter((href) => href.startsWith(`${api.root}/v1/guides/`)))];
+      expect(guides).toEqual(
+        expect.arrayContaining([`${api.root}/v1/guides/getting-started`, `${api.root}/v1/guides/events-and-webhooks`, `${api.root}/v1/guides/exports`]),
+      );
+      expect(links.filter((href) => href.startsWith(api.root) && !/\/v1\/(guides\/[a-z-]+|docs|openapi\.json)([#?].*)?$/.test(href))).toEqual([]);
+      for (const href of guides) {
+        const guide = await fetch(href);
+        expect(guide.status, href).toBe(200);
+        expect(guide.headers.get('content-type'), href).toBe('text/html; charset=utf-8');
+      }
+      // Opened in the browser, a guide is styled (its one inline stylesheet is allowed by the page's policy) and loads nothing else.
+      const guidePage = await context.newPage();
+      const refused: string[] = [];
+      guidePage.on('console', (message) => {
+        if (message.type() === 'error') refused.push(message.text());
+      });
+      await guidePage.goto(`${api.root}/v1/guides/errors-and-retries`, { waitUntil: 'load' });
+      await expect(guidePage.title()).resolves.toBe('Errors and retries · Logistics API guides');
+      await expect(guidePage.evaluate('getComputedStyle(document.body).maxWidth')).resolves.toBe('832px');
+      await guidePage.locator('a[href="#every-endpoint-every-status"]').first().click();
+      await expect(guidePage.locator('#every-endpoint-every-status').isVisible()).resolves.toBe(true);
+      await guidePage.screenshot({ path: await screenshotPath('guide-page.png') });
+      expect(refused).toEqual([]);
 
       // Authorize as a person would: the bearer key and the client directory, each in its own form.
       await page.locator('.auth-wrapper button.authorize').click();
@@ -100,7 +127,7 @@ describe('GET /v1/docs', () => {
     expect(elsewhere).toEqual([]);
     expect(requested).toContain(`${api.base}/openapi.json`);
     expect(requested).toContain(`${api.base}/orders/file-categories`);
-  });
+  }, 60_000);
 });
 
 async function screenshotPath(name: string): Promise<string> {

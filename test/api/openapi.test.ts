@@ -4,7 +4,7 @@ import { access } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { buildOpenApiDocument } from '@logi/api';
+import { buildOpenApiDocument, servedOpenApiDocument } from '@logi/api';
 import {
   createWebhookEndpointSchema,
   eInvoiceQuerySchema,
@@ -101,20 +101,22 @@ describe('the OpenAPI document', () => {
     expect(contract.doc.servers).toEqual([expect.objectContaining({ url: '/v1' })]);
   });
 
-  it('when read, then it links the guides by their repository paths, each a file under docs/integrate or docs/operate, from the front page, every tag and the operations', async () => {
+  it('when read, then it links the guides the API serves (/v1/guides/<name>, each a file under docs/integrate) from the front page, every tag and the operations, and names an operator page it does not serve', async () => {
     const text = JSON.stringify(contract.doc);
     const links = [...text.matchAll(/\]\(([^)]*)\)/g)].map((match) => match[1]!);
     const doc = contract.doc as unknown as { externalDocs: { url: string }; tags: Array<{ name: string; externalDocs?: { url: string } }> };
     const external = [doc.externalDocs.url, ...doc.tags.map((tag) => tag.externalDocs?.url ?? `(none on ${tag.name})`)];
     for (const url of new Set([...links, ...external])) {
-      expect(url).toMatch(/^docs\/(integrate|operate)\/[a-z-]+\.md$/);
+      expect(url).toMatch(/^\/v1\/guides\/[a-z-]+$/);
       // The guides live beside the code: a renamed or missing guide fails here, not in a reader's browser.
-      await expect(access(resolve(url)), url).resolves.toBeUndefined();
+      await expect(access(resolve(`docs/integrate/${url.slice('/v1/guides/'.length)}.md`)), url).resolves.toBeUndefined();
     }
-    // A link text is its path, so it reads right where a relative link cannot be followed (the SDK's comments).
-    expect(text).toContain('[docs/integrate/uploads.md](docs/integrate/uploads.md)');
+    // A link text is its repository path, so it reads right where a link cannot be followed (the SDK's comments).
+    expect(text).toContain('[docs/integrate/uploads.md](/v1/guides/uploads)');
+    // An operator's page is not served here: named, not linked.
+    expect(text).toContain('`docs/operate/observability.md`');
     const upload = contract.operation('post', '/orders/{order_id}/files');
-    expect(upload.parameters?.find((p) => p.name === 'Idempotency-Key')).toMatchObject({ description: expect.stringContaining('(docs/integrate/uploads.md)') });
+    expect(upload.parameters?.find((p) => p.name === 'Idempotency-Key')).toMatchObject({ description: expect.stringContaining('(/v1/guides/uploads)') });
     const guideOf: Array<[string, string, string]> = [
       ['post', '/orders/{order_id}/files', 'uploads'],
       ['get', '/invoices/{invoice_id}/pdf', 'invoices-and-pdfs'],
@@ -123,7 +125,7 @@ describe('the OpenAPI document', () => {
       ['post', '/webhook-endpoints', 'events-and-webhooks'],
     ];
     for (const [method, route, guide] of guideOf) {
-      expect((contract.operation(method, route) as { description?: string }).description, `${method} ${route}`).toContain(`](docs/integrate/${guide}.md)`);
+      expect((contract.operation(method, route) as { description?: string }).description, `${method} ${route}`).toContain(`](/v1/guides/${guide})`);
     }
   });
 
@@ -132,13 +134,22 @@ describe('the OpenAPI document', () => {
     const base = 'https://git.example.com/logi/-/blob/v1.4.0';
     const published = JSON.stringify(buildOpenApiDocument({ ...facts, docsBaseUrl: base }));
     expect(published).toContain(`[docs/integrate/uploads.md](${base}/docs/integrate/uploads.md)`);
+    expect(published).toContain(`[docs/operate/observability.md](${base}/docs/operate/observability.md)`);
     expect(JSON.parse(published).externalDocs.url).toBe(`${base}/docs/integrate/getting-started.md`);
-    expect(published).not.toMatch(/\]\(docs\//);
+    expect(published).not.toMatch(/\]\((docs|\/v1)\//);
     // A trailing slash on the base is the same address.
     expect(JSON.stringify(buildOpenApiDocument({ ...facts, docsBaseUrl: `${base}/` }))).toBe(published);
-    expect(published.replaceAll(`${base}/docs/`, 'docs/')).toBe(JSON.stringify(buildOpenApiDocument(facts)));
+    const served = published
+      .replaceAll(`[docs/operate/observability.md](${base}/docs/operate/observability.md)`, '`docs/operate/observability.md`')
+      .replace(new RegExp(`${base.replace(/[.]/g, '\\.')}/docs/integrate/([a-z-]+)\\.md`, 'g'), '/v1/guides/$1');
+    expect(served).toBe(JSON.stringify(buildOpenApiDocument(facts)));
     const result = await new Validator().validate(JSON.parse(published) as never);
     expect(result.errors ?? []).toEqual([]);
+  });
+
+  it('when pnpm openapi:lint builds the document, then it is byte for byte what GET /v1/openapi.json serves with the same configuration', async () => {
+    // scripts/openapi-lint.ts lints servedOpenApiDocument(config): the served document, guide links and servers as served.
+    expect(await (await fetch(`${api.base}/openapi.json`)).text()).toBe(JSON.stringify(servedOpenApiDocument(api.config)));
   });
 
   it('when the API runs with DOCS_BASE_URL, then the document it serves links the guides there', async () => {

@@ -96,12 +96,14 @@ describe('the runtime tree, built as the Dockerfile builds it', () => {
       expect((await readdir(dir)).filter((file) => file !== 'node_modules').sort()).toEqual(['dist', 'package.json']);
       const files = await filesUnder(path.join(dir, 'dist'));
       expect(files).toContain('index.js');
-      // Each file is the JavaScript or declarations of a source file, or an asset beside one (the invoice templates).
+      // Each file is the JavaScript or declarations of a source file, or an asset beside one (the invoice templates); the API's also the guides it serves.
       const sources = new Set(await filesUnder(path.join(ROOT, 'packages', name, 'src')));
+      if (name === 'api') for (const guide of await readdir(path.join(ROOT, 'docs/integrate'))) sources.add(`guides/${guide}`);
       expect(files.filter((file) => !sources.has(file.replace(/\.(d\.ts|js)$/, '.ts')) || /\.test\.ts$/.test(file.replace(/\.(d\.ts|js)$/, '.ts')))).toEqual(
         [],
       );
       if (name === 'adapters') expect(files).toEqual(expect.arrayContaining(['handlebars/invoice.hbs', 'handlebars/invoice-footer.hbs']));
+      if (name === 'api') expect(files).toEqual(expect.arrayContaining(['guides/getting-started.md', 'guides/errors-and-retries.md']));
     }
   });
 
@@ -170,6 +172,14 @@ describe('the API, a worker and the CLI started from the tree with plain node', 
     await expect.poll(() => worker.logs.some((line) => line.msg === 'job completed' && line.job === 'store-order-file'), { timeout: 10_000 }).toBe(true);
     const added = (await stack.objectKeys()).filter((key) => !before.has(key));
     expect(added.filter((key) => !key.startsWith('pdf-cache/'))).toHaveLength(1);
+  });
+
+  it('when the guides are asked for, then the API serves them from the tree (the build copied docs/integrate), and the reference links there', async () => {
+    const guide = await fetch(`http://127.0.0.1:${apiPort}/v1/guides/getting-started`);
+    expect(guide.status).toBe(200);
+    expect(await guide.text()).toContain('<title>Getting started · Logistics API guides</title>');
+    const document = (await (await fetch(`http://127.0.0.1:${apiPort}/v1/openapi.json`)).json()) as { externalDocs: { url: string } };
+    expect((await fetch(new URL(document.externalDocs.url, `http://127.0.0.1:${apiPort}/v1/openapi.json`))).status).toBe(200);
   });
 
   it("when the image's health check runs, then it passes for the API and for a worker container (its metrics listener), and fails with nothing listening", async () => {

@@ -15,7 +15,7 @@ try {
   }
 } catch (error) {
   if (!(error instanceof EventsExpiredError)) throw error;
-  console.log('events past the cursor were removed: resync from api.invoices.list(), then follow again');
+  console.log('the cursor cannot be followed: resync from an export (api.exports.create), then follow from its events_cursor');
 }
 
 // Push: an endpoint, and a receiver that checks each delivery's signature before trusting it.

@@ -29,8 +29,9 @@ export class ApiError extends Error {
 
 /**
  * 410 from the change feed (or a webhook replay): events past the cursor were
- * already removed by retention (EVENTS_RETENTION_DAYS), so following on would
- * miss changes. Resync from `invoices.list`, then follow from the newest event.
+ * already removed by retention (EVENTS_RETENTION_DAYS), or the cursor is from
+ * before a restore, so following on would miss changes. Resync from an export
+ * (`exports.create`), then follow from its `events_cursor`.
  */
 export class EventsExpiredError extends ApiError {
   override readonly name: string = 'EventsExpiredError';

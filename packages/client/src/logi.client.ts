@@ -105,7 +105,7 @@ export interface LogiClient {
      * Every event past `after`, in order, as an async iterable that long-polls
      * when the feed is quiet and ends when `signal` aborts; its `cursor` is the
      * id of the last event yielded (save it, resume with `after`). A 410 is
-     * thrown from the loop as `EventsExpiredError`: resync from `invoices.list`.
+     * thrown from the loop as `EventsExpiredError`: resync from an export, then follow from its `events_cursor`.
      */
     follow(options?: FollowEventsOptions): EventStream;
   };

@@ -7,9 +7,20 @@ import type { DashboardQueues } from './dashboard/bull-board.plugin.js';
 import type { DashboardListener } from './dashboard/dashboard.server.js';
 import { DocsAssets } from './docs/docs-assets.js';
 import { createDocsRouter } from './docs/docs.routes.js';
+import { GuidePages, guidesDirectory } from './docs/guide-pages.js';
 import { createHealthRouter } from './health/health.routes.js';
 import type { ReadinessChecker } from './health/readiness.checker.js';
-import { buildOpenApiDocument } from './openapi/openapi-document.js';
+import { buildOpenApiDocument, type OpenApiDocument } from './openapi/openapi-document.js';
+
+/** The document GET /v1/openapi.json serves with this configuration (scripts/openapi-lint.ts lints this very one). */
+export function servedOpenApiDocument(config: AppConfig): OpenApiDocument {
+  return buildOpenApiDocument({
+    timeZone: config.timeZone,
+    rateLimit: config.rateLimit,
+    uploadMaxFiles: config.uploadMaxFiles,
+    docsBaseUrl: config.docsBaseUrl,
+  });
+}
 
 /**
  * The operations routers (docs, health): mounted before the client gate, so
@@ -18,13 +29,11 @@ import { buildOpenApiDocument } from './openapi/openapi-document.js';
  */
 export function createOpsRouters(container: Container): Router[] {
   const config = container.get<AppConfig>(Tokens.Config);
-  const document = buildOpenApiDocument({
-    timeZone: config.timeZone,
-    rateLimit: config.rateLimit,
-    uploadMaxFiles: config.uploadMaxFiles,
-    docsBaseUrl: config.docsBaseUrl,
-  });
-  return [createDocsRouter(document, new DocsAssets()), createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness))];
+  const document = servedOpenApiDocument(config);
+  return [
+    createDocsRouter(document, new DocsAssets(), new GuidePages(guidesDirectory(), config.docsBaseUrl)),
+    createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness)),
+  ];
 }
 
 /**

@@ -26,7 +26,7 @@ export function eventPaths(guides: GuideLinks) {
           "Every change to this client's invoices and order files, oldest first, whoever made it (this API or another system writing the database): `invoice.created`, `invoice.updated` (with `previous_attributes`), `invoice.deleted`, `order.file_attached`.",
           'Keep `next_after` and send it as `after` next time: a cursor never skips an event and never sees one twice. While `has_more` is true, ask again at once. With `wait`, an answer with no event waits until one arrives for this client (or the time runs out): a long poll.',
           'A client may hold EVENTS_MAX_WAITING (5 by default) requests with `wait` > 0 open at once on one API process; one more is 429 `Too many waiting requests.` with `Retry-After: 1`: keep one long poll per consumer and send the next when it is answered.',
-          'Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from `GET /invoices`, then follow the feed from the newest event.',
+          'Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from an export (`POST /exports`), then follow the feed from its `events_cursor`.',
           `What makes an event, how soon it is in the feed, and how to resync: ${guides.link('events-and-webhooks')}.`,
         ].join('\n\n'),
         parameters: queryParameters(listEventsQuerySchema),

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List an order's files
-         * @description Every file attached to the order, oldest first, with its size, the media type sniffed at upload and the SHA-256 of its bytes. Downloads and links: [docs/integrate/files.md](docs/integrate/files.md).
+         * @description Every file attached to the order, oldest first, with its size, the media type sniffed at upload and the SHA-256 of its bytes. Downloads and links: [docs/integrate/files.md](/v1/guides/files).
          */
         get: operations["listOrderFiles"];
         put?: never;
@@ -29,7 +29,7 @@ export interface paths {
          *
          *     With UPLOAD_QUOTA_MB_PER_DAY set, the files take from the client's daily quota (MiB per calendar day in APP_TIMEZONE) in part order: a file that would pass it is in `failed` with `Daily upload quota exceeded.` and the others are stored; duplicates count nothing.
          *
-         *     Part names, file names and content types, duplicates and retries: [docs/integrate/uploads.md](docs/integrate/uploads.md).
+         *     Part names, file names and content types, duplicates and retries: [docs/integrate/uploads.md](/v1/guides/uploads).
          */
         post: operations["uploadOrderFiles"];
         delete?: never;
@@ -49,7 +49,7 @@ export interface paths {
          * Download a file of an order
          * @description The stored bytes, streamed, with the file's name in `Content-Disposition` and its SHA-256 as a strong `ETag`; `If-None-Match` gives 304, one `Range` gives 206 (resumable downloads), a range past the end 416 with the size.
          *
-         *     Credentials, rate limit and tenancy come first: another directory's order is `Order not found`, a file of another order (or directory) `File not found`. [docs/integrate/files.md](docs/integrate/files.md).
+         *     Credentials, rate limit and tenancy come first: another directory's order is `Order not found`, a file of another order (or directory) `File not found`. [docs/integrate/files.md](/v1/guides/files).
          */
         get: operations["downloadOrderFile"];
         put?: never;
@@ -75,7 +75,7 @@ export interface paths {
          *
          *     With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). A link cannot be revoked before it expires: keep `ttl` short.
          *
-         *     The body is optional; one that is sent must be a JSON object. [docs/integrate/files.md](docs/integrate/files.md).
+         *     The body is optional; one that is sent must be a JSON object. [docs/integrate/files.md](/v1/guides/files).
          */
         post: operations["createOrderFileLink"];
         delete?: never;
@@ -135,7 +135,7 @@ export interface paths {
          * Open a file link
          * @description The file a link made by `POST /orders/{order_id}/files/{file_id}/link` grants, as the download answers it (ranges, `If-None-Match`). No credentials: the signed token in the path is the credential; requests are counted against the rate limit per IP. Only links of the embedded profile (local files) point here; with S3 storage links are presigned S3 URLs.
          *
-         *     An altered or foreign token is 403 `Invalid file link`; a genuine one past its `expires` 410 `File link expired`; a file removed since, 404. [docs/integrate/files.md](docs/integrate/files.md).
+         *     An altered or foreign token is 403 `Invalid file link`; a genuine one past its `expires` 410 `File link expired`; a file removed since, 404. [docs/integrate/files.md](/v1/guides/files).
          */
         get: operations["openFileLink"];
         put?: never;
@@ -187,7 +187,7 @@ export interface paths {
          *
          *     `format=facturx` gives the same PDF (same `lang`, same duplicate mark) as Factur-X: PDF/A-3b with the EN 16931 CII XML attached as `factur-x.xml`, byte for byte the answer of `GET /invoices/{invoice_id}/e-invoice?format=cii` in the same `lang`; it is a version of its own (its own `ETag`). The plain PDF stays the default.
          *
-         *     What a version covers and how the cache is bounded: [docs/integrate/invoices-and-pdfs.md](docs/integrate/invoices-and-pdfs.md). What Factur-X holds: [docs/integrate/e-invoices.md](docs/integrate/e-invoices.md).
+         *     What a version covers and how the cache is bounded: [docs/integrate/invoices-and-pdfs.md](/v1/guides/invoices-and-pdfs). What Factur-X holds: [docs/integrate/e-invoices.md](/v1/guides/e-invoices).
          */
         get: operations["downloadInvoicePdf"];
         put?: never;
@@ -211,9 +211,9 @@ export interface paths {
          *
          *     A sales invoice (`s`) is an invoice (type code 380); a correcting invoice (`c`) is a credit note (type code 381) that references the corrected invoice; a purchase invoice (`p`) swaps the parties as the PDF does.
          *
-         *     Which field comes from where, and the defaults for data EN 16931 needs that an invoice does not hold (unit codes, VAT categories, countries): [docs/integrate/e-invoices.md](docs/integrate/e-invoices.md).
+         *     Which field comes from where, and the defaults for data EN 16931 needs that an invoice does not hold (unit codes, VAT categories, countries): [docs/integrate/e-invoices.md](/v1/guides/e-invoices).
          *
-         *     National formats: `xrechnung-ubl` and `xrechnung-cii` (XRechnung 3.0), `peppol` (Peppol BIS Billing 3.0, UBL), `cius-ro` (RO e-Factura CIUS-RO, UBL) and `ksef` (the Polish structured invoice FA(3)); each passes the EN 16931 rules and then its official national validation. An invoice that lacks what its format needs (a Leitweg-ID for XRechnung, a county for a Romanian party, a Polish seller for `ksef`, ...) is 422 on `format`, one message per missing item. Which format each country needs, and what the service does not do (sending to KSeF or ANAF): [docs/integrate/e-invoices.md](docs/integrate/e-invoices.md).
+         *     National formats: `xrechnung-ubl` and `xrechnung-cii` (XRechnung 3.0), `peppol` (Peppol BIS Billing 3.0, UBL), `cius-ro` (RO e-Factura CIUS-RO, UBL) and `ksef` (the Polish structured invoice FA(3)); each passes the EN 16931 rules and then its official national validation. An invoice that lacks what its format needs (a Leitweg-ID for XRechnung, a county for a Romanian party, a Polish seller for `ksef`, ...) is 422 on `format`, one message per missing item. Which format each country needs, and what the service does not do (sending to KSeF or ANAF): [docs/integrate/e-invoices.md](/v1/guides/e-invoices).
          *
          *     As for the PDF: credentials, rate limit, tenancy (404, even with an invalid query) and validation (422) in that order; a strong `ETag` with `Cache-Control: private, no-cache`, and 304 for a matching `If-None-Match`.
          */
@@ -243,7 +243,7 @@ export interface paths {
          * Create a webhook endpoint
          * @description Events of the chosen types (all when `event_types` is empty or absent) are POSTed to `url` as they are published, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, shown only here and on rotation.
          *
-         *     `url` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on `url`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts for one client directory (on-premises receivers), or for every one. Every rule: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     `url` must reach a public host: one that is, or resolves to, a loopback, private or link-local address (cloud metadata included) is refused (422 on `url`), the address each delivery connects to is checked again, and redirects are not followed. An operator may allow `http` and such hosts for one client directory (on-premises receivers), or for every one. Every rule: [docs/integrate/events-and-webhooks.md](/v1/guides/events-and-webhooks).
          *
          *     At most WEBHOOK_MAX_ENDPOINTS (10) endpoints per client directory.
          */
@@ -357,9 +357,9 @@ export interface paths {
          *
          *     A client may hold EVENTS_MAX_WAITING (5 by default) requests with `wait` > 0 open at once on one API process; one more is 429 `Too many waiting requests.` with `Retry-After: 1`: keep one long poll per consumer and send the next when it is answered.
          *
-         *     Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from `GET /invoices`, then follow the feed from the newest event.
+         *     Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from an export (`POST /exports`), then follow the feed from its `events_cursor`.
          *
-         *     What makes an event, how soon it is in the feed, and how to resync: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     What makes an event, how soon it is in the feed, and how to resync: [docs/integrate/events-and-webhooks.md](/v1/guides/events-and-webhooks).
          */
         get: operations["listEvents"];
         put?: never;
@@ -391,7 +391,7 @@ export interface paths {
          *
          *     More matching invoices than EXPORT_MAX_INVOICES (10,000): 422 on `filters`. More than EXPORT_MAX_ACTIVE (2) exports of this client queued or running: 429 `Too many exports in progress.` with `Retry-After`.
          *
-         *     Follow it with `GET /exports/{export_id}` (or the `export.succeeded` / `export.failed` events), then download it: [docs/integrate/exports.md](docs/integrate/exports.md).
+         *     Follow it with `GET /exports/{export_id}` (or the `export.succeeded` / `export.failed` events), then download it: [docs/integrate/exports.md](/v1/guides/exports).
          */
         post: operations["createExport"];
         delete?: never;
@@ -461,7 +461,7 @@ export interface webhooks {
          *
          *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
          *
-         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](/v1/guides/events-and-webhooks).
          */
         post: operations["webhook_invoice_created"];
         delete?: never;
@@ -485,7 +485,7 @@ export interface webhooks {
          *
          *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
          *
-         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](/v1/guides/events-and-webhooks).
          */
         post: operations["webhook_invoice_updated"];
         delete?: never;
@@ -509,7 +509,7 @@ export interface webhooks {
          *
          *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
          *
-         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](/v1/guides/events-and-webhooks).
          */
         post: operations["webhook_invoice_deleted"];
         delete?: never;
@@ -533,7 +533,7 @@ export interface webhooks {
          *
          *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
          *
-         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](/v1/guides/events-and-webhooks).
          */
         post: operations["webhook_order_file_attached"];
         delete?: never;
@@ -557,7 +557,7 @@ export interface webhooks {
          *
          *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
          *
-         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](/v1/guides/events-and-webhooks).
          */
         post: operations["webhook_export_succeeded"];
         delete?: never;
@@ -581,7 +581,7 @@ export interface webhooks {
          *
          *     Answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); anything else is tried again on WEBHOOK_RETRY_SCHEDULE, and an endpoint that only fails for WEBHOOK_DISABLE_AFTER_HOURS (120) is disabled.
          *
-         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](docs/integrate/events-and-webhooks.md).
+         *     The schedule, a receiver, and what to do after an outage: [docs/integrate/events-and-webhooks.md](/v1/guides/events-and-webhooks).
          */
         post: operations["webhook_export_failed"];
         delete?: never;
@@ -1573,7 +1573,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this upload safe: a key the client chooses (a UUID, say), one per upload, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and stores nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/uploads.md](docs/integrate/uploads.md).
+                 * @description Makes a retry of this upload safe: a key the client chooses (a UUID, say), one per upload, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and stores nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/uploads.md](/v1/guides/uploads).
                  * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
                  */
                 "Idempotency-Key"?: string;

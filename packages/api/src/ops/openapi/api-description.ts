@@ -4,7 +4,7 @@ export interface DeploymentFacts {
   timeZone: string;
   rateLimit: { max: number; windowSeconds: number };
   uploadMaxFiles: number;
-  /** Where the repository's files can be read (a Git host's file view); the guide links start there. Absent: repository paths. */
+  /** Where the repository's files can be read (a Git host's file view); the guide links start there. Absent: the guides this API serves (/v1/guides). */
   docsBaseUrl?: string | null;
 }
 
@@ -22,9 +22,11 @@ Orders and invoices of a logistics company, for client systems: attach files to 
 This reference says what each call does and answers; the guides say why, step by step:
 - Getting started: ${guides.link('getting-started')}
 - Uploads, duplicates and safe retries (\`Idempotency-Key\`): ${guides.link('uploads')}
+- Files out: downloads, ranges and links: ${guides.link('files')}
 - Invoices, PDFs and their cache: ${guides.link('invoices-and-pdfs')}
 - E-invoices (EN 16931) and Factur-X: ${guides.link('e-invoices')}
 - Events and webhooks: ${guides.link('events-and-webhooks')}
+- Exports, and following the feed from one: ${guides.link('exports')}
 - Errors, limits and retries: ${guides.link('errors-and-retries')}
 - The TypeScript SDK: ${guides.link('sdk')}
 
@@ -62,6 +64,6 @@ A dependency that is gone, or a job (PDF render, file store) that does not finis
 Every committed change to your invoices and order files, whoever made it (this API or a system writing the database), becomes an event: follow them with \`GET /events\`, or receive them as signed POSTs at a webhook endpoint (Standard Webhooks; the \`webhooks\` section). Cursors, retries, signatures and a receiver: ${guides.link('events-and-webhooks')}.
 
 ## Operations (no credentials, not rate limited)
-\`GET /v1/openapi.json\` is this document and \`GET /v1/docs\` this page, served entirely by the API. Health checks and metrics are for operators: ${guides.link('observability')}.
+\`GET /v1/openapi.json\` is this document, \`GET /v1/docs\` this page and \`GET /v1/guides\` the guides it links to, served entirely by the API. Health checks and metrics are for operators: ${guides.link('observability')}.
 `.trim();
 }

@@ -14,27 +14,38 @@ export const GUIDES = {
 
 export type GuideName = keyof typeof GUIDES;
 
+/** The integrator's guides: the API serves these itself (GET /v1/guides/{name}, ops/docs/guide-pages.ts). */
+export type ServedGuideName = { [N in GuideName]: (typeof GUIDES)[N] extends `docs/integrate/${string}` ? N : never }[GuideName];
+
 export interface GuideLinks {
-  /** A Markdown link for a description, e.g. `[docs/integrate/uploads.md](...)`. */
+  /** A Markdown link for a description, e.g. `[docs/integrate/uploads.md](/v1/guides/uploads)`; an operator's page not published anywhere is its path as code. */
   link(name: GuideName): string;
   /** An External Documentation Object, for the document and its tags. */
-  externalDocs(name: GuideName, description: string): { description: string; url: string };
+  externalDocs(name: ServedGuideName, description: string): { description: string; url: string };
 }
 
 /**
- * The service has no public address of its own for the guides, so a link is
- * the guide's repository path, shown as its text too: it reads right in the
- * SDK's comments and in a saved document, where nothing can be followed. An
- * operator who publishes the repository (a Git host's file view) sets the
- * base, and the same links open in Swagger UI at /v1/docs. Markdown links in
- * descriptions, because parameters have no `externalDocs`; tags and the
- * document take `externalDocs` too, which Swagger UI shows beside them.
+ * The API serves the integrator's guides itself, beside the reference
+ * (`/v1/guides/<name>`), so a link's URL is that path: absolute on the
+ * server, which Swagger UI at /v1/docs resolves against the document's
+ * address, and a relative reference that OpenAPI 3.1 allows. The link's text
+ * is the guide's repository path, so it reads right where nothing can be
+ * followed (the SDK's comments). An operator who publishes the repository (a
+ * Git host's file view, DOCS_BASE_URL) sets the base, and every link goes
+ * there instead, operators' pages too; without it, an operator's page is named,
+ * not linked: this server does not serve it. Markdown links in descriptions,
+ * because parameters have no `externalDocs`; tags and the document take
+ * `externalDocs` too, which Swagger UI shows beside them
+ * (docs/contribute/decisions/0047-guides-served-beside-the-reference.md).
  */
 export function guideLinks(baseUrl?: string | null): GuideLinks {
-  const base = !baseUrl ? '' : baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
-  const url = (name: GuideName) => `${base}${GUIDES[name]}`;
+  const base = !baseUrl ? null : baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
+  const url = (name: GuideName): string | null => (base ? `${base}${GUIDES[name]}` : GUIDES[name].startsWith('docs/integrate/') ? `/v1/guides/${name}` : null);
   return {
-    link: (name) => `[${GUIDES[name]}](${url(name)})`,
-    externalDocs: (name, description) => ({ description, url: url(name) }),
+    link: (name) => {
+      const target = url(name);
+      return target ? `[${GUIDES[name]}](${target})` : `\`${GUIDES[name]}\``;
+    },
+    externalDocs: (name, description) => ({ description, url: url(name)! }),
   };
 }
