@@ -1369,7 +1369,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -1707,7 +1707,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `write` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -2204,7 +2204,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -2608,7 +2608,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -2635,7 +2635,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": 403,
-                     *       "message": "This API key lacks the write scope.",
+                     *       "message": "This API key lacks the read scope.",
                      *       "data": null
                      *     }
                      */
@@ -2643,7 +2643,7 @@ export interface operations {
                         /** @constant */
                         status?: 403;
                         /** @constant */
-                        message?: "This API key lacks the write scope.";
+                        message?: "This API key lacks the read scope.";
                     };
                 };
             };
@@ -3016,7 +3016,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -3266,7 +3266,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -4083,7 +4083,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -4421,7 +4421,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -4796,7 +4796,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5113,7 +5113,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5400,7 +5400,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks one of the scopes `read` and `webhooks` this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds them (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5427,15 +5427,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": 403,
-                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "message": "This API key lacks the read scope.",
                      *       "data": null
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 403;
-                        /** @constant */
-                        message?: "This API key lacks the webhooks scope.";
+                        /** @enum {unknown} */
+                        message?: "This API key lacks the read scope." | "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -5761,7 +5761,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -6042,7 +6042,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -6373,7 +6373,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks one of the scopes `read` and `webhooks` this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds them (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -6400,15 +6400,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": 403,
-                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "message": "This API key lacks the read scope.",
                      *       "data": null
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 403;
-                        /** @constant */
-                        message?: "This API key lacks the webhooks scope.";
+                        /** @enum {unknown} */
+                        message?: "This API key lacks the read scope." | "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -6814,7 +6814,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -7178,7 +7178,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -7549,7 +7549,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks one of the scopes `read` and `webhooks` this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds them (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -7576,15 +7576,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": 403,
-                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "message": "This API key lacks the read scope.",
                      *       "data": null
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 403;
-                        /** @constant */
-                        message?: "This API key lacks the webhooks scope.";
+                        /** @enum {unknown} */
+                        message?: "This API key lacks the read scope." | "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -8031,7 +8031,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -8348,7 +8348,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -8677,7 +8677,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `write` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -9039,7 +9039,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -9320,7 +9320,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `write` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -9673,7 +9673,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
