@@ -249,7 +249,7 @@ export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLin
         summary: 'Make a link to a file',
         description: [
           'A URL that anyone holding it can GET, without credentials, until `expires`: to hand a file to a person or a system that has no API key (the Stripe file-link model). Ranges and `If-None-Match` work on it as on the download.',
-          'With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). A link cannot be revoked before it expires: keep `ttl` short.',
+          'With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). An API link also ends (410) when the API key that made it is revoked or expires; a presigned S3 link lives its `ttl` whatever happens to the key: keep `ttl` short.',
           `The body is optional; one that is sent must be a JSON object. ${guides.link('files')}.`,
         ].join('\n\n'),
         parameters: [pathIdParameter('order_id', 'Order', 3001), pathIdParameter('file_id', 'File', 17)],

@@ -73,7 +73,7 @@ export interface paths {
          * Make a link to a file
          * @description A URL that anyone holding it can GET, without credentials, until `expires`: to hand a file to a person or a system that has no API key (the Stripe file-link model). Ranges and `If-None-Match` work on it as on the download.
          *
-         *     With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). A link cannot be revoked before it expires: keep `ttl` short.
+         *     With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). An API link also ends (410) when the API key that made it is revoked or expires; a presigned S3 link lives its `ttl` whatever happens to the key: keep `ttl` short.
          *
          *     The body is optional; one that is sent must be a JSON object. [docs/integrate/files.md](docs/integrate/files.md).
          */
@@ -135,7 +135,7 @@ export interface paths {
          * Open a file link
          * @description The file a link made by `POST /orders/{order_id}/files/{file_id}/link` grants, as the download answers it (ranges, `If-None-Match`). No credentials: the signed token in the path is the credential; requests are counted against the rate limit per IP. Only links of the embedded profile (local files) point here; with S3 storage links are presigned S3 URLs.
          *
-         *     An altered or foreign token is 403 `Invalid file link`; a genuine one past its `expires` 410 `File link expired`; a file removed since, 404. [docs/integrate/files.md](docs/integrate/files.md).
+         *     An altered or foreign token is 403 `Invalid file link`; a genuine one past its `expires` 410 `File link expired`; one whose API key (the key that made it) was revoked or has expired since, 410 `File link revoked`; a file removed since, 404. [docs/integrate/files.md](docs/integrate/files.md).
          */
         get: operations["openFileLink"];
         put?: never;
@@ -3749,7 +3749,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The link has expired. */
+            /** @description The link has expired, or the API key that made it was revoked or has expired. */
             410: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -3783,8 +3783,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 410;
-                        /** @constant */
-                        message?: "File link expired";
+                        /** @enum {unknown} */
+                        message?: "File link expired" | "File link revoked";
                     };
                 };
             };
