@@ -1573,7 +1573,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this upload safe: a key the client chooses (a UUID, say), one per upload, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and stores nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/uploads.md](docs/integrate/uploads.md).
+                 * @description Makes a retry of this request safe: a key the client chooses (a UUID, say), one per request, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and makes nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/uploads.md](docs/integrate/uploads.md).
                  * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
                  */
                 "Idempotency-Key"?: string;
@@ -2459,7 +2459,13 @@ export interface operations {
     createOrderFileLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: a key the client chooses (a UUID, say), one per request, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and makes nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/errors-and-retries.md](docs/integrate/errors-and-retries.md).
+                 * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /**
                  * @description Order ID.
@@ -2514,6 +2520,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The answer holds a secret (a signing secret, or a file link, which works without credentials): no cache, private or shared, may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was made by this request. */
+                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2714,6 +2722,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description A request with the same `Idempotency-Key` and the same content is still running; nothing was done. Send it again after `Retry-After` to get its answer. */
+            409: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 409,
+                     *       "message": "A request with this Idempotency-Key is still being processed; try again shortly.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @constant */
+                        message?: "A request with this Idempotency-Key is still being processed; try again shortly.";
+                    };
+                };
+            };
             /** @description The body is over 64 KiB. */
             413: {
                 headers: {
@@ -2793,7 +2842,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `ttl` is not an integer from 1 to 604800 (`errors.ttl`), or the body is not a JSON object (`errors.body`). */
+            /** @description `ttl` is not an integer from 1 to 604800 (`errors.ttl`), or the body is not a JSON object (`errors.body`). Or an `Idempotency-Key` that breaks its pattern, or one already used for a different request: `errors` names `Idempotency-Key`. */
             422: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -2829,10 +2878,14 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationErrorEnvelope"] & {
+                    "application/json": (components["schemas"]["ValidationErrorEnvelope"] & {
                         /** @constant */
                         message?: "The given data was invalid.";
-                    };
+                    }) | (components["schemas"]["ValidationErrorEnvelope"] & {
+                        /** @enum {unknown} */
+                        message?: "The Idempotency-Key header must not be greater than 255 characters." | "The Idempotency-Key header must contain only visible ASCII characters." | "The Idempotency-Key header was already used for a different request.";
+                        errors?: unknown;
+                    });
                 };
             };
             /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
@@ -5276,7 +5329,13 @@ export interface operations {
     createWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: a key the client chooses (a UUID, say), one per request, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and makes nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/errors-and-retries.md](docs/integrate/errors-and-retries.md).
+                 * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5316,6 +5375,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The answer holds a secret (a signing secret, or a file link, which works without credentials): no cache, private or shared, may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was made by this request. */
+                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5467,6 +5528,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description A request with the same `Idempotency-Key` and the same content is still running; nothing was done. Send it again after `Retry-After` to get its answer. */
+            409: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 409,
+                     *       "message": "A request with this Idempotency-Key is still being processed; try again shortly.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @constant */
+                        message?: "A request with this Idempotency-Key is still being processed; try again shortly.";
+                    };
+                };
+            };
             /** @description The body is over 64 KiB. */
             413: {
                 headers: {
@@ -5546,7 +5648,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A field is invalid (`The given data was invalid.`, with `errors` naming `url`, `event_types` or `description`, or `body` when the body is not a JSON object); or the directory already has WEBHOOK_MAX_ENDPOINTS endpoints: `A client directory may have at most 10 webhook endpoints.` (its number is the setting), without `errors`. */
+            /** @description A field is invalid (`The given data was invalid.`, with `errors` naming `url`, `event_types` or `description`, or `body` when the body is not a JSON object); or the directory already has WEBHOOK_MAX_ENDPOINTS endpoints: `A client directory may have at most 10 webhook endpoints.` (its number is the setting), without `errors`. Or an `Idempotency-Key` that breaks its pattern, or one already used for a different request: `errors` names `Idempotency-Key`. */
             422: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5582,9 +5684,13 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationErrorEnvelope"] & {
+                    "application/json": (components["schemas"]["ValidationErrorEnvelope"] & {
                         message?: "The given data was invalid." | string;
-                    };
+                    }) | (components["schemas"]["ValidationErrorEnvelope"] & {
+                        /** @enum {unknown} */
+                        message?: "The Idempotency-Key header must not be greater than 255 characters." | "The Idempotency-Key header must contain only visible ASCII characters." | "The Idempotency-Key header was already used for a different request.";
+                        errors?: unknown;
+                    });
                 };
             };
             /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
@@ -8511,7 +8617,13 @@ export interface operations {
     createExport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: a key the client chooses (a UUID, say), one per request, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and makes nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/errors-and-retries.md](docs/integrate/errors-and-retries.md).
+                 * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8593,6 +8705,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The export. */
                     Location: string;
+                    /** @description Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was made by this request. */
+                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8744,6 +8858,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description A request with the same `Idempotency-Key` and the same content is still running; nothing was done. Send it again after `Retry-After` to get its answer. */
+            409: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 409,
+                     *       "message": "A request with this Idempotency-Key is still being processed; try again shortly.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @constant */
+                        message?: "A request with this Idempotency-Key is still being processed; try again shortly.";
+                    };
+                };
+            };
             /** @description The body is over 64 KiB. */
             413: {
                 headers: {
@@ -8823,7 +8978,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A member is invalid: `errors` names it (`filters.period`, `filters.page` for a parameter not allowed there, `documents`, `lang`, `duplicate`, `csv`; `filters` when too many invoices match; `body` when the body is not a JSON object). */
+            /** @description A member is invalid: `errors` names it (`filters.period`, `filters.page` for a parameter not allowed there, `documents`, `lang`, `duplicate`, `csv`; `filters` when too many invoices match; `body` when the body is not a JSON object). Or an `Idempotency-Key` that breaks its pattern, or one already used for a different request: `errors` names `Idempotency-Key`. */
             422: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -8859,10 +9014,14 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationErrorEnvelope"] & {
+                    "application/json": (components["schemas"]["ValidationErrorEnvelope"] & {
                         /** @constant */
                         message?: "The given data was invalid.";
-                    };
+                    }) | (components["schemas"]["ValidationErrorEnvelope"] & {
+                        /** @enum {unknown} */
+                        message?: "The Idempotency-Key header must not be greater than 255 characters." | "The Idempotency-Key header must contain only visible ASCII characters." | "The Idempotency-Key header was already used for a different request.";
+                        errors?: unknown;
+                    });
                 };
             };
             /** @description Too many requests in this window (`Too Many Attempts.`), or this client already has EXPORT_MAX_ACTIVE exports queued or running (`Too many exports in progress.`). */
