@@ -13,7 +13,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const claims = { fileId: 42, directory: 'baltic-haulage', expires: 1_800_000_000 };
+const claims = { fileId: 42, directory: 'baltic-haulage', expires: 1_800_000_000, keyId: 7 };
 
 describe('HmacFileLinkSigner', () => {
   it('when a token is signed, then it is URL-safe and verifies to the same claims', () => {
@@ -27,7 +27,7 @@ describe('HmacFileLinkSigner', () => {
     const signer = new HmacFileLinkSigner(Buffer.alloc(32, 1));
     const token = signer.sign(claims);
     const [payload, mac] = token.split('.') as [string, string];
-    const longer = Buffer.from(JSON.stringify([1, 42, 'baltic-haulage', 1_900_000_000])).toString('base64url');
+    const longer = Buffer.from(JSON.stringify([2, 42, 'baltic-haulage', 1_900_000_000, 7])).toString('base64url');
     for (const bad of [
       `${longer}.${mac}`,
       `${payload}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`,
@@ -40,9 +40,12 @@ describe('HmacFileLinkSigner', () => {
       expect(signer.verify(bad), bad).toBeNull();
     }
     // A well-signed payload of another shape is refused too.
+    const macOf = (payload: string) => createHmac('sha256', Buffer.alloc(32, 1)).update(payload).digest('base64url');
     const odd = Buffer.from(JSON.stringify({ fileId: 42 })).toString('base64url');
-    const oddToken = `${odd}.${createHmac('sha256', Buffer.alloc(32, 1)).update(odd).digest('base64url')}`;
-    expect(signer.verify(oddToken)).toBeNull();
+    expect(signer.verify(`${odd}.${macOf(odd)}`)).toBeNull();
+    // A token of the first format, which named no API key, is refused: nothing could end it before its time.
+    const keyless = Buffer.from(JSON.stringify([1, 42, 'baltic-haulage', 1_900_000_000])).toString('base64url');
+    expect(signer.verify(`${keyless}.${macOf(keyless)}`)).toBeNull();
   });
 });
 

@@ -38,6 +38,16 @@ describe('the process logger', () => {
     expect(line.err.message).toBe("wrapped: insert into t values ('whsec_[redacted]') - lock wait");
   });
 
+  it("when a message or an error holds a file link's URL, then its token is masked and the rest kept", () => {
+    const { lines, logger } = capture();
+    const token = 'WzIsMTcsImJhbHRpYyIsMTc2NDE1MjEwMCw3XQ.Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXhx';
+    logger.warn({ err: new Error(`fetch http://api:3000/v1/file-links/${token} failed`) }, `GET /v1/file-links/${token}?x=1`);
+    expect(JSON.stringify(lines)).not.toContain(token.slice(0, 20));
+    const line = lines[0] as { msg: string; err: { message: string } };
+    expect(line.msg).toBe('GET /v1/file-links/[redacted]?x=1');
+    expect(line.err.message).toBe('fetch http://api:3000/v1/file-links/[redacted] failed');
+  });
+
   it('when text has no secret, then maskSecrets leaves it alone', () => {
     expect(maskSecrets('GET /v1/invoices 200 https://example.com/a?b=c')).toBe('GET /v1/invoices 200 https://example.com/a?b=c');
   });

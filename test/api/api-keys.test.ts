@@ -19,12 +19,20 @@ const now = () => Math.floor(Date.now() / 1000);
 /**
  * The contract's rule, stated here on its own so the server's (and the
  * document's) can be checked against it: `webhooks` for every route under
- * /webhook-endpoints, reads included; `read` for every other GET and HEAD;
- * `write` for the rest (uploads, exports made or deleted, file links).
+ * /webhook-endpoints, reads included; `write` for uploads and exports made or
+ * deleted; `read` for every other GET and HEAD and for file links; creating,
+ * changing and replaying an endpoint need `webhooks` and `read`. In the order
+ * a missing one is named: read, write, webhooks.
  */
-function contractScope(method: string, path: string): ApiKeyScope {
-  if (path === '/webhook-endpoints' || path.startsWith('/webhook-endpoints/')) return 'webhooks';
-  return method === 'get' || method === 'head' ? 'read' : 'write';
+function contractScopes(method: string, path: string): ApiKeyScope[] {
+  const m = method.toLowerCase();
+  if (path === '/webhook-endpoints' || path.startsWith('/webhook-endpoints/')) {
+    const sendsDataOut =
+      (m === 'post' && path === '/webhook-endpoints') || (m === 'patch' && path === '/webhook-endpoints/{endpoint_id}') || path.endsWith('/replay');
+    return sendsDataOut ? ['read', 'webhooks'] : ['webhooks'];
+  }
+  if (m === 'get' || m === 'head' || (m === 'post' && path.endsWith('/link'))) return ['read'];
+  return ['write'];
 }
 
 /** A request of an operation that no id of this test exists for: a key with the scope meets 404/422, never a write. */
@@ -55,24 +63,25 @@ function withKey(key: string, directory: string = DIRS.baltic): Record<string, s
 }
 
 /** Every operation of the published document, and HEAD beside each GET. */
-function operations(): Array<{ method: string; path: string; scope: ApiKeyScope }> {
+function operations(): Array<{ method: string; path: string; scopes: ApiKeyScope[] }> {
   return Object.entries(contract.doc.paths).flatMap(([path, item]) =>
     Object.entries(item).flatMap(([method, operation]) => {
       // Public operations take no key (their only one is the file link, checked below).
       if (((operation as { security?: unknown[] }).security ?? null)?.length === 0) return [];
-      const scope = (operation as { 'x-required-scope'?: ApiKeyScope })['x-required-scope']!;
+      const scopes = (operation as { 'x-required-scopes'?: ApiKeyScope[] })['x-required-scopes']!;
       return method === 'get'
         ? [
-            { method, path, scope },
-            { method: 'head', path, scope },
+            { method, path, scopes },
+            { method: 'head', path, scopes },
           ]
-        : [{ method, path, scope }];
+        : [{ method, path, scopes }];
     }),
   );
 }
 
 beforeAll(async () => {
-  api = await startTestApi({}, { label: 'api-keys' });
+  // Endpoints point at this machine (nothing is ever delivered: no event is made for them).
+  api = await startTestApi({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, { label: 'api-keys' });
   contract = new OpenApiContract((await (await fetch(`${api.base}/openapi.json`)).json()) as OpenApiDoc);
   keys = new KnexApiKeyRepository(api.knex);
 });
@@ -81,15 +90,15 @@ afterAll(async () => {
 });
 
 describe('scopes, route by route (every operation of the OpenAPI document)', () => {
-  it('when the document is read, then every operation states the scope the contract gives it, and a 403 naming that scope', () => {
+  it('when the document is read, then every operation states the scopes the contract gives it, and a 403 naming each', () => {
     const listed = operations().filter((op) => op.method !== 'head');
     expect(listed.length).toBeGreaterThanOrEqual(14);
-    for (const { method, path, scope } of listed) {
-      expect(scope, `${method} ${path}`).toBe(contractScope(method, path));
+    for (const { method, path, scopes } of listed) {
+      expect(scopes, `${method} ${path}`).toEqual(contractScopes(method, path));
       const forbidden = contract.operation(method, path).responses['403'];
-      expect(JSON.stringify(forbidden?.content?.['application/json']?.schema), `${method} ${path}`).toContain(
-        `"const":"This API key lacks the ${scope} scope."`,
-      );
+      const message = (forbidden?.content?.['application/json']?.schema as { allOf: Array<{ properties?: { message?: { const?: string; enum?: string[] } } }> })
+        .allOf[1]!.properties!.message!;
+      expect(message.enum ?? [message.const], `${method} ${path}`).toEqual(scopes.map((scope) => `This API key lacks the ${scope} scope.`));
     }
     // The one public operation: a file link, whose token is its credential.
     const publicOperations = Object.entries(contract.doc.paths).flatMap(([path, item]) =>
@@ -99,33 +108,52 @@ describe('scopes, route by route (every operation of the OpenAPI document)', () 
     );
     expect(publicOperations).toEqual(['get /file-links/{token}']);
     // The contract names these; the rule must give them so, whoever adds the routes.
-    expect(contractScope('post', '/orders/{order_id}/files')).toBe('write');
-    expect(contractScope('post', '/orders/{order_id}/files/{file_id}/link')).toBe('write');
-    expect(contractScope('post', '/exports')).toBe('write');
-    expect(contractScope('delete', '/exports/{export_id}')).toBe('write');
-    expect(contractScope('get', '/exports/{export_id}/download')).toBe('read');
-    expect(contractScope('get', '/webhook-endpoints/{endpoint_id}/deliveries')).toBe('webhooks');
+    const stated = (method: string, path: string) => operations().find((op) => op.method === method && op.path === path)?.scopes;
+    for (const [method, path, scopes] of [
+      ['post', '/orders/{order_id}/files', ['write']],
+      ['post', '/orders/{order_id}/files/{file_id}/link', ['read']],
+      ['post', '/exports', ['write']],
+      ['delete', '/exports/{export_id}', ['write']],
+      ['get', '/exports/{export_id}/download', ['read']],
+      ['get', '/webhook-endpoints', ['webhooks']],
+      ['post', '/webhook-endpoints', ['read', 'webhooks']],
+      ['patch', '/webhook-endpoints/{endpoint_id}', ['read', 'webhooks']],
+      ['post', '/webhook-endpoints/{endpoint_id}/replay', ['read', 'webhooks']],
+      ['post', '/webhook-endpoints/{endpoint_id}/rotate-secret', ['webhooks']],
+      ['delete', '/webhook-endpoints/{endpoint_id}', ['webhooks']],
+      ['get', '/webhook-endpoints/{endpoint_id}/deliveries', ['webhooks']],
+    ] as const) {
+      expect(contractScopes(method, path), `${method} ${path}`).toEqual(scopes);
+      expect(stated(method, path), `${method} ${path}`).toEqual(scopes);
+    }
   });
 
-  it('when a key lacks exactly the scope an operation needs, then it is 403 naming that scope, as documented; with only that scope it passes the check', async () => {
+  it('when a key lacks exactly one scope an operation needs, then it is 403 naming that scope, as documented; with only the scopes it needs it passes the check', async () => {
     const allBut = Object.fromEntries(await Promise.all(SCOPES.map(async (s) => [s, (await makeKey(SCOPES.filter((x) => x !== s))).key] as const)));
-    const only = Object.fromEntries(await Promise.all(SCOPES.map(async (s) => [s, (await makeKey([s])).key] as const)));
+    const exactly = new Map<string, string>();
+    const keyWith = async (scopes: ApiKeyScope[]) => {
+      const name = scopes.join('+');
+      if (!exactly.has(name)) exactly.set(name, (await makeKey(scopes)).key);
+      return exactly.get(name)!;
+    };
     const before = await api.objectKeys();
-    for (const { method, path, scope } of operations()) {
+    for (const { method, path, scopes } of operations()) {
       const init = (key: string): RequestInit => ({
         method: method.toUpperCase(),
         headers: { ...withKey(key), ...(method === 'get' || method === 'head' ? {} : { 'Content-Type': 'application/json' }) },
         ...(method === 'get' || method === 'head' ? {} : { body: '"not an object"' }),
       });
-      const refused = await fetch(`${api.base}${callOf(path)}`, init(allBut[scope]!));
-      expect(refused.status, `${method} ${path} without ${scope}`).toBe(403);
-      if (method !== 'head') {
-        expect(await contract.expectDocumented(refused.clone(), method, path)).toBeDefined();
-        expect(await envelopeOf(refused)).toEqual({ status: 403, message: `This API key lacks the ${scope} scope.`, data: null });
+      for (const scope of scopes) {
+        const refused = await fetch(`${api.base}${callOf(path)}`, init(allBut[scope]!));
+        expect(refused.status, `${method} ${path} without ${scope}`).toBe(403);
+        if (method !== 'head') {
+          expect(await contract.expectDocumented(refused.clone(), method, path)).toBeDefined();
+          expect(await envelopeOf(refused)).toEqual({ status: 403, message: `This API key lacks the ${scope} scope.`, data: null });
+        }
       }
-      const allowed = await fetch(`${api.base}${callOf(path)}`, init(only[scope]!));
-      expect(allowed.status, `${method} ${path} with only ${scope}`).not.toBe(403);
-      expect(allowed.status, `${method} ${path} with only ${scope}`).not.toBe(401);
+      const allowed = await fetch(`${api.base}${callOf(path)}`, init(await keyWith(scopes)));
+      expect(allowed.status, `${method} ${path} with only ${scopes.join('+')}`).not.toBe(403);
+      expect(allowed.status, `${method} ${path} with only ${scopes.join('+')}`).not.toBe(401);
       await allowed.body?.cancel();
     }
     expect(await api.objectKeys()).toEqual(before);
@@ -152,6 +180,74 @@ describe('scopes, route by route (every operation of the OpenAPI document)', () 
       expect(response.status, path).not.toBe(403);
       await response.body?.cancel();
     }
+  });
+});
+
+describe('whatever hands data out needs read', () => {
+  const json = (key: string, method: string, path: string, body: unknown) =>
+    fetch(`${api.base}${path}`, { method, headers: { ...withKey(key), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('when a write-only key asks for a file link, then it is 403 naming read and no link is made; a read-only key gets one', async () => {
+    const writer = await makeKey(['write']);
+    const form = new FormData();
+    form.append('files', new Blob([`%PDF-1.4 linked ${Date.now()}`]), 'linked.pdf');
+    const uploaded = await envelopeOf(await fetch(`${api.base}/orders/3001/files`, { method: 'POST', headers: withKey(writer.key), body: form }));
+    expect(uploaded.status).toBe(201);
+    const fileId = (uploaded.data as { uploaded: Array<{ id: number }> }).uploaded[0]!.id;
+
+    const refused = await json(writer.key, 'POST', `/orders/3001/files/${fileId}/link`, {});
+    expect(await envelopeOf(refused)).toEqual({ status: 403, message: 'This API key lacks the read scope.', data: null });
+    const reader = await makeKey(['read']);
+    const made = await envelopeOf(await json(reader.key, 'POST', `/orders/3001/files/${fileId}/link`, {}));
+    expect(made.status).toBe(201);
+    expect(typeof (made.data as { url: string }).url).toBe('string');
+  });
+
+  it('when a webhooks-only key creates, changes or replays an endpoint, then it is 403 naming read; it may list, read, rotate, read deliveries and delete', async () => {
+    const both = await makeKey(['read', 'webhooks']);
+    const hooksOnly = await makeKey(['webhooks']);
+    const readOnly = await makeKey(['read']);
+    const url = 'http://127.0.0.1:9/scopes-hook';
+    const countEndpoints = async () =>
+      ((await envelopeOf(await fetch(`${api.base}/webhook-endpoints`, { headers: withKey(both.key) }))).data as unknown[]).length;
+    const before = await countEndpoints();
+
+    for (const key of [hooksOnly.key, readOnly.key]) {
+      const refused = await envelopeOf(await json(key, 'POST', '/webhook-endpoints', { url }));
+      expect(refused).toEqual({ status: 403, message: `This API key lacks the ${key === readOnly.key ? 'webhooks' : 'read'} scope.`, data: null });
+    }
+    expect(await countEndpoints()).toBe(before);
+
+    const created = await envelopeOf(await json(both.key, 'POST', '/webhook-endpoints', { url }));
+    expect(created.status).toBe(201);
+    const id = (created.data as { id: number }).id;
+    try {
+      for (const [method, path, body] of [
+        ['PATCH', `/webhook-endpoints/${id}`, { url: 'http://127.0.0.1:9/elsewhere' }],
+        ['POST', `/webhook-endpoints/${id}/replay`, { after: 0 }],
+      ] as const) {
+        expect(await envelopeOf(await json(hooksOnly.key, method, path, body)), `${method} ${path}`).toEqual({
+          status: 403,
+          message: 'This API key lacks the read scope.',
+          data: null,
+        });
+      }
+      const unchanged = await envelopeOf(await fetch(`${api.base}/webhook-endpoints/${id}`, { headers: withKey(hooksOnly.key) }));
+      expect(unchanged).toMatchObject({ status: 200, data: { id, url } });
+      expect((await envelopeOf(await fetch(`${api.base}/webhook-endpoints`, { headers: withKey(hooksOnly.key) }))).status).toBe(200);
+      expect((await envelopeOf(await fetch(`${api.base}/webhook-endpoints/${id}/deliveries`, { headers: withKey(hooksOnly.key) }))).status).toBe(200);
+      const rotated = await envelopeOf(await json(hooksOnly.key, 'POST', `/webhook-endpoints/${id}/rotate-secret`, {}));
+      expect(rotated.status).toBe(200);
+
+      const patched = await envelopeOf(await json(both.key, 'PATCH', `/webhook-endpoints/${id}`, { url: 'http://127.0.0.1:9/elsewhere' }));
+      expect(patched).toMatchObject({ status: 200, data: { url: 'http://127.0.0.1:9/elsewhere' } });
+      const replayed = await envelopeOf(await json(both.key, 'POST', `/webhook-endpoints/${id}/replay`, { after: 2 ** 40 }));
+      expect(replayed.status).toBe(202);
+    } finally {
+      const removed = await envelopeOf(await fetch(`${api.base}/webhook-endpoints/${id}`, { method: 'DELETE', headers: withKey(hooksOnly.key) }));
+      expect(removed).toEqual({ status: 200, message: 'Webhook endpoint deleted', data: null });
+    }
+    expect(await countEndpoints()).toBe(before);
   });
 });
 

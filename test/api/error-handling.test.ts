@@ -46,6 +46,8 @@ beforeAll(async () => {
     manageWebhooks: unused,
     manageExports: unused,
     exportStorage: unused,
+    idempotency: unused,
+    secretCipher: unused,
   });
   const handle = app.callback();
   // Koa's handler answers its own failures (ctx.onerror): its promise never rejects.

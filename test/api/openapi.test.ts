@@ -38,7 +38,8 @@ const OPERATIONS: ReadonlyArray<readonly [string, string, readonly string[]]> = 
   // And its events addition: the change feed and webhook endpoints.
   ['get', '/events', ['200', '410', '422']],
   ['get', '/webhook-endpoints', ['200']],
-  ['post', '/webhook-endpoints', ['201', ...JSON_BODY]],
+  // 409: an Idempotency-Key whose first request still runs, on every operation that creates something.
+  ['post', '/webhook-endpoints', ['201', '409', ...JSON_BODY]],
   ['get', '/webhook-endpoints/{endpoint_id}', ['200', '404']],
   ['patch', '/webhook-endpoints/{endpoint_id}', ['200', '404', ...JSON_BODY]],
   ['delete', '/webhook-endpoints/{endpoint_id}', ['200', '404']],
@@ -49,10 +50,10 @@ const OPERATIONS: ReadonlyArray<readonly [string, string, readonly string[]]> = 
   // And its files-out addition.
   ['get', '/orders/{order_id}/files', ['200', '404']],
   ['get', '/orders/{order_id}/files/{file_id}', ['200', '206', '304', '404', '416']],
-  ['post', '/orders/{order_id}/files/{file_id}/link', ['201', '404', ...JSON_BODY]],
+  ['post', '/orders/{order_id}/files/{file_id}/link', ['201', '404', '409', ...JSON_BODY]],
   // And its exports addition.
   ['get', '/exports', ['200']],
-  ['post', '/exports', ['202', ...JSON_BODY]],
+  ['post', '/exports', ['202', '409', ...JSON_BODY]],
   ['get', '/exports/{export_id}', ['200', '404']],
   ['delete', '/exports/{export_id}', ['200', '404']],
   ['get', '/exports/{export_id}/download', ['200', '206', '304', '404', '409', '410', '416']],

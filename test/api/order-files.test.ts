@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Tokens } from '@logi/api';
+import { KnexApiKeyRepository, Sha256ApiKeyHasher } from '@logi/adapters';
+import { cli } from '../support/cli-runner.js';
+import { DIRS } from '../support/test-fixture.js';
 import type { FileStoragePort } from '@logi/domain';
 import { envelopeOf, PROFILE, startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES, type Part } from '../support/multipart.js';
@@ -267,6 +270,54 @@ describe('POST /orders/{order_id}/files/{file_id}/link', () => {
       const response = await fetch(`${api.root}/v1/file-links/${bad}`);
       expect(await envelopeOf(response), bad).toEqual({ status: 403, message: 'Invalid file link', data: null });
     }
+  });
+
+  it('when the API key that made a link is revoked with keys:revoke, then its link answers 410 at once (an S3 presigned link lives its ttl); a link of another key still works', async () => {
+    const hasher = new Sha256ApiKeyHasher();
+    const keys = new KnexApiKeyRepository(api.knex);
+    const makeKey = async (name: string) => {
+      const key = hasher.generate();
+      const { id } = await keys.create({
+        directory: DIRS.baltic,
+        name,
+        keyHash: hasher.hash(key),
+        scopes: ['read'],
+        created: Math.floor(Date.now() / 1000),
+        expires: null,
+      });
+      return { key, id };
+    };
+    const linkWith = async (key: string, fileId: number) => {
+      const response = await api.call(`/orders/3001/files/${fileId}/link`, {
+        as: null,
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'X-Client-Directory': DIRS.baltic },
+      });
+      const envelope = await envelopeOf(response);
+      expect(envelope.status, JSON.stringify(envelope)).toBe(201);
+      return envelope.data.url as string;
+    };
+    const content = fresh('revoked');
+    const id = await uploadOne(3001, 'revoked.pdf', content);
+    const leaked = await makeKey('leaked');
+    const kept = await makeKey('kept');
+    const leakedUrl = await linkWith(leaked.key, id);
+    const keptUrl = await linkWith(kept.key, id);
+    expect((await fetch(leakedUrl)).status).toBe(200);
+
+    const revoked = await cli(['keys:revoke', '--directory', DIRS.baltic, '--key-id', String(leaked.id)], { DATA_DIR: api.dataDir, ...(api.stack?.env ?? {}) });
+    expect(revoked.code).toBe(0);
+    const afterRevoke = await fetch(leakedUrl);
+    if (PROFILE === 'production') {
+      // Presigned by S3, which knows nothing of API keys: the link lives its ttl (docs/integrate/files.md).
+      expect(afterRevoke.status).toBe(200);
+      expect(await bytesOf(afterRevoke)).toEqual(content);
+    } else {
+      expect(await envelopeOf(afterRevoke)).toEqual({ status: 410, message: 'File link revoked', data: null });
+    }
+    const stillWorks = await fetch(keptUrl);
+    expect(stillWorks.status).toBe(200);
+    expect(await bytesOf(stillWorks)).toEqual(content);
   });
 
   it('when ttl is not an integer from 1 to 604800, then 422 naming ttl; a body that is not an object is refused as on webhook endpoints', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../support/api-harness.js';
+import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
+import { multipart, PDF_BYTES } from '../support/multipart.js';
 import { KEYS } from '../support/test-fixture.js';
 
 let api: TestApi;
@@ -29,5 +30,26 @@ describe('request logs', () => {
     await expect.poll(() => requestLines('trace-abc-2').length).toBe(1);
     expect(requestLines('trace-abc-2')[0]).toMatchObject({ status: 401, directory: null });
     expect(JSON.stringify(lines)).not.toContain('some-guess-key');
+  });
+
+  it("when a file link is made and fetched, then its token (the file's credential) is in no log line; the line names the route's pattern", async () => {
+    const { body, contentType } = multipart([{ name: 'files', filename: 'logged.pdf', content: Buffer.concat([PDF_BYTES, Buffer.from(`log ${Date.now()}`)]) }]);
+    const uploaded = await envelopeOf(await api.call('/orders/3001/files', { method: 'POST', body, headers: { 'Content-Type': contentType } }));
+    const fileId = (uploaded.data as { uploaded: Array<{ id: number }> }).uploaded[0]!.id;
+    const made = await envelopeOf(await api.call(`/orders/3001/files/${fileId}/link`, { method: 'POST' }));
+    const url = new URL(made.data.url as string);
+    // A link on the API (embedded) is its path's last segment; a presigned one (S3) its signature. Both are fetched.
+    const secret = url.pathname.startsWith('/v1/file-links/') ? url.pathname.split('/').at(-1)! : url.searchParams.get('X-Amz-Signature')!;
+    expect(secret.length).toBeGreaterThan(20);
+    expect((await fetch(url)).status).toBe(200);
+    const forged = `${'A'.repeat(40)}.${'B'.repeat(43)}`;
+    const refused = await fetch(`${api.root}/v1/file-links/${forged}`, { headers: { 'X-Request-Id': 'trace-link-1' } });
+    expect(refused.status).toBe(403);
+    await expect.poll(() => requestLines('trace-link-1').length).toBe(1);
+    expect(requestLines('trace-link-1')[0]).toMatchObject({ route: '/v1/file-links/:token', status: 403 });
+    for (const line of lines) {
+      expect(JSON.stringify(line)).not.toContain(secret);
+      expect(JSON.stringify(line)).not.toContain(forged.slice(0, 40));
+    }
   });
 });

@@ -5,7 +5,7 @@ import {
   AuthenticationFailedError,
   LAST_USE_RESOLUTION_SECONDS,
   parseApiKeyScopes,
-  requireScope,
+  requireScopes,
   type ApiKey,
   type ApiKeyHasherPort,
   type ApiKeyRepositoryPort,
@@ -37,6 +37,9 @@ class FakeKeys implements ApiKeyRepositoryPort {
   }
   async create(): Promise<ApiKey> {
     throw new Error('not used');
+  }
+  async findById(directory: string, id: number) {
+    return this.keys.find((k) => k.directory === directory && k.id === id) ?? null;
   }
   async list() {
     return this.keys;
@@ -168,13 +171,21 @@ describe('authenticate client', () => {
 
 describe('API key scopes', () => {
   it('when a key lacks the scope a route needs, then the error names that scope', () => {
-    expect(() => requireScope({ scopes: ['read', 'webhooks'] }, 'write')).toThrow(new ApiKeyScopeMissingError('write'));
-    expect(() => requireScope({ scopes: ['read'] }, 'write')).toThrow('This API key lacks the write scope.');
-    expect(() => requireScope({ scopes: [] }, 'read')).toThrow('This API key lacks the read scope.');
+    expect(() => requireScopes({ scopes: ['read', 'webhooks'] }, ['write'])).toThrow(new ApiKeyScopeMissingError('write'));
+    expect(() => requireScopes({ scopes: ['read'] }, ['write'])).toThrow('This API key lacks the write scope.');
+    expect(() => requireScopes({ scopes: [] }, ['read'])).toThrow('This API key lacks the read scope.');
   });
 
-  it('when a key holds the scope, then nothing is thrown', () => {
-    expect(() => requireScope({ scopes: ['webhooks'] }, 'webhooks')).not.toThrow();
+  it('when a route needs several scopes and the key lacks some, then the first missing one is named in the order read, write, webhooks', () => {
+    expect(() => requireScopes({ scopes: ['webhooks'] }, ['webhooks', 'read'])).toThrow('This API key lacks the read scope.');
+    expect(() => requireScopes({ scopes: ['read'] }, ['webhooks', 'read'])).toThrow('This API key lacks the webhooks scope.');
+    expect(() => requireScopes({ scopes: [] }, ['webhooks', 'write', 'read'])).toThrow('This API key lacks the read scope.');
+    expect(() => requireScopes({ scopes: ['read'] }, ['webhooks', 'write'])).toThrow('This API key lacks the write scope.');
+  });
+
+  it('when a key holds every scope the route needs, then nothing is thrown', () => {
+    expect(() => requireScopes({ scopes: ['webhooks'] }, ['webhooks'])).not.toThrow();
+    expect(() => requireScopes({ scopes: ['read', 'webhooks'] }, ['webhooks', 'read'])).not.toThrow();
   });
 
   it.each([

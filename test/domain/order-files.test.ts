@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   FileLinkExpiredError,
   FileLinkInvalidError,
+  FileLinkRevokedError,
   OrderFileNotFoundError,
   OrderFilesUseCase,
   OrderNotFoundError,
   ValidationError,
   type FileLinkClaims,
+  type ApiKey,
   type FileLinkSignerPort,
   type PresignOptions,
 } from '@logi/domain';
@@ -37,11 +39,23 @@ function setUp(options: { presign?: boolean } = {}) {
     };
   }
   let now = new Date('2026-11-26T12:00:00Z');
+  const key = (id: number, directory = 'd1'): ApiKey => ({
+    id,
+    directory,
+    name: `k${id}`,
+    scopes: ['read'],
+    created: 1,
+    expires: null,
+    lastUsed: null,
+    revoked: null,
+  });
+  const keys = [key(5), key(6)];
   const useCase = new OrderFilesUseCase({
     orders,
     files,
     storage,
     signer: new ReadableSigner(),
+    keys: { findById: async (directory, id) => keys.find((k) => k.directory === directory && k.id === id) ?? null },
     clock: { now: () => now },
     disposition: (name) => `attachment; name=${name}`,
   });
@@ -63,7 +77,7 @@ function setUp(options: { presign?: boolean } = {}) {
     files.rows.push(row);
     return row;
   };
-  return { orders, files, storage, presigned, useCase, add, setNow: (date: Date) => (now = date), nowSeconds: () => Math.floor(now.getTime() / 1000) };
+  return { orders, files, storage, presigned, useCase, add, keys, setNow: (date: Date) => (now = date), nowSeconds: () => Math.floor(now.getTime() / 1000) };
 }
 
 const read = async (stream: NodeJS.ReadableStream) => {
@@ -98,7 +112,7 @@ describe('OrderFilesUseCase', () => {
     const { orders, useCase, add, presigned, nowSeconds } = setUp({ presign: true });
     orders.orders.push({ id: 1, directory: 'd1', nr: 'A', ownnr: '' });
     const file = add(1, 'a.pdf', Buffer.from('x'));
-    const link = await useCase.link('d1', 1, file.id, { ttl: 60 });
+    const link = await useCase.link('d1', 1, file.id, { ttl: 60 }, 5);
     expect(link).toEqual({ kind: 'presigned', url: `https://s3.example/${file.storageKey}?expires=60`, expires: nowSeconds() + 60 });
     expect(presigned).toEqual([
       { key: file.storageKey, options: { ttlSeconds: 60, contentDisposition: 'attachment; name=a.pdf', contentType: 'application/pdf' } },
@@ -109,7 +123,7 @@ describe('OrderFilesUseCase', () => {
     const { orders, files, useCase, add, setNow, nowSeconds } = setUp();
     orders.orders.push({ id: 1, directory: 'd1', nr: 'A', ownnr: '' });
     const file = add(1, 'a.pdf', Buffer.from('bytes'));
-    const link = await useCase.link('d1', 1, file.id, {});
+    const link = await useCase.link('d1', 1, file.id, {}, 5);
     expect(link).toEqual({ kind: 'token', token: expect.any(String), expires: nowSeconds() + 900 });
     const token = (link as { token: string }).token;
     expect(await read(await (await useCase.openLink(token)).open())).toBe('bytes');
@@ -123,6 +137,23 @@ describe('OrderFilesUseCase', () => {
     await expect(useCase.openLink(token)).rejects.toBeInstanceOf(OrderFileNotFoundError);
   });
 
+  it('when the API key that made a token link is revoked or expires, then the link is refused; a link of another key still opens', async () => {
+    const { orders, useCase, add, keys, nowSeconds } = setUp();
+    orders.orders.push({ id: 1, directory: 'd1', nr: 'A', ownnr: '' });
+    const file = add(1, 'a.pdf', Buffer.from('bytes'));
+    const ofFive = (await useCase.link('d1', 1, file.id, {}, 5)) as { token: string };
+    const ofSix = (await useCase.link('d1', 1, file.id, {}, 6)) as { token: string };
+    expect(JSON.parse(ofFive.token)).toMatchObject({ keyId: 5 });
+    await expect(useCase.openLink(ofFive.token)).resolves.toBeDefined();
+    keys[0]!.revoked = nowSeconds();
+    await expect(useCase.openLink(ofFive.token)).rejects.toBeInstanceOf(FileLinkRevokedError);
+    expect(await read(await (await useCase.openLink(ofSix.token)).open())).toBe('bytes');
+    keys[1]!.expires = nowSeconds();
+    await expect(useCase.openLink(ofSix.token)).rejects.toBeInstanceOf(FileLinkRevokedError);
+    keys.length = 0;
+    await expect(useCase.openLink(ofSix.token)).rejects.toBeInstanceOf(FileLinkRevokedError);
+  });
+
   it('when ttl is out of range or the body is not an object, then a validation error naming it', async () => {
     const { orders, useCase, add } = setUp();
     orders.orders.push({ id: 1, directory: 'd1', nr: 'A', ownnr: '' });
@@ -134,7 +165,7 @@ describe('OrderFilesUseCase', () => {
       [[], 'body'],
       [null, 'body'],
     ] as const) {
-      const error = await useCase.link('d1', 1, file.id, body).catch((caught: unknown) => caught);
+      const error = await useCase.link('d1', 1, file.id, body, 5).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ValidationError);
       expect(Object.keys((error as ValidationError).errors)).toEqual([field]);
     }

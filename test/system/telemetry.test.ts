@@ -152,6 +152,30 @@ describe('OpenTelemetry traces', () => {
       for (const line of jobLines) expect(line.trace_id).toBe(incoming.traceId);
       expect(receiver.refused).toEqual([]);
     });
+
+    it("when a file link is fetched, then its token (the file's credential) is in no span and no log line: url.path holds [REDACTED]", async () => {
+      const incoming = traceparent();
+      // Any token will do: the route reads it from the path whatever it grants (this one is refused, 403).
+      const token = `${randomBytes(24).toString('base64url')}.${randomBytes(32).toString('base64url')}`;
+      const response = await fetch(`${api.url}/v1/file-links/${token}?download=1`, { headers: { traceparent: incoming.header } });
+      expect(response.status).toBe(403);
+      await response.body?.cancel();
+
+      const server = await receiver.waitFor((spans) =>
+        spans.find((s) => s.traceId === incoming.traceId && s.service === 'logi-api' && s.kind === SpanKind.SERVER),
+      );
+      expect(server.name).toBe('GET /v1/file-links/:token');
+      expect(server.attributes['url.path']).toBe('/v1/file-links/[REDACTED]');
+      expect(server.attributes['http.route']).toBe('/v1/file-links/:token');
+      await expect.poll(() => api.logs.some((line) => line.msg === 'request' && line.trace_id === incoming.traceId)).toBe(true);
+      const mine = receiver.spans.filter((s) => s.traceId === incoming.traceId);
+      expect(mine.length).toBeGreaterThan(0);
+      const secret = token.split('.')[0]!;
+      for (const span of mine) expect(JSON.stringify(span), `${span.service}/${span.name}`).not.toContain(secret);
+      for (const line of api.logs) expect(JSON.stringify(line)).not.toContain(secret);
+      const requestLine = api.logs.find((line) => line.msg === 'request' && line.trace_id === incoming.traceId);
+      expect(requestLine).toMatchObject({ route: '/v1/file-links/:token', status: 403 });
+    });
   });
 
   describe('loading', () => {

@@ -7,7 +7,7 @@ import { errorHandler } from './middleware/error-handler.middleware.js';
 import { requestHeadLimit } from './middleware/request-head-limit.middleware.js';
 import { requestContext } from './middleware/request-context.middleware.js';
 import { routeGuard } from './middleware/route-guard.middleware.js';
-import { requiredScope } from './http/required-scope.js';
+import { requiredScopes } from './http/required-scope.js';
 import { securityHeaders } from './middleware/security-headers.middleware.js';
 import type { RateLimiter } from './middleware/rate-limiter.js';
 import { registerInvoiceRoutes, type InvoiceRouteDeps } from './routes/invoices.routes.js';
@@ -70,7 +70,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       await next();
       return;
     }
-    await gate(ctx, requiredScope(ctx.method, String(route.path).slice(CLIENT_PREFIX.length)), async () => {
+    await gate(ctx, requiredScopes(ctx.method, String(route.path).slice(CLIENT_PREFIX.length)), async () => {
       await clientRoutes(ctx as never, next);
     });
   };

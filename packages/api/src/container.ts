@@ -328,6 +328,8 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         storage: get<FileStoragePort>(Tokens.FileStorage),
         // The key is read (or made in DATA_DIR) on the first local link only: with S3, links are presigned and it is never needed.
         signer: new HmacFileLinkSigner(() => loadFileLinkKey(config.fileLinkSecret, config.dataDir)),
+        // On the primary, uncached, as authentication: a revoked key's links stop at the next request on every process.
+        keys: database(new KnexApiKeyRepository(get<Knex>(Tokens.Knex))),
         clock: get<ClockPort>(Tokens.Clock),
         disposition: fileContentDisposition,
       }),

@@ -1,11 +1,12 @@
 import type { Knex } from 'knex';
 import type { ApiProcessTasks } from './process-tasks.js';
 import { startTelemetry } from '@logi/adapters/telemetry';
+import { redactPath } from './http/redact-path.js';
 
 /** `pnpm start`: the API; without Redis (REDIS_URL or REDIS_SENTINELS) it also runs the jobs in-process. */
 async function main(): Promise<void> {
   // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
-  const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api' });
+  const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api', redactPath });
   await import('reflect-metadata');
   const { ConfigError, listenConfigError, loadConfig } = await import('@logi/config');
   const { createLogger, exitGracefully, migrateLatest, pendingMigrations } = await import('@logi/adapters');

@@ -70,6 +70,8 @@ export async function startServer(container: Container, options: { publicRouters
     manageWebhooks: container.get(Tokens.ManageWebhooks),
     manageExports: container.get(Tokens.ManageExports),
     exportStorage: container.get(Tokens.FileStorage),
+    idempotency: container.get(Tokens.IdempotencyStore),
+    secretCipher: container.get(Tokens.SecretCipher),
     publicRouters: [...createOpsRouters(container), ...(options.publicRouters ?? [])],
     observe: httpMetrics(metrics),
     proxyHops: config.trustProxyHops,

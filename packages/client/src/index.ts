@@ -4,6 +4,7 @@ export {
   type DownloadTarget,
   type FileDownloadOptions,
   type FileLinkOptions,
+  type IdempotencyOptions,
   type LogiClient,
   type UploadOptions,
   type WaitExportOptions,

@@ -50,6 +50,12 @@ export interface UploadOptions {
   idempotencyKey?: string;
 }
 
+/** For a call that makes something (an export, a webhook endpoint, a file link). */
+export interface IdempotencyOptions {
+  /** Makes a retry safe: a repeat with the same key and body gets the first answer again (`Idempotency-Key`) and makes nothing. */
+  idempotencyKey?: string;
+}
+
 export interface FileDownloadOptions {
   /** Only these bytes (inclusive; `end` omitted: to the end of the file). The answer's `range` says what came. */
   range?: { start: number; end?: number };
@@ -57,7 +63,7 @@ export interface FileDownloadOptions {
   ifRange?: string;
 }
 
-export interface FileLinkOptions {
+export interface FileLinkOptions extends IdempotencyOptions {
   /** Seconds the link works, 1 to 604800; 900 when not given. */
   ttl?: number;
 }
@@ -111,7 +117,7 @@ export interface LogiClient {
   };
   webhooks: {
     /** A new endpoint; its `secret` (to verify deliveries with `verifyWebhook`) is shown only here. */
-    create(body: CreateWebhookEndpointBody): Promise<CreatedWebhookEndpoint>;
+    create(body: CreateWebhookEndpointBody, options?: IdempotencyOptions): Promise<CreatedWebhookEndpoint>;
     /** Every endpoint, oldest first, without secrets. */
     list(): Promise<WebhookEndpoint[]>;
     get(endpointId: number): Promise<WebhookEndpoint>;
@@ -127,7 +133,7 @@ export interface LogiClient {
   };
   exports: {
     /** Queues an export of the invoices matching `filters`; the answer already holds `events_cursor` (follow the feed from it after importing). */
-    create(body?: CreateExportBody): Promise<Export>;
+    create(body?: CreateExportBody, options?: IdempotencyOptions): Promise<Export>;
     /** The newest exports, newest first (at most 100). */
     list(): Promise<Export[]>;
     get(exportId: number): Promise<Export>;
@@ -189,7 +195,7 @@ export function createClient(options: ClientOptions): LogiClient {
           await raw.POST('/orders/{order_id}/files', {
             params: {
               path: { order_id: orderId },
-              header: upload.idempotencyKey === undefined ? undefined : { 'Idempotency-Key': upload.idempotencyKey },
+              header: idempotencyHeader(upload),
             },
             body: { files, category_id: upload.categoryId ?? null },
             bodySerializer: multipartForm,
@@ -213,7 +219,7 @@ export function createClient(options: ClientOptions): LogiClient {
       link: async (orderId, fileId, link = {}) =>
         dataOf(
           await raw.POST('/orders/{order_id}/files/{file_id}/link', {
-            params: { path: { order_id: orderId, file_id: fileId } },
+            params: { path: { order_id: orderId, file_id: fileId }, header: idempotencyHeader(link) },
             body: link.ttl === undefined ? {} : { ttl: link.ttl },
           }),
         ),
@@ -223,7 +229,7 @@ export function createClient(options: ClientOptions): LogiClient {
       follow: (follow = {}) => new EventStream(async (query, signal) => dataOf(await raw.GET('/events', { params: { query }, signal })), follow),
     },
     webhooks: {
-      create: async (body) => dataOf(await raw.POST('/webhook-endpoints', { body })),
+      create: async (body, options = {}) => dataOf(await raw.POST('/webhook-endpoints', { params: { header: idempotencyHeader(options) }, body })),
       list: async () => dataOf(await raw.GET('/webhook-endpoints')),
       get: async (endpointId) => dataOf(await raw.GET('/webhook-endpoints/{endpoint_id}', { params: { path: { endpoint_id: endpointId } } })),
       update: async (endpointId, changes) =>
@@ -240,7 +246,7 @@ export function createClient(options: ClientOptions): LogiClient {
         dataOf(await raw.POST('/webhook-endpoints/{endpoint_id}/replay', { params: { path: { endpoint_id: endpointId } }, body })),
     },
     exports: {
-      create: async (body = {}) => dataOf(await raw.POST('/exports', { body })),
+      create: async (body = {}, options = {}) => dataOf(await raw.POST('/exports', { params: { header: idempotencyHeader(options) }, body })),
       list: async () => dataOf(await raw.GET('/exports')),
       get: async (exportId) => dataOf(await raw.GET('/exports/{export_id}', { params: { path: { export_id: exportId } } })),
       delete: async (exportId) => {
@@ -321,4 +327,9 @@ function multipartForm(body: { files: Blob[]; category_id?: number | null }): Fo
   for (const file of body.files) form.append('files', file);
   if (body.category_id !== undefined && body.category_id !== null) form.append('category_id', String(body.category_id));
   return form;
+}
+
+/** The `Idempotency-Key` header, when the caller gave a key. */
+function idempotencyHeader(options: IdempotencyOptions): { 'Idempotency-Key': string } | undefined {
+  return options.idempotencyKey === undefined ? undefined : { 'Idempotency-Key': options.idempotencyKey };
 }

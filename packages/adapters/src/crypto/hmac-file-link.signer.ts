@@ -3,14 +3,18 @@ import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import path from 'node:path';
 import type { FileLinkClaims, FileLinkSignerPort } from '@logi/domain';
 
-/** The token format's version, first in the payload, so a later format can tell old tokens apart. */
-const VERSION = 1;
+/**
+ * The token format's version, first in the payload, so a later format can tell
+ * old tokens apart. 2 adds the id of the API key that made the link; tokens of
+ * 1 (no key to check) are refused.
+ */
+const VERSION = 2;
 /** Where the generated key is kept when FILE_LINK_SECRET is unset. */
 export const FILE_LINK_KEY_FILE = 'file-link.key';
 
 /**
  * File link tokens: `<payload>.<mac>`, both base64url; the payload is
- * `[version, file id, directory, expires]` as JSON and the mac its
+ * `[version, file id, directory, expires, API key id]` as JSON and the mac its
  * HMAC-SHA256. Compared in constant time. See ADR 0040.
  */
 export class HmacFileLinkSigner implements FileLinkSignerPort {
@@ -20,7 +24,7 @@ export class HmacFileLinkSigner implements FileLinkSignerPort {
   constructor(private readonly keySource: Buffer | (() => Buffer)) {}
 
   sign(claims: FileLinkClaims): string {
-    const payload = Buffer.from(JSON.stringify([VERSION, claims.fileId, claims.directory, claims.expires])).toString('base64url');
+    const payload = Buffer.from(JSON.stringify([VERSION, claims.fileId, claims.directory, claims.expires, claims.keyId])).toString('base64url');
     return `${payload}.${this.mac(payload).toString('base64url')}`;
   }
 
@@ -37,10 +41,10 @@ export class HmacFileLinkSigner implements FileLinkSignerPort {
     } catch {
       return null;
     }
-    if (!Array.isArray(claims) || claims.length !== 4 || claims[0] !== VERSION) return null;
-    const [, fileId, directory, expires] = claims as [unknown, unknown, unknown, unknown];
-    if (!Number.isSafeInteger(fileId) || typeof directory !== 'string' || !Number.isSafeInteger(expires)) return null;
-    return { fileId: fileId as number, directory, expires: expires as number };
+    if (!Array.isArray(claims) || claims.length !== 5 || claims[0] !== VERSION) return null;
+    const [, fileId, directory, expires, keyId] = claims as [unknown, unknown, unknown, unknown, unknown];
+    if (!Number.isSafeInteger(fileId) || typeof directory !== 'string' || !Number.isSafeInteger(expires) || !Number.isSafeInteger(keyId)) return null;
+    return { fileId: fileId as number, directory, expires: expires as number, keyId: keyId as number };
   }
 
   private mac(payload: string): Buffer {

@@ -32,7 +32,7 @@ export class KnexApiKeyRepository implements ApiKeyRepositoryPort {
       created_at: key.created,
       expires_at: key.expires,
     });
-    const stored = await this.byId(key.directory, Number(id));
+    const stored = await this.findById(key.directory, Number(id));
     if (!stored) throw new Error(`API key ${id} was not stored`);
     return stored;
   }
@@ -77,7 +77,7 @@ export class KnexApiKeyRepository implements ApiKeyRepositoryPort {
       .update({ last_used_at: at });
   }
 
-  private async byId(directory: string, id: number): Promise<ApiKey | null> {
+  async findById(directory: string, id: number): Promise<ApiKey | null> {
     const row = (await this.knex('api_keys').select(API_KEY_COLUMNS).where({ directory, id }).first()) as ApiKeyRow | undefined;
     return row ? toApiKey(row) : null;
   }

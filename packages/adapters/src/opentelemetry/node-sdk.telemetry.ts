@@ -26,7 +26,12 @@ const TRACER_NAME = 'logistics-api';
  * server span and every outgoing HTTP call (S3), the Koa route, knex
  * queries, ioredis commands, BullMQ's jobs, and the trace id on pino's lines.
  */
-export async function startNodeSdkTelemetry(defaultServiceName: string, env: NodeJS.ProcessEnv): Promise<Telemetry> {
+export async function startNodeSdkTelemetry(
+  defaultServiceName: string,
+  env: NodeJS.ProcessEnv,
+  options: { redactPath?: ((path: string) => string) | undefined } = {},
+): Promise<Telemetry> {
+  const redactPath = options.redactPath;
   // Packages imported as ES modules (and CommonJS ones an ES module imports) are patched through a
   // loader hook; it wraps only the modules the instrumentations name, and must be in place before they load.
   const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
@@ -38,6 +43,11 @@ export async function startNodeSdkTelemetry(defaultServiceName: string, env: Nod
       new HttpInstrumentation({
         // Probes and scrapes come every few seconds and are no one's request.
         ignoreIncomingRequestHook: isProbe,
+        // The server span's url.path, else the raw path: a file link's token is a credential (the span's name and
+        // http.route are the route's pattern already). Attributes returned here replace the ones the instrumentation read.
+        ...(redactPath
+          ? { startIncomingSpanHook: (request: IncomingMessage) => ({ 'url.path': redactPath(new URL(request.url ?? '/', 'http://x').pathname) }) }
+          : {}),
         // Background work (webhook deliveries, housekeeping) is traced only inside a request or job.
         requireParentforOutgoingSpans: true,
       }),

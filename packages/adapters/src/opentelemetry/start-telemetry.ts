@@ -4,6 +4,8 @@ export interface StartTelemetryOptions {
   /** `service.name` when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names one. */
   defaultServiceName: string;
   env?: NodeJS.ProcessEnv;
+  /** What a traced incoming request's path becomes (`url.path`): a credential in a path (a file link's token) is taken out. */
+  redactPath?: (path: string) => string;
 }
 
 let active: Telemetry | null = null;
@@ -33,7 +35,7 @@ export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean 
 export async function startTelemetry(options: StartTelemetryOptions): Promise<Telemetry | null> {
   if (active || !tracingRequested(options.env)) return active;
   const { startNodeSdkTelemetry } = await import('./node-sdk.telemetry.js');
-  active = await startNodeSdkTelemetry(options.defaultServiceName, options.env ?? process.env);
+  active = await startNodeSdkTelemetry(options.defaultServiceName, options.env ?? process.env, { redactPath: options.redactPath });
   return active;
 }
 

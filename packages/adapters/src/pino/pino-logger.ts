@@ -33,6 +33,8 @@ const SECRET_SHAPES: ReadonlyArray<[RegExp, string]> = [
   [/\b(Bearer|Basic) +[\w.~+/=-]+/gi, `$1 ${REDACTED}`],
   [/whsec_[A-Za-z0-9+/=]+/g, `whsec_${REDACTED}`],
   [/lgk_[A-Za-z0-9_-]+/g, `lgk_${REDACTED}`],
+  // A file link's token, the credential in its path (/v1/file-links/<token>).
+  [/(\/file-links\/)[A-Za-z0-9_.~%-]+/gi, `$1${REDACTED}`],
   // The password of a URL: mysql://user:password@host.
   [/(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#\s@]*:)[^@\s/?#]+@/gi, `$1${REDACTED}@`],
 ];

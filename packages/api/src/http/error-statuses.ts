@@ -22,6 +22,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   FILE_NOT_FOUND: 404,
   FILE_LINK_INVALID: 403,
   FILE_LINK_EXPIRED: 410,
+  FILE_LINK_REVOKED: 410,
 };
 
 /** Messages for statuses raised by the HTTP layer itself. */

@@ -1,9 +1,9 @@
 import type { Context, Next } from 'koa';
-import { AuthenticationFailedError, requireScope, type ApiKeyScope, type AuthenticateClientUseCase, type AuthenticatedClient } from '@logi/domain';
+import { AuthenticationFailedError, requireScopes, type ApiKeyScope, type AuthenticateClientUseCase, type AuthenticatedClient } from '@logi/domain';
 import type { AppState } from '../http/app-state.js';
 import type { RateLimiter } from './rate-limiter.js';
 
-export type ClientGate = (ctx: Context & { state: AppState }, scope: ApiKeyScope, next: Next) => Promise<void>;
+export type ClientGate = (ctx: Context & { state: AppState }, scopes: readonly ApiKeyScope[], next: Next) => Promise<void>;
 
 /**
  * Credentials are checked first, so that a valid client is counted under its
@@ -11,7 +11,7 @@ export type ClientGate = (ctx: Context & { state: AppState }, scope: ApiKeyScope
  * key's scopes (403, before the route's own 404 and 422).
  */
 export function clientGate(deps: { authenticate: AuthenticateClientUseCase; limiter: RateLimiter }): ClientGate {
-  return async (ctx, scope, next) => {
+  return async (ctx, scopes, next) => {
     const authenticated = await authenticateOrNull(deps.authenticate, {
       authorization: ctx.get('Authorization') || undefined,
       directory: ctx.get('X-Client-Directory') || ctx.get('directory') || undefined,
@@ -20,7 +20,7 @@ export function clientGate(deps: { authenticate: AuthenticateClientUseCase; limi
     if (!authenticated) throw new AuthenticationFailedError();
     ctx.state.client = authenticated.client;
     ctx.state.apiKey = authenticated.key;
-    requireScope(authenticated.key, scope);
+    requireScopes(authenticated.key, scopes);
     await next();
   };
 }

@@ -6,8 +6,9 @@ import { parsePathId } from '../http/path-id.js';
 import { sendRangedDownload, type ByteRange } from '../http/ranged-download.js';
 import { toExportDto } from '../mappers/export.mapper.js';
 import { jsonObjectBody, requestBody } from '../http/json-body.js';
+import { idempotent, type IdempotencyDeps } from '../middleware/idempotency.middleware.js';
 
-export interface ExportRouteDeps {
+export interface ExportRouteDeps extends IdempotencyDeps {
   manageExports: ManageExportsUseCase;
   /** Where archives are read from for downloads. */
   exportStorage: FileStoragePort;
@@ -23,7 +24,7 @@ export function registerExportRoutes(router: Router<AppState>, deps: ExportRoute
   const exports = deps.manageExports;
   const body = jsonObjectBody();
 
-  router.post('/exports', body, async (ctx) => {
+  router.post('/exports', body, idempotent(deps), async (ctx) => {
     const created = await exports.create(ctx.state.client.directory, requestBody(ctx));
     ctx.status = 202;
     ctx.set('Location', `/v1/exports/${created.id}`);

@@ -13,7 +13,7 @@ export function fileLinkPaths(guides: GuideLinks) {
         summary: 'Open a file link',
         description: [
           'The file a link made by `POST /orders/{order_id}/files/{file_id}/link` grants, as the download answers it (ranges, `If-None-Match`). No credentials: the signed token in the path is the credential; requests are counted against the rate limit per IP. Only links of the embedded profile (local files) point here; with S3 storage links are presigned S3 URLs.',
-          `An altered or foreign token is 403 \`Invalid file link\`; a genuine one past its \`expires\` 410 \`File link expired\`; a file removed since, 404. ${guides.link('files')}.`,
+          `An altered or foreign token is 403 \`Invalid file link\`; a genuine one past its \`expires\` 410 \`File link expired\`; one whose API key (the key that made it) was revoked or has expired since, 410 \`File link revoked\`; a file removed since, 404. ${guides.link('files')}.`,
         ].join('\n\n'),
         security: [],
         parameters: [
@@ -36,7 +36,10 @@ export function fileLinkPaths(guides: GuideLinks) {
           '403': errorResponse(403, 'The token was not made by this service, or was altered.', Messages.FILE_LINK_INVALID),
           '404': errorResponse(404, 'The file was removed after the link was made.', Messages.FILE_NOT_FOUND),
           '405': errorResponse(405, 'The path takes GET and HEAD only; `Allow` lists them.', Messages.METHOD_NOT_ALLOWED, ['Allow']),
-          '410': errorResponse(410, 'The link has expired.', Messages.FILE_LINK_EXPIRED),
+          '410': errorResponse(410, 'The link has expired, or the API key that made it was revoked or has expired.', [
+            Messages.FILE_LINK_EXPIRED,
+            Messages.FILE_LINK_REVOKED,
+          ]),
           '429': errorResponse(429, 'Too many requests from this IP address in this window.', Messages.TOO_MANY_ATTEMPTS, [...COUNTED, 'Retry-After']),
           '414': { $ref: '#/components/responses/UriTooLong' },
           '431': { $ref: '#/components/responses/HeaderFieldsTooLarge' },

@@ -11,7 +11,7 @@ export interface FileLinkRouteDeps {
   limiter: RateLimiter;
 }
 
-/** Where the API's own file links live: outside /v1's credential gate, the token is the credential. */
+/** Where the API's own file links live: outside /v1's credential gate, the token is the credential (kept out of traces: http/redact-path.ts). */
 export const FILE_LINK_PATH = '/file-links/:token';
 
 /** A stored order file as a download: streamed, with its SHA-256 as the strong ETag, ranges and 304 (ranged-download.ts). */

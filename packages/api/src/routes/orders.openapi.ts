@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { createFileLinkSchema, IDEMPOTENCY_HEADER, MAX_FILE_BYTES, Messages } from '@logi/domain';
+import { createFileLinkSchema, MAX_FILE_BYTES, Messages } from '@logi/domain';
 import { toJsonSchema } from '../ops/openapi/json-schema.js';
 import { ref } from '../ops/openapi/openapi-components.js';
 import { COUNTED, commonErrors, errorResponse, jsonResponse, responseHeaders, validationResponse } from '../ops/openapi/openapi-responses.js';
 import { queryParameters } from '../ops/openapi/query-parameters.js';
 import type { GuideLinks } from '../ops/openapi/guides.js';
 import { pathIdParameter } from '../ops/openapi/request.schemas.js';
-import { REPLAYED_HEADER } from './orders.routes.js';
+import { REPLAYED_HEADER } from '../middleware/idempotency.middleware.js';
+import { idempotencyKeyInUse, idempotencyKeyParameter, replayedHeader } from '../ops/openapi/openapi-idempotency.js';
 import { bodyErrors } from './webhook-endpoints.openapi.js';
 
 /**
@@ -50,20 +51,6 @@ export const uploadBodySchema = (maxFiles: number) =>
     }),
   });
 
-// What the key does; what is kept, for how long, and what a retry gets is the uploads guide's.
-const idempotencyKeyParameter = (guides: GuideLinks) => ({
-  name: IDEMPOTENCY_HEADER,
-  in: 'header',
-  required: false,
-  description: [
-    'Makes a retry of this upload safe: a key the client chooses (a UUID, say), one per upload, scoped to the client directory and compared exactly; an empty value counts as no key.',
-    'A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and stores nothing; the same key with another request is 422, a retry while the first still runs 409.',
-    `What is kept, for how long, and which answers are not: ${guides.link('uploads')}.`,
-  ].join(' '),
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]{1,255}$' },
-  example: '5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11',
-});
-
 /** The 201 of an upload: on a replay it also carries `Idempotency-Replayed`. */
 function uploadCreatedResponse() {
   const response = jsonResponse(
@@ -76,12 +63,7 @@ function uploadCreatedResponse() {
       data: { message: 'Files uploaded', order_id: 3001, uploaded: [{ id: 1, name: 'cmr.pdf', category_id: 1 }], failed: [] },
     },
   );
-  const replayed = {
-    description: 'Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was stored by this request.',
-    required: false,
-    schema: { type: 'string', const: 'true' },
-  };
-  return { ...response, headers: { ...response.headers, [REPLAYED_HEADER]: replayed } };
+  return { ...response, headers: { ...response.headers, [REPLAYED_HEADER]: replayedHeader('stored') } };
 }
 
 /** A header of a conditional or ranged download request; only the 64 KiB of header fields bound it. */
@@ -175,7 +157,7 @@ export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLin
           "With UPLOAD_QUOTA_MB_PER_DAY set, the files take from the client's daily quota (MiB per calendar day in APP_TIMEZONE) in part order: a file that would pass it is in `failed` with `Daily upload quota exceeded.` and the others are stored; duplicates count nothing.",
           `Part names, file names and content types, duplicates and retries: ${guides.link('uploads')}.`,
         ].join('\n\n'),
-        parameters: [pathIdParameter('order_id', 'Order', 3001), idempotencyKeyParameter(guides)],
+        parameters: [pathIdParameter('order_id', 'Order', 3001), idempotencyKeyParameter(guides, 'uploads')],
         requestBody: {
           required: true,
           content: {
@@ -196,12 +178,7 @@ export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLin
             [],
           ),
           '404': errorResponse(404, "No such order for this client (other clients' orders answer the same).", Messages.ORDER_NOT_FOUND),
-          '409': errorResponse(
-            409,
-            'A request with the same `Idempotency-Key` and the same content is still running; nothing was done. Send it again after `Retry-After` to get its answer.',
-            Messages.IDEMPOTENCY_KEY_IN_USE,
-            [...COUNTED, 'Retry-After'],
-          ),
+          '409': idempotencyKeyInUse(),
           '413': errorResponse(
             413,
             `The body is over UPLOAD_MAX_FILES x 10 MiB + 1 MiB (${maxBodyMiB} MiB here); cut off early.`,
@@ -249,7 +226,7 @@ export function orderPaths(options: { uploadMaxFiles: number }, guides: GuideLin
         summary: 'Make a link to a file',
         description: [
           'A URL that anyone holding it can GET, without credentials, until `expires`: to hand a file to a person or a system that has no API key (the Stripe file-link model). Ranges and `If-None-Match` work on it as on the download.',
-          'With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). A link cannot be revoked before it expires: keep `ttl` short.',
+          'With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). An API link also ends (410) when the API key that made it is revoked or expires; a presigned S3 link lives its `ttl` whatever happens to the key: keep `ttl` short.',
           `The body is optional; one that is sent must be a JSON object. ${guides.link('files')}.`,
         ].join('\n\n'),
         parameters: [pathIdParameter('order_id', 'Order', 3001), pathIdParameter('file_id', 'File', 17)],

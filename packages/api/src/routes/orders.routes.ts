@@ -16,11 +16,10 @@ import { toAttachFilesDto } from '../mappers/attach-files.mapper.js';
 import { toFileCategoryDto, toOrderFileDto, toOrderLookupDto } from '../mappers/order.mapper.js';
 import type { MultipartUploadReceiver } from '../uploads/multipart-upload.receiver.js';
 import { requestOrigin, sendOrderFile } from './file-links.routes.js';
+import { idempotent, REPLAYED_HEADER, type IdempotencyDeps } from '../middleware/idempotency.middleware.js';
+import { FILE_LINK_PREFIX } from '../http/redact-path.js';
 
-/** Sent, as `true`, on the kept answer of an earlier request with the same Idempotency-Key. */
-export const REPLAYED_HEADER = 'Idempotency-Replayed';
-
-export interface OrderRouteDeps {
+export interface OrderRouteDeps extends IdempotencyDeps {
   listFileCategories: ListFileCategoriesUseCase;
   findOrderByNr: FindOrderByNrUseCase;
   attachFiles: AttachFilesUseCase;
@@ -83,10 +82,10 @@ export function registerOrderRoutes(router: Router<AppState>, deps: OrderRouteDe
   });
 
   // No cache keeps a link, an error answer included (no-store before the handler runs).
-  router.post('/orders/:orderId/files/:fileId/link', noStore(), jsonObjectBody(), async (ctx) => {
+  router.post('/orders/:orderId/files/:fileId/link', noStore(), jsonObjectBody(), idempotent(deps), async (ctx) => {
     const orderId = orderIdOf(ctx.params.orderId);
-    const link = await deps.orderFiles.link(ctx.state.client.directory, orderId, fileIdOf(ctx.params.fileId), requestBody(ctx));
-    const url = link.kind === 'presigned' ? link.url : `${requestOrigin(ctx)}/v1/file-links/${link.token}`;
+    const link = await deps.orderFiles.link(ctx.state.client.directory, orderId, fileIdOf(ctx.params.fileId), requestBody(ctx), ctx.state.apiKey!.id);
+    const url = link.kind === 'presigned' ? link.url : `${requestOrigin(ctx)}${FILE_LINK_PREFIX}${link.token}`;
     respond(ctx, 201, 'File link created', { url, expires: link.expires });
   });
 }

@@ -3,10 +3,11 @@ import { envelope, WebhookEndpointNotFoundError, type ManageWebhookEndpointsUseC
 import type { AppState } from '../http/app-state.js';
 import { jsonObjectBody, requestBody } from '../http/json-body.js';
 import { noStore } from '../http/no-store.js';
+import { idempotent, type IdempotencyDeps } from '../middleware/idempotency.middleware.js';
 import { parsePathId, queryPairs } from '../http/path-id.js';
 import { toCreatedWebhookEndpointDto, toWebhookDeliveriesDto, toWebhookEndpointDto } from '../mappers/webhook.mapper.js';
 
-export interface WebhookEndpointRouteDeps {
+export interface WebhookEndpointRouteDeps extends IdempotencyDeps {
   manageWebhooks: ManageWebhookEndpointsUseCase;
 }
 
@@ -20,7 +21,8 @@ export function registerWebhookEndpointRoutes(router: Router<AppState>, deps: We
   const webhooks = deps.manageWebhooks;
   const body = jsonObjectBody();
 
-  router.post('/webhook-endpoints', noStore(), body, async (ctx) => {
+  // The 201 holds the signing secret: a retry's copy of it is kept sealed.
+  router.post('/webhook-endpoints', noStore(), body, idempotent(deps, { secret: true }), async (ctx) => {
     const { endpoint, secret } = await webhooks.create(ctx.state.client.directory, requestBody(ctx));
     ctx.status = 201;
     ctx.body = envelope(201, 'Webhook endpoint created', toCreatedWebhookEndpointDto(endpoint, secret));

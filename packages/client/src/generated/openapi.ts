@@ -73,7 +73,7 @@ export interface paths {
          * Make a link to a file
          * @description A URL that anyone holding it can GET, without credentials, until `expires`: to hand a file to a person or a system that has no API key (the Stripe file-link model). Ranges and `If-None-Match` work on it as on the download.
          *
-         *     With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). A link cannot be revoked before it expires: keep `ttl` short.
+         *     With S3 storage it is a presigned S3 URL (S3_PUBLIC_ENDPOINT sets the address it names); with local files, an API URL `/v1/file-links/{token}` signed by the service. After `expires` it answers a 4xx (S3: 403; the API: 410). An API link also ends (410) when the API key that made it is revoked or expires; a presigned S3 link lives its `ttl` whatever happens to the key: keep `ttl` short.
          *
          *     The body is optional; one that is sent must be a JSON object. [docs/integrate/files.md](/v1/guides/files).
          */
@@ -135,7 +135,7 @@ export interface paths {
          * Open a file link
          * @description The file a link made by `POST /orders/{order_id}/files/{file_id}/link` grants, as the download answers it (ranges, `If-None-Match`). No credentials: the signed token in the path is the credential; requests are counted against the rate limit per IP. Only links of the embedded profile (local files) point here; with S3 storage links are presigned S3 URLs.
          *
-         *     An altered or foreign token is 403 `Invalid file link`; a genuine one past its `expires` 410 `File link expired`; a file removed since, 404. [docs/integrate/files.md](/v1/guides/files).
+         *     An altered or foreign token is 403 `Invalid file link`; a genuine one past its `expires` 410 `File link expired`; one whose API key (the key that made it) was revoked or has expired since, 410 `File link revoked`; a file removed since, 404. [docs/integrate/files.md](/v1/guides/files).
          */
         get: operations["openFileLink"];
         put?: never;
@@ -1369,7 +1369,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -1573,7 +1573,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this upload safe: a key the client chooses (a UUID, say), one per upload, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and stores nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/uploads.md](/v1/guides/uploads).
+                 * @description Makes a retry of this request safe: a key the client chooses (a UUID, say), one per request, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and makes nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/uploads.md](/v1/guides/uploads).
                  * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
                  */
                 "Idempotency-Key"?: string;
@@ -1707,7 +1707,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `write` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -2204,7 +2204,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -2459,7 +2459,13 @@ export interface operations {
     createOrderFileLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: a key the client chooses (a UUID, say), one per request, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and makes nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/errors-and-retries.md](/v1/guides/errors-and-retries).
+                 * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /**
                  * @description Order ID.
@@ -2514,6 +2520,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The answer holds a secret (a signing secret, or a file link, which works without credentials): no cache, private or shared, may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was made by this request. */
+                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2608,7 +2616,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -2635,7 +2643,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": 403,
-                     *       "message": "This API key lacks the write scope.",
+                     *       "message": "This API key lacks the read scope.",
                      *       "data": null
                      *     }
                      */
@@ -2643,7 +2651,7 @@ export interface operations {
                         /** @constant */
                         status?: 403;
                         /** @constant */
-                        message?: "This API key lacks the write scope.";
+                        message?: "This API key lacks the read scope.";
                     };
                 };
             };
@@ -2711,6 +2719,47 @@ export interface operations {
                         status?: 405;
                         /** @constant */
                         message?: "Method Not Allowed";
+                    };
+                };
+            };
+            /** @description A request with the same `Idempotency-Key` and the same content is still running; nothing was done. Send it again after `Retry-After` to get its answer. */
+            409: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 409,
+                     *       "message": "A request with this Idempotency-Key is still being processed; try again shortly.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @constant */
+                        message?: "A request with this Idempotency-Key is still being processed; try again shortly.";
                     };
                 };
             };
@@ -2793,7 +2842,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `ttl` is not an integer from 1 to 604800 (`errors.ttl`), or the body is not a JSON object (`errors.body`). */
+            /** @description `ttl` is not an integer from 1 to 604800 (`errors.ttl`), or the body is not a JSON object (`errors.body`). Or an `Idempotency-Key` that breaks its pattern, or one already used for a different request: `errors` names `Idempotency-Key`. */
             422: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -2829,10 +2878,14 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationErrorEnvelope"] & {
+                    "application/json": (components["schemas"]["ValidationErrorEnvelope"] & {
                         /** @constant */
                         message?: "The given data was invalid.";
-                    };
+                    }) | (components["schemas"]["ValidationErrorEnvelope"] & {
+                        /** @enum {unknown} */
+                        message?: "The Idempotency-Key header must not be greater than 255 characters." | "The Idempotency-Key header must contain only visible ASCII characters." | "The Idempotency-Key header was already used for a different request.";
+                        errors?: unknown;
+                    });
                 };
             };
             /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
@@ -3016,7 +3069,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -3266,7 +3319,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -3749,7 +3802,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The link has expired. */
+            /** @description The link has expired, or the API key that made it was revoked or has expired. */
             410: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -3783,8 +3836,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 410;
-                        /** @constant */
-                        message?: "File link expired";
+                        /** @enum {unknown} */
+                        message?: "File link expired" | "File link revoked";
                     };
                 };
             };
@@ -4083,7 +4136,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -4421,7 +4474,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -4796,7 +4849,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5113,7 +5166,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5276,7 +5329,13 @@ export interface operations {
     createWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: a key the client chooses (a UUID, say), one per request, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and makes nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/errors-and-retries.md](/v1/guides/errors-and-retries).
+                 * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5316,6 +5375,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The answer holds a secret (a signing secret, or a file link, which works without credentials): no cache, private or shared, may keep it. */
                     "Cache-Control": "no-store";
+                    /** @description Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was made by this request. */
+                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5400,7 +5461,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks one of the scopes `read` and `webhooks` this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds them (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5427,15 +5488,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": 403,
-                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "message": "This API key lacks the read scope.",
                      *       "data": null
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 403;
-                        /** @constant */
-                        message?: "This API key lacks the webhooks scope.";
+                        /** @enum {unknown} */
+                        message?: "This API key lacks the read scope." | "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -5464,6 +5525,47 @@ export interface operations {
                         status?: 405;
                         /** @constant */
                         message?: "Method Not Allowed";
+                    };
+                };
+            };
+            /** @description A request with the same `Idempotency-Key` and the same content is still running; nothing was done. Send it again after `Retry-After` to get its answer. */
+            409: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 409,
+                     *       "message": "A request with this Idempotency-Key is still being processed; try again shortly.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @constant */
+                        message?: "A request with this Idempotency-Key is still being processed; try again shortly.";
                     };
                 };
             };
@@ -5546,7 +5648,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A field is invalid (`The given data was invalid.`, with `errors` naming `url`, `event_types` or `description`, or `body` when the body is not a JSON object); or the directory already has WEBHOOK_MAX_ENDPOINTS endpoints: `A client directory may have at most 10 webhook endpoints.` (its number is the setting), without `errors`. */
+            /** @description A field is invalid (`The given data was invalid.`, with `errors` naming `url`, `event_types` or `description`, or `body` when the body is not a JSON object); or the directory already has WEBHOOK_MAX_ENDPOINTS endpoints: `A client directory may have at most 10 webhook endpoints.` (its number is the setting), without `errors`. Or an `Idempotency-Key` that breaks its pattern, or one already used for a different request: `errors` names `Idempotency-Key`. */
             422: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -5582,9 +5684,13 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationErrorEnvelope"] & {
+                    "application/json": (components["schemas"]["ValidationErrorEnvelope"] & {
                         message?: "The given data was invalid." | string;
-                    };
+                    }) | (components["schemas"]["ValidationErrorEnvelope"] & {
+                        /** @enum {unknown} */
+                        message?: "The Idempotency-Key header must not be greater than 255 characters." | "The Idempotency-Key header must contain only visible ASCII characters." | "The Idempotency-Key header was already used for a different request.";
+                        errors?: unknown;
+                    });
                 };
             };
             /** @description Too many requests in this window: counted per client directory, or per IP when the credentials are not valid. */
@@ -5761,7 +5867,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -6042,7 +6148,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -6373,7 +6479,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks one of the scopes `read` and `webhooks` this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds them (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -6400,15 +6506,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": 403,
-                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "message": "This API key lacks the read scope.",
                      *       "data": null
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 403;
-                        /** @constant */
-                        message?: "This API key lacks the webhooks scope.";
+                        /** @enum {unknown} */
+                        message?: "This API key lacks the read scope." | "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -6814,7 +6920,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -7178,7 +7284,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `webhooks` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -7549,7 +7655,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `webhooks` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks one of the scopes `read` and `webhooks` this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds them (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -7576,15 +7682,15 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": 403,
-                     *       "message": "This API key lacks the webhooks scope.",
+                     *       "message": "This API key lacks the read scope.",
                      *       "data": null
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 403;
-                        /** @constant */
-                        message?: "This API key lacks the webhooks scope.";
+                        /** @enum {unknown} */
+                        message?: "This API key lacks the read scope." | "This API key lacks the webhooks scope.";
                     };
                 };
             };
@@ -8031,7 +8137,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -8348,7 +8454,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -8511,7 +8617,13 @@ export interface operations {
     createExport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: a key the client chooses (a UUID, say), one per request, scoped to the client directory and compared exactly; an empty value counts as no key. A retry with the same key and the same request gets the first answer again, with `Idempotency-Replayed: true`, and makes nothing; the same key with another request is 422, a retry while the first still runs 409. What is kept, for how long, and which answers are not: [docs/integrate/errors-and-retries.md](/v1/guides/errors-and-retries).
+                 * @example 5f0c6e2a-3b8e-4a51-9d0e-7c1b2a9f4e11
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8593,6 +8705,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The export. */
                     Location: string;
+                    /** @description Sent (`true`) only when this is the kept answer of an earlier request with the same `Idempotency-Key`; nothing was made by this request. */
+                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8677,7 +8791,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `write` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -8741,6 +8855,47 @@ export interface operations {
                         status?: 405;
                         /** @constant */
                         message?: "Method Not Allowed";
+                    };
+                };
+            };
+            /** @description A request with the same `Idempotency-Key` and the same content is still running; nothing was done. Send it again after `Retry-After` to get its answer. */
+            409: {
+                headers: {
+                    /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per window (RATE_LIMIT_MAX). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window after this one (0 on a 429). Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends, Unix seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open). */
+                    "X-RateLimit-Reset"?: number;
+                    /**
+                     * @description The quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds, per client directory. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";q=60;w=60
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description The quota left (draft-ietf-httpapi-ratelimit-headers): `r` requests remain (equal to X-RateLimit-Remaining), the window resets in `t` seconds. Absent only when the request went through uncounted: the rate limiter's store did not answer, and the limiter let it through (fails open).
+                     * @example "default";r=59;t=60
+                     */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 409,
+                     *       "message": "A request with this Idempotency-Key is still being processed; try again shortly.",
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @constant */
+                        status?: 409;
+                        /** @constant */
+                        message?: "A request with this Idempotency-Key is still being processed; try again shortly.";
                     };
                 };
             };
@@ -8823,7 +8978,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A member is invalid: `errors` names it (`filters.period`, `filters.page` for a parameter not allowed there, `documents`, `lang`, `duplicate`, `csv`; `filters` when too many invoices match; `body` when the body is not a JSON object). */
+            /** @description A member is invalid: `errors` names it (`filters.period`, `filters.page` for a parameter not allowed there, `documents`, `lang`, `duplicate`, `csv`; `filters` when too many invoices match; `body` when the body is not a JSON object). Or an `Idempotency-Key` that breaks its pattern, or one already used for a different request: `errors` names `Idempotency-Key`. */
             422: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -8859,10 +9014,14 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["ValidationErrorEnvelope"] & {
+                    "application/json": (components["schemas"]["ValidationErrorEnvelope"] & {
                         /** @constant */
                         message?: "The given data was invalid.";
-                    };
+                    }) | (components["schemas"]["ValidationErrorEnvelope"] & {
+                        /** @enum {unknown} */
+                        message?: "The Idempotency-Key header must not be greater than 255 characters." | "The Idempotency-Key header must contain only visible ASCII characters." | "The Idempotency-Key header was already used for a different request.";
+                        errors?: unknown;
+                    });
                 };
             };
             /** @description Too many requests in this window (`Too Many Attempts.`), or this client already has EXPORT_MAX_ACTIVE exports queued or running (`Too many exports in progress.`). */
@@ -9039,7 +9198,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -9320,7 +9479,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `write` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `write` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -9673,7 +9832,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key is valid but lacks the `read` scope this operation needs. Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
+            /** @description The key is valid but lacks the `read` scope this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds it (operators: `pnpm cli keys:create --scopes`). */
             403: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */

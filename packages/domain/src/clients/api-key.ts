@@ -1,10 +1,12 @@
 import { ApiKeyScopeMissingError } from './api-keys.errors.js';
 
 /**
- * What a key may do (contract "API keys with scopes"). Each client route
- * needs exactly one: `webhooks` for the webhook endpoints, `write` for what
- * stores or changes data, `read` for the rest. Which route needs which is one
- * rule in the API layer (packages/api/src/http/required-scope.ts).
+ * What a key may do (contract "API keys with scopes"): `webhooks` for the
+ * webhook endpoints, `write` for what stores or changes data, `read` for
+ * whatever hands data out. A route may need several (creating an endpoint
+ * needs `webhooks` and `read`). Which route needs which is one rule in the API
+ * layer (packages/api/src/http/required-scope.ts). The order here is the order
+ * a missing scope is named in.
  */
 export const API_KEY_SCOPES = ['read', 'write', 'webhooks'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
@@ -52,7 +54,8 @@ export function isApiKeyActive(key: Pick<ApiKey, 'expires' | 'revoked'>, now: nu
   return key.revoked === null && (key.expires === null || now < key.expires);
 }
 
-/** A request that needs `scope`, made with a key that lacks it, is refused (403 naming the scope). */
-export function requireScope(key: { scopes: readonly ApiKeyScope[] }, scope: ApiKeyScope): void {
-  if (!key.scopes.includes(scope)) throw new ApiKeyScopeMissingError(scope);
+/** A request that needs `scopes`, made with a key that lacks one, is refused (403 naming the first missing one, in the order read, write, webhooks). */
+export function requireScopes(key: { scopes: readonly ApiKeyScope[] }, scopes: readonly ApiKeyScope[]): void {
+  const missing = API_KEY_SCOPES.find((scope) => scopes.includes(scope) && !key.scopes.includes(scope));
+  if (missing) throw new ApiKeyScopeMissingError(missing);
 }

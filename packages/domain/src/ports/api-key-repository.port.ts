@@ -11,6 +11,8 @@ export interface ApiKeyRepositoryPort {
   findForAuthentication(directory: string, keyHash: string): Promise<{ key: StoredApiKey; client: Client } | null>;
   /** Stores a new key of an existing directory; the hash must be of a fresh key. */
   create(key: { directory: string; name: string; keyHash: string; scopes: ApiKeyScope[]; created: number; expires: number | null }): Promise<ApiKey>;
+  /** The directory's key `id`, revoked and expired included (on the primary, so a revocation counts at once); null when there is none. */
+  findById(directory: string, id: number): Promise<ApiKey | null>;
   /** Every key of the directory, revoked ones too, oldest first. */
   list(directory: string): Promise<ApiKey[]>;
   /**

@@ -1,8 +1,9 @@
-/** What a file link grants: one file of one directory until `expires` (Unix seconds). */
+/** What a file link grants: one file of one directory until `expires` (Unix seconds), while the API key that made it (`keyId`) is valid. */
 export interface FileLinkClaims {
   fileId: number;
   directory: string;
   expires: number;
+  keyId: number;
 }
 
 /**

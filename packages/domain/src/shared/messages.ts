@@ -34,6 +34,7 @@ export const Messages = {
   FILE_NOT_FOUND: 'File not found',
   FILE_LINK_INVALID: 'Invalid file link',
   FILE_LINK_EXPIRED: 'File link expired',
+  FILE_LINK_REVOKED: 'File link revoked',
 } as const;
 
 export function orderNrNotFoundMessage(nr: string): string {

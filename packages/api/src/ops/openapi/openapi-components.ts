@@ -127,7 +127,7 @@ export const ref = (name: keyof typeof NAMED_SCHEMAS) => ({ $ref: `#/components/
 /** The scheme's description: what a key is, and what its scopes allow (contract "API keys with scopes"). */
 const BEARER_DESCRIPTION = [
   "The client's API key: `Authorization: Bearer <API_KEY>` (the word `Bearer` in any case). A directory may hold several keys, each with its own scopes, expiry and revocation.",
-  `Scopes (${API_KEY_SCOPES.map((scope) => `\`${scope}\``).join(', ')}): \`webhooks\` for every call under \`/webhook-endpoints\`, reads included; \`write\` for the calls that store or change data (uploads, exports made or deleted, file links); \`read\` for every other \`GET\` and \`HEAD\`. Each operation needs exactly one, named by its \`x-required-scope\`; a key without it is answered 403 \`This API key lacks the <scope> scope.\` (after 401, before 404 and 422).`,
+  `Scopes (${API_KEY_SCOPES.map((scope) => `\`${scope}\``).join(', ')}): \`webhooks\` for every call under \`/webhook-endpoints\`, reads included; \`write\` for the calls that store or change data (uploads, exports made or deleted); \`read\` for whatever hands data out: every other \`GET\` and \`HEAD\`, file links, and creating, changing or replaying a webhook endpoint (which need \`webhooks\` and \`read\`). Each operation names the scopes it needs in \`x-required-scopes\`; a key without one is answered 403 \`This API key lacks the <scope> scope.\`, naming the first missing one in the order read, write, webhooks (after 401, before 404 and 422).`,
 ].join('\n\n');
 
 export const securitySchemes = {

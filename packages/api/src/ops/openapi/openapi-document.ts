@@ -3,6 +3,7 @@ import { componentSchemas, securitySchemes } from './openapi-components.js';
 import { guideLinks } from './guides.js';
 import { sharedResponses } from './openapi-responses.js';
 import { withRequiredScopes } from './openapi-scopes.js';
+import { withIdempotencyKeys } from './openapi-idempotency.js';
 import { eventPaths, eventsTag } from '../../routes/events.openapi.js';
 import { exportPaths, exportsTag } from '../../routes/exports.openapi.js';
 import { invoicePaths, invoicesTag } from '../../routes/invoices.openapi.js';
@@ -43,14 +44,20 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
     tags: [ordersTag(guides), invoicesTag(guides), eventsTag(guides), webhooksTag(guides), exportsTag(guides)],
     // Each resource's paths sit beside its routes (routes/*.openapi.ts); the order is the reference's.
     // Each operation states the scope its key needs, and the 403 without it (ops/openapi/openapi-scopes.ts).
-    paths: withRequiredScopes({
-      ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }, guides),
-      ...fileLinkPaths(guides),
-      ...invoicePaths(guides),
-      ...webhookEndpointPaths(guides),
-      ...eventPaths(guides),
-      ...exportPaths(guides),
-    }),
+    // And the operations that create something take Idempotency-Key (ops/openapi/openapi-idempotency.ts).
+    paths: withRequiredScopes(
+      withIdempotencyKeys(
+        {
+          ...orderPaths({ uploadMaxFiles: facts.uploadMaxFiles }, guides),
+          ...fileLinkPaths(guides),
+          ...invoicePaths(guides),
+          ...webhookEndpointPaths(guides),
+          ...eventPaths(guides),
+          ...exportPaths(guides),
+        },
+        guides,
+      ),
+    ),
     webhooks: webhooksSection(guides),
     components: {
       schemas: componentSchemas(),

@@ -1,12 +1,12 @@
 import { apiKeyScopeMissingMessage } from '@logi/domain';
-import { requiredScope } from '../../http/required-scope.js';
+import { requiredScopes } from '../../http/required-scope.js';
 import { errorResponse } from './openapi-responses.js';
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 /**
- * Every client operation that takes a key (not the public ones, `security: []`), with the scope it needs: `x-required-scope` and a
- * 403 naming it. Derived from the one rule the server checks
+ * Every client operation that takes a key (not the public ones, `security: []`), with the scopes it needs: `x-required-scopes`
+ * (in the order a missing one is named) and a 403 naming each that can be missing. Derived from the one rule the server checks
  * (http/required-scope.ts), for every path there is, so no operation is left
  * out or states another scope than the server's. (Not as role names in
  * `security`: OpenAPI 3.1 allows them, but linters and generators read scopes
@@ -22,18 +22,19 @@ export function withRequiredScopes<T extends Record<string, Record<string, unkno
           const op = operation as { responses?: Record<string, unknown>; security?: unknown[] };
           // A public operation (a file link, whose token is its credential) takes no key, so no scope.
           if (Array.isArray(op.security) && op.security.length === 0) return [method, operation];
-          const scope = requiredScope(method, path);
+          const scopes = requiredScopes(method, path);
+          const named = scopes.map((scope) => `\`${scope}\``).join(' and ');
           return [
             method,
             {
               ...op,
-              'x-required-scope': scope,
+              'x-required-scopes': scopes,
               responses: {
                 ...op.responses,
                 '403': errorResponse(
                   403,
-                  `The key is valid but lacks the \`${scope}\` scope this operation needs. Make a key that holds it (operators: \`pnpm cli keys:create --scopes\`).`,
-                  apiKeyScopeMissingMessage(scope),
+                  `The key is valid but lacks ${scopes.length > 1 ? `one of the scopes ${named}` : `the ${named} scope`} this operation needs (the first missing one is named, in the order read, write, webhooks). Make a key that holds ${scopes.length > 1 ? 'them' : 'it'} (operators: \`pnpm cli keys:create --scopes\`).`,
+                  scopes.length > 1 ? scopes.map(apiKeyScopeMissingMessage) : apiKeyScopeMissingMessage(scopes[0]!),
                 ),
               },
             },

@@ -17,6 +17,14 @@ export class FileLinkInvalidError extends DomainError {
   }
 }
 
+/** A genuine file link whose API key was revoked or has expired since: the link ends with the key. */
+export class FileLinkRevokedError extends DomainError {
+  readonly code = 'FILE_LINK_REVOKED';
+  constructor() {
+    super(Messages.FILE_LINK_REVOKED);
+  }
+}
+
 /** A genuine file link whose time is up. */
 export class FileLinkExpiredError extends DomainError {
   readonly code = 'FILE_LINK_EXPIRED';

@@ -1,3 +1,5 @@
+import { isApiKeyActive } from '../../clients/api-key.js';
+import type { ApiKeyRepositoryPort } from '../../ports/api-key-repository.port.js';
 import type { ClockPort } from '../../ports/clock.port.js';
 import type { FileLinkSignerPort } from '../../ports/file-link-signer.port.js';
 import type { ByteRange, FileStoragePort } from '../../ports/file-storage.port.js';
@@ -6,7 +8,7 @@ import type { OrderRepositoryPort } from '../../ports/order-repository.port.js';
 import type { OrderFile } from '../order.js';
 import { OrderNotFoundError } from '../orders.errors.js';
 import { parseCreateFileLink } from './order-file-link.input.js';
-import { FileLinkExpiredError, FileLinkInvalidError, OrderFileNotFoundError } from './order-files.errors.js';
+import { FileLinkExpiredError, FileLinkInvalidError, FileLinkRevokedError, OrderFileNotFoundError } from './order-files.errors.js';
 
 /** A stored file ready to be sent: its row and a way to stream its bytes (all, or one range). */
 export interface OrderFileDownload {
@@ -30,6 +32,8 @@ export class OrderFilesUseCase {
       files: OrderFileRepositoryPort;
       storage: FileStoragePort;
       signer: FileLinkSignerPort;
+      /** Read on every link served: a token link ends when the key that made it is revoked or expires. */
+      keys: Pick<ApiKeyRepositoryPort, 'findById'>;
       clock: ClockPort;
       /** Gives a download its `Content-Disposition` (the API's builder), so a presigned link names the file as the API does. */
       disposition: (name: string) => string;
@@ -46,8 +50,12 @@ export class OrderFilesUseCase {
     return this.downloadOf(await this.file(directory, orderId, fileId));
   }
 
-  /** A presigned storage URL when the storage has them, else a signed token for the API's link route. */
-  async link(directory: string, orderId: number, fileId: number, body: unknown): Promise<OrderFileLink> {
+  /**
+   * A presigned storage URL when the storage has them (it lives its ttl), else
+   * a signed token for the API's link route, bound to the API key `keyId` that
+   * asked for it: it stops working when that key is revoked or expires.
+   */
+  async link(directory: string, orderId: number, fileId: number, body: unknown, keyId: number): Promise<OrderFileLink> {
     const file = await this.file(directory, orderId, fileId);
     const { ttlSeconds } = parseCreateFileLink(body);
     const expires = this.nowSeconds() + ttlSeconds;
@@ -57,14 +65,17 @@ export class OrderFilesUseCase {
       contentType: file.contentType,
     });
     if (url !== null) return { kind: 'presigned', url, expires };
-    return { kind: 'token', token: this.deps.signer.sign({ fileId: file.id, directory, expires }), expires };
+    return { kind: 'token', token: this.deps.signer.sign({ fileId: file.id, directory, expires, keyId }), expires };
   }
 
-  /** The file a token grants, while it is valid; a file deleted since answers 404. */
+  /** The file a token grants, while it and the key that made it are valid; a file deleted since answers 404. */
   async openLink(token: string): Promise<OrderFileDownload> {
     const claims = this.deps.signer.verify(token);
     if (!claims) throw new FileLinkInvalidError();
-    if (this.nowSeconds() >= claims.expires) throw new FileLinkExpiredError();
+    const now = this.nowSeconds();
+    if (now >= claims.expires) throw new FileLinkExpiredError();
+    const key = await this.deps.keys.findById(claims.directory, claims.keyId);
+    if (!key || !isApiKeyActive(key, now)) throw new FileLinkRevokedError();
     const file = await this.deps.files.findById(claims.directory, claims.fileId);
     if (!file) throw new OrderFileNotFoundError();
     return this.downloadOf(file);
