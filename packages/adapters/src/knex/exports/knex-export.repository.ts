@@ -228,7 +228,7 @@ async function lockDirectory(trx: Knex.Transaction, directory: string): Promise<
 
 /**
  * The archives a directory keeps at `now` (Unix seconds): succeeded, named, not yet expired; their bytes and when the
- * oldest expires (docs/contribute/decisions/0047-export-storage-budget.md).
+ * oldest expires (docs/contribute/decisions/0047-export-bounds.md).
  */
 async function keptArchives(trx: Knex.Transaction, directory: string, now: number): Promise<{ bytes: number; oldestExpires: number | null }> {
   const row = (await trx('exports')

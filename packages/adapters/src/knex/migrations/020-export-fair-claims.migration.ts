@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * When each export was last claimed (Unix ms): runners take the waiting export of the directory served longest ago,
- * so one directory's backlog never holds every runner (docs/contribute/decisions/0047-export-storage-budget.md).
+ * so one directory's backlog never holds every runner (docs/contribute/decisions/0047-export-bounds.md).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('exports', (t) => {

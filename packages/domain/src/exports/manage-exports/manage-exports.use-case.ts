@@ -19,7 +19,7 @@ export interface ExportSettings {
   maxInvoices: number;
   /** EXPORT_MAX_ACTIVE: queued or running exports per directory. */
   maxActive: number;
-  /** EXPORT_STORAGE_MB_PER_DIRECTORY in bytes: the archives a directory keeps (docs/contribute/decisions/0047-export-storage-budget.md). */
+  /** EXPORT_STORAGE_MB_PER_DIRECTORY in bytes: the archives a directory keeps (docs/contribute/decisions/0047-export-bounds.md). */
   maxKeptBytes: number;
   timeZone: string;
 }
