@@ -242,9 +242,33 @@ describe('RunExportUseCase', () => {
   it('when the last attempt cannot render a document, then the export fails with `Rendering failed.` and the renderer’s message is only reported', async () => {
     const { run, exports, reports } = setup({ pdfFails: true });
     exports.claimNext = async () => ({ export: exports.item, attempt: 3 });
-    await expect(run.execute()).rejects.toThrow('Chromium crashed at 0x7f');
+    expect(await run.execute()).toBe(true);
     expect(exports.failure).toBe('Rendering failed.');
-    expect(reports).toEqual([expect.objectContaining({ exportId: 5, failure: 'rendering', final: true })]);
+    expect(exports.calls).toContain('fail');
+    expect(reports).toEqual([
+      expect.objectContaining({ exportId: 5, failure: 'rendering', final: true, detail: expect.objectContaining({ message: 'Chromium crashed at 0x7f' }) }),
+    ]);
+  });
+
+  it('when the database fails before the last attempt, then the failure is reported as passing and thrown for the runner to back off; on the last, the export fails with `Database failed.`', async () => {
+    const { run, exports, reports } = setup();
+    exports.progress = async () => {
+      throw new Error('ER_LOCK_WAIT_TIMEOUT: update `exports` set `done` = ?');
+    };
+    await expect(run.execute()).rejects.toThrow('ER_LOCK_WAIT_TIMEOUT');
+    expect(exports.failure).toBeNull();
+    expect(reports).toEqual([expect.objectContaining({ exportId: 5, attempt: 2, failure: 'database', final: false })]);
+    exports.claimNext = async () => ({ export: exports.item, attempt: 3 });
+    expect(await run.execute()).toBe(true);
+    expect(exports.failure).toBe('Database failed.');
+  });
+
+  it('when an export was claimed more times than its attempts (its runners stopped), then it fails with `Cancelled.`', async () => {
+    const { run, exports, reports } = setup();
+    exports.claimNext = async () => ({ export: exports.item, attempt: 4 });
+    expect(await run.execute()).toBe(true);
+    expect(exports.failure).toBe('Cancelled.');
+    expect(reports).toEqual([expect.objectContaining({ exportId: 5, attempt: 4, failure: 'cancelled', final: true })]);
   });
 
   it('when an archive would take its directory past the storage budget, then it is removed and the export fails with `Storage failed.`', async () => {

@@ -158,11 +158,13 @@ export class RunExportUseCase {
       const failure = error instanceof ExportStepError ? error.failure : 'rendering';
       const detail = error instanceof ExportStepError ? error.detail : error;
       if (attempt >= this.deps.settings.maxAttempts) {
+        // Finished (failed, the detail logged): nothing for the runner to back off from.
         await this.finishFailed(item, attempt, failure, detail);
-      } else {
-        this.report({ exportId: item.id, directory: item.directory, attempt, failure, detail, final: false });
-        await this.deps.exports.progress(item.id, attempt, 0, this.now()).catch(() => undefined);
+        return;
       }
+      this.report({ exportId: item.id, directory: item.directory, attempt, failure, detail, final: false });
+      await this.deps.exports.progress(item.id, attempt, 0, this.now()).catch(() => undefined);
+      // The runner backs off before its next claim.
       throw detail;
     } finally {
       await builder?.discard();
