@@ -160,7 +160,8 @@ export class KnexExportRepository implements ExportRepositoryPort {
     values: { archiveKey: string; size: number; sha256: string; done: number; finished: number; expires: number; maxKeptBytes: number },
   ): Promise<'succeeded' | 'lost' | 'over-budget'> {
     return this.knex.transaction(async (trx) => {
-      const row = (await trx('exports').select('directory').where({ id, attempt, status: 'running' }).first()) as ExportRow | undefined;
+      // Locking reads only until the directory is locked: on MariaDB the first plain read fixes the snapshot the sum sees.
+      const row = (await trx('exports').select('directory').where({ id, attempt, status: 'running' }).forUpdate().first()) as ExportRow | undefined;
       if (!row) return 'lost';
       // Under the directory's lock, as POST counts: two archives finishing at once never both fit in the last bytes.
       await lockDirectory(trx, String(row.directory));
