@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KnexExportRepository } from '@logi/adapters';
 import type { NewExport } from '@logi/domain';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
@@ -12,6 +12,10 @@ const LIMITS = { maxActive: 3, maxKeptBytes: 1000, now: NOW };
 
 function draft(directory: string): NewExport {
   return { directory, created: NOW, filters: {}, documents: ['pdf'], lang: 'en', duplicate: false, csv: true, eventsCursor: 0 };
+}
+
+function row(directory: string) {
+  return { directory, created: NOW, filters: '{}', documents: '["pdf"]', lang: 'en', duplicate: 0, csv: 1, done: 0, events_cursor: 0, attempt: 0 };
 }
 
 async function addClient(db: TestDatabase, directory: string): Promise<void> {
@@ -48,6 +52,42 @@ for (const profile of PROFILES) {
       expect(results.filter((result) => 'refused' in result && result.refused === 'active')).toHaveLength(21);
       expect(await db.knex('exports').where({ directory: 'race' }).count({ n: '*' })).toEqual([{ n: 3 }]);
     });
+
+    // MariaDB only: SQLite has one connection, so a second request cannot even start while another's transaction is open.
+    if (profile === 'mariadb') {
+      it('when another request of the directory is between its insert and its commit, then a second request waits for it and is refused', async () => {
+        await addClient(db, 'held');
+        // Another request mid-way: the directory locked, its export inserted, not yet committed.
+        const other = await db.knex.transaction();
+        let answered = false;
+        let answeredBeforeTheCommit = true;
+        let second: Promise<unknown> = Promise.resolve();
+        try {
+          await other('clients').select('id').where({ directory: 'held' }).forUpdate();
+          await other('exports').insert({ ...row('held'), status: 'queued' });
+          second = repo.create(draft('held'), { ...LIMITS, maxActive: 1 }).finally(() => {
+            answered = true;
+          });
+          // Either the second request answers at once (it did not wait for the other), or it waits on the lock.
+          await vi.waitFor(
+            async () => {
+              const [[waiting]] = (await db.knex.raw(
+                "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE 'select `id` from `clients` where `directory` = ''held'' for update'",
+              )) as [[{ n: number }]];
+              expect(answered || Number(waiting.n) > 0).toBe(true);
+            },
+            { timeout: 10_000, interval: 20 },
+          );
+          answeredBeforeTheCommit = answered;
+          await other.commit();
+        } finally {
+          if (!other.isCompleted()) await other.rollback();
+        }
+        expect(await second).toEqual({ refused: 'active' });
+        expect(answeredBeforeTheCommit).toBe(false);
+        expect(await db.knex('exports').where({ directory: 'held' }).count({ n: '*' })).toEqual([{ n: 1 }]);
+      });
+    }
 
     it('when the kept archives reach the budget, then a request is refused with when the oldest expires, and an archive that does not fit is not marked', async () => {
       const first = await repo.create(draft('budget'), LIMITS);
