@@ -60,8 +60,8 @@ for (const profile of PROFILES) {
         // Another request mid-way: the directory locked, its export inserted, not yet committed.
         const other = await db.knex.transaction();
         let answered = false;
-        let answeredBeforeTheCommit = true;
-        let second: Promise<unknown> = Promise.resolve();
+        let answeredBeforeTheCommit: boolean | undefined;
+        let second: Promise<unknown> | undefined;
         try {
           await other('clients').select('id').where({ directory: 'held' }).forUpdate();
           await other('exports').insert({ ...row('held'), status: 'queued' });
