@@ -142,10 +142,7 @@ export class RunExportUseCase {
           expires: finished + this.deps.settings.retentionHours * 3600,
           maxKeptBytes: this.deps.settings.maxKeptBytes,
         }),
-      ).catch(async (error: unknown) => {
-        await this.deps.storage.delete(key).catch(() => undefined);
-        throw error;
-      });
+      );
       if (marked === 'succeeded') return;
       // Cancelled (or taken over) while storing, or past the directory's budget: the archive is nobody's.
       await this.deps.storage.delete(key).catch(() => undefined);
