@@ -11,16 +11,15 @@ const STAGING_SWEEP_INTERVAL_MS = 5 * 60_000;
  * does not wait for a running export: its lease runs out and another runner (or this one after a restart) makes it
  * again from the start, with the PDFs already in the PDF cache (docs/contribute/decisions/0041-exports.md).
  */
-export function startExportRunning(options: { run: RunExportUseCase; intervalMs: number; logger: Logger; sweepIntervalMs?: number }): PeriodicTask {
+export function startExportRunning(options: { run: RunExportUseCase; intervalMs: number; logger: Logger }): PeriodicTask {
   const { run, intervalMs, logger } = options;
-  const sweepIntervalMs = options.sweepIntervalMs ?? STAGING_SWEEP_INTERVAL_MS;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let lastSweep = 0;
 
   // A runner killed mid-export leaves its staged archive: swept at the start and every few minutes after.
   const sweep = async () => {
-    if (Date.now() - lastSweep < sweepIntervalMs) return;
+    if (Date.now() - lastSweep < STAGING_SWEEP_INTERVAL_MS) return;
     lastSweep = Date.now();
     const removed = await run.sweepStaging().catch((error: unknown) => {
       logger.warn({ err: error }, 'staged export archives could not be swept');
@@ -40,7 +39,8 @@ export function startExportRunning(options: { run: RunExportUseCase; intervalMs:
       .then(
         (ran) => schedule(ran ? 0 : intervalMs),
         (error: unknown) => {
-          if (!stopped) logger.warn({ err: error }, 'an export attempt failed; it is tried again');
+          // An attempt's failure is logged with its export id already (the use case's report); this is the pause.
+          if (!stopped) logger.warn({ err: error }, 'the export runner pauses after an error');
           schedule(Math.max(intervalMs, 1_000));
         },
       );
