@@ -50,14 +50,29 @@ describe('UPLOAD_QUOTA_MB_PER_DAY', () => {
   });
 });
 
-describe('EXPORT_MAX_INVOICES, EXPORT_MAX_ACTIVE, EXPORT_RETENTION_HOURS, EXPORT_LEASE_SECONDS', () => {
-  it('when unset, then 10000 invoices, 2 active exports, 72 hours, a 30 s lease; when set, then those values', () => {
-    expect(loadConfig({}).exports).toEqual({ maxInvoices: 10_000, maxActive: 2, retentionHours: 72, leaseMs: 30_000 });
-    expect(loadConfig({ EXPORT_MAX_INVOICES: '500', EXPORT_MAX_ACTIVE: '5', EXPORT_RETENTION_HOURS: '1', EXPORT_LEASE_SECONDS: '2' }).exports).toEqual({
+describe('EXPORT_MAX_INVOICES, EXPORT_MAX_ACTIVE, EXPORT_RETENTION_HOURS, EXPORT_LEASE_SECONDS, EXPORT_STORAGE_MB_PER_DIRECTORY', () => {
+  it('when unset, then 10000 invoices, 2 active exports, 72 hours, a 30 s lease, 2048 MiB kept; when set, then those values', () => {
+    expect(loadConfig({}).exports).toEqual({
+      maxInvoices: 10_000,
+      maxActive: 2,
+      retentionHours: 72,
+      leaseMs: 30_000,
+      storageBytesPerDirectory: 2048 * 1024 * 1024,
+    });
+    expect(
+      loadConfig({
+        EXPORT_MAX_INVOICES: '500',
+        EXPORT_MAX_ACTIVE: '5',
+        EXPORT_RETENTION_HOURS: '1',
+        EXPORT_LEASE_SECONDS: '2',
+        EXPORT_STORAGE_MB_PER_DIRECTORY: '3',
+      }).exports,
+    ).toEqual({
       maxInvoices: 500,
       maxActive: 5,
       retentionHours: 1,
       leaseMs: 2_000,
+      storageBytesPerDirectory: 3 * 1024 * 1024,
     });
   });
 
@@ -66,6 +81,8 @@ describe('EXPORT_MAX_INVOICES, EXPORT_MAX_ACTIVE, EXPORT_RETENTION_HOURS, EXPORT
     ['EXPORT_MAX_ACTIVE', '1.5', 1],
     ['EXPORT_RETENTION_HOURS', 'soon', 1],
     ['EXPORT_LEASE_SECONDS', '1', 2],
+    ['EXPORT_STORAGE_MB_PER_DIRECTORY', '0', 1],
+    ['EXPORT_STORAGE_MB_PER_DIRECTORY', '1.5', 1],
   ])('when %s is %j, then the error names it', (name, value, min) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(name, `must be a whole number >= ${min} (got "${value}")`));
   });

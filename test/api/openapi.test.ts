@@ -183,7 +183,8 @@ describe('the OpenAPI document', () => {
       expect(message('401')).toContain('"const":"Authentication failed"');
       // The feed's 429 is also its long-poll cap; every other 429 is the rate limit alone.
       if (path === '/events') expect(message('429')).toContain('"enum":["Too Many Attempts.","Too many waiting requests."]');
-      else if (path === '/exports' && method === 'post') expect(message('429')).toContain('"enum":["Too Many Attempts.","Too many exports in progress."]');
+      else if (path === '/exports' && method === 'post')
+        expect(message('429')).toContain('"enum":["Too Many Attempts.","Too many exports in progress.","Export storage quota exceeded."]');
       else expect(message('429')).toContain('"const":"Too Many Attempts."');
       expect(message('503')).toContain('"const":"Service Unavailable"');
       expect(responses['429']!.headers).toHaveProperty('Retry-After');

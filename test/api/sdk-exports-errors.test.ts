@@ -36,7 +36,7 @@ describe('SDK export errors (embedded profile)', () => {
       failedId = created.id;
       const error = await sdk.exports.wait(created.id, { intervalMs: 50 }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ExportFailedError);
-      expect((error as ExportFailedError).message).toMatch(/^The archive could not be stored/);
+      expect((error as ExportFailedError).message).toBe('Storage failed.');
     } finally {
       await restore();
     }

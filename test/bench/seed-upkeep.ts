@@ -35,6 +35,8 @@ export const KEEP_DERIVED_DATA = new Set([
   '018-webhook-secrets-at-rest',
   // Nullable columns that no derived data reads.
   '019-national-e-invoice-fields',
+  // A nullable column and an index on the exports table.
+  '020-export-fair-claims',
 ]);
 
 /** Fresh statistics for the planner: every table of the schema. */

@@ -11,6 +11,7 @@ import {
   type DownloadInvoicePdfUseCase,
   type Export,
   type ExportArchivePort,
+  type ExportFailureReport,
   type ExportRepositoryPort,
 } from '@logi/domain';
 import { FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js';
@@ -61,12 +62,12 @@ describe('invoicesCsv', () => {
 class FakeExports implements ExportRepositoryPort {
   /** What progress answers: false once the export was "deleted". */
   alive = true;
-  succeedAnswer = true;
+  succeedAnswer: 'succeeded' | 'lost' | 'over-budget' = 'succeeded';
   readonly calls: string[] = [];
   failure: string | null = null;
   constructor(readonly item: Export) {}
   async create() {
-    return null;
+    return { refused: 'active' as const };
   }
   async list() {
     return [];
@@ -104,6 +105,9 @@ class FakeExports implements ExportRepositoryPort {
     this.failure = values.error;
     return true;
   }
+  async isRunning() {
+    return false;
+  }
   async listExpired() {
     return [];
   }
@@ -128,9 +132,12 @@ class FakeArchives implements ExportArchivePort {
       },
     };
   }
+  async sweep() {
+    return 0;
+  }
 }
 
-function setup(options: { invoices?: number; onPdf?: (count: number) => void } = {}) {
+function setup(options: { invoices?: number; onPdf?: (count: number) => void; pdfFails?: boolean } = {}) {
   const item: Export = {
     id: 5,
     directory: 'baltic',
@@ -160,24 +167,36 @@ function setup(options: { invoices?: number; onPdf?: (count: number) => void } =
   let clock = 0;
   const pdf = {
     execute: async () => {
+      if (options.pdfFails) throw new Error('Chromium crashed at 0x7f');
       rendered += 1;
       options.onPdf?.(rendered);
       return { kind: 'pdf', invoiceNr: 'X', version: 'v', pdf: Buffer.from('%PDF'), source: 'render' };
     },
   } as unknown as DownloadInvoicePdfUseCase;
   const invoices = new FakeInvoices(Array.from({ length: options.invoices ?? 3 }, (_, i) => sampleInvoice({ id: 100 + i, directory: 'baltic', nr: `N${i}` })));
+  const reports: ExportFailureReport[] = [];
   const run = new RunExportUseCase({
+    report: (entry) => reports.push(entry),
     exports,
     invoices,
     archives,
     storage,
     pdf,
     eInvoice: {} as DownloadEInvoiceUseCase,
-    settings: { timeZone: 'UTC', maxInvoices: 100, retentionHours: 72, leaseMs: 30_000, progressIntervalMs: 1, renderAhead: 1, maxAttempts: 3 },
+    settings: {
+      timeZone: 'UTC',
+      maxInvoices: 100,
+      retentionHours: 72,
+      leaseMs: 30_000,
+      progressIntervalMs: 1,
+      renderAhead: 1,
+      maxAttempts: 3,
+      maxKeptBytes: 1_000_000,
+    },
     // Every reading moves the clock, so each invoice renews the lease (and sees a cancel).
     now: () => (clock += 10),
   });
-  return { run, exports, storage, archives };
+  return { run, exports, storage, archives, reports };
 }
 
 describe('RunExportUseCase', () => {
@@ -202,18 +221,67 @@ describe('RunExportUseCase', () => {
     expect(archives.discarded).toBe(1);
   });
 
-  it('when storage fails while the archive is stored, then the export fails with a readable reason and nothing is left', async () => {
-    const { run, exports, storage, archives } = setup();
+  it('when storage fails while the archive is stored, then the export fails with the fixed text, the detail is reported with its id, and nothing is left', async () => {
+    const { run, exports, storage, archives, reports } = setup();
     storage.failing = true;
     await run.execute();
-    expect(exports.failure).toBe('The archive could not be stored: Storage unavailable: connection refused');
+    expect(exports.failure).toBe('Storage failed.');
+    expect(reports).toEqual([
+      expect.objectContaining({
+        exportId: 5,
+        attempt: 2,
+        failure: 'storage',
+        final: true,
+        detail: expect.objectContaining({ message: 'Storage unavailable: connection refused' }),
+      }),
+    ]);
     expect([...storage.objects.keys()]).toEqual([]);
     expect(archives.discarded).toBe(1);
   });
 
+  it('when the last attempt cannot render a document, then the export fails with `Rendering failed.` and the renderer’s message is only reported', async () => {
+    const { run, exports, reports } = setup({ pdfFails: true });
+    exports.claimNext = async () => ({ export: exports.item, attempt: 3 });
+    expect(await run.execute()).toBe(true);
+    expect(exports.failure).toBe('Rendering failed.');
+    expect(exports.calls).toContain('fail');
+    expect(reports).toEqual([
+      expect.objectContaining({ exportId: 5, failure: 'rendering', final: true, detail: expect.objectContaining({ message: 'Chromium crashed at 0x7f' }) }),
+    ]);
+  });
+
+  it('when the database fails before the last attempt, then the failure is reported as passing and thrown for the runner to back off; on the last, the export fails with `Database failed.`', async () => {
+    const { run, exports, reports } = setup();
+    exports.progress = async () => {
+      throw new Error('ER_LOCK_WAIT_TIMEOUT: update `exports` set `done` = ?');
+    };
+    await expect(run.execute()).rejects.toThrow('ER_LOCK_WAIT_TIMEOUT');
+    expect(exports.failure).toBeNull();
+    expect(reports).toEqual([expect.objectContaining({ exportId: 5, attempt: 2, failure: 'database', final: false })]);
+    exports.claimNext = async () => ({ export: exports.item, attempt: 3 });
+    expect(await run.execute()).toBe(true);
+    expect(exports.failure).toBe('Database failed.');
+  });
+
+  it('when an export was claimed more times than its attempts (its runners stopped), then it fails with `Cancelled.`', async () => {
+    const { run, exports, reports } = setup();
+    exports.claimNext = async () => ({ export: exports.item, attempt: 4 });
+    expect(await run.execute()).toBe(true);
+    expect(exports.failure).toBe('Cancelled.');
+    expect(reports).toEqual([expect.objectContaining({ exportId: 5, attempt: 4, failure: 'cancelled', final: true })]);
+  });
+
+  it('when an archive would take its directory past the storage budget, then it is removed and the export fails with `Storage failed.`', async () => {
+    const { run, exports, storage } = setup();
+    exports.succeedAnswer = 'over-budget';
+    await run.execute();
+    expect(exports.failure).toBe('Storage failed.');
+    expect([...storage.objects.keys()]).toEqual([]);
+  });
+
   it('when the export was cancelled while its archive was being stored, then the stored archive is removed again', async () => {
     const { run, exports, storage } = setup();
-    exports.succeedAnswer = false;
+    exports.succeedAnswer = 'lost';
     await run.execute();
     expect([...storage.objects.keys()]).toEqual([]);
   });

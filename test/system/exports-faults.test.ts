@@ -34,14 +34,15 @@ async function exportTempFiles(dataDir: string): Promise<string[]> {
 
 describe('when storage fails while an export archive is stored (embedded)', () => {
   let api: TestApi;
+  const logLines: Array<Record<string, unknown>> = [];
   beforeAll(async () => {
-    api = await startTestApi({ EVENTS_PUBLISH_INTERVAL_MS: '50' }, { profile: 'embedded', label: 'export-storage' });
+    api = await startTestApi({ EVENTS_PUBLISH_INTERVAL_MS: '50' }, { profile: 'embedded', label: 'export-storage', logLines });
   });
   afterAll(async () => {
     await api?.stop();
   });
 
-  it('then the export is failed with a readable error, an export.failed event, and nothing is left behind', async () => {
+  it('then the export is failed with the fixed text `Storage failed.`, the storage message is logged with the export id, an export.failed event, and nothing is left behind', async () => {
     const restore = await replaceDirectoryWithFile(path.join(api.dataDir, 'files', 'exports'));
     let id: number;
     try {
@@ -51,7 +52,12 @@ describe('when storage fails while an export archive is stored (embedded)', () =
       await restore();
     }
     const failed = await exportOf(api, id);
-    expect(failed.error).toMatch(/^The archive could not be stored: The file could not be stored: [A-Z]+/);
+    expect(failed.error).toBe('Storage failed.');
+    // The detail is the operator's: one log line with the export's id and the storage's message.
+    const logged = logLines.filter((line) => line.exportId === id && line.msg === 'an export failed');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ level: 50, error: 'Storage failed.', directory: DIRS.baltic });
+    expect((logged[0]!.err as { message: string }).message).toMatch(/^The file could not be stored: [A-Z]+/);
     expect(failed).toMatchObject({ size: null, sha256: null });
     expect(await envelopeOf(await api.call(`/exports/${id}/download`))).toMatchObject({ status: 409, message: 'Export is not ready.' });
     expect((await api.objectKeys()).filter((key) => key.startsWith('exports/'))).toEqual([]);
@@ -105,6 +111,8 @@ describe('when the worker making an export is SIGKILLed (production)', () => {
     await expect.poll(async () => (await exportOf(api, id)).status, { timeout: 180_000, interval: 200 }).toBe('succeeded');
     const done = await exportOf(api, id);
     expect(done.done).toBe(80);
+    // The killed worker's staged archive is swept once its attempt is no longer running.
+    await expect.poll(() => exportTempFiles(api.dataDir), { timeout: 30_000, interval: 200 }).toEqual([]);
     const [row] = await api.knex('exports').where({ id }).select('attempt', 'archive_key');
     expect(Number(row.attempt)).toBeGreaterThanOrEqual(2);
     expect(row.archive_key).toBe(`exports/${id}-${row.attempt}.zip`);

@@ -355,7 +355,12 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         feed: replicas() ? database(new KnexEventFeed(get<Knex>(Tokens.Knex))) : get<EventFeedPort>(Tokens.EventFeed),
         storage: get<FileStoragePort>(Tokens.FileStorage),
         clock: get<ClockPort>(Tokens.Clock),
-        settings: { maxInvoices: config.exports.maxInvoices, maxActive: config.exports.maxActive, timeZone: config.timeZone },
+        settings: {
+          maxInvoices: config.exports.maxInvoices,
+          maxActive: config.exports.maxActive,
+          maxKeptBytes: config.exports.storageBytesPerDirectory,
+          timeZone: config.timeZone,
+        },
       }),
   );
   c.bind(Tokens.RunExport).toDynamicValue(() =>
@@ -367,7 +372,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       queue: get<JobQueuePort>(Tokens.JobQueue),
       hasher: get<ContentHasherPort>(Tokens.ContentHasher),
       eInvoiceWriter: get<EInvoiceWriterPort>(Tokens.EInvoiceWriter),
-      ...runExportSettings(config),
+      ...runExportSettings(config, logger),
     }),
   );
   c.bind(Tokens.ProcessTasks).toDynamicValue((): ApiProcessTasks => ({

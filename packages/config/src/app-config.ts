@@ -191,6 +191,8 @@ const schema = z.object({
   EXPORT_MAX_INVOICES: positiveInt('EXPORT_MAX_INVOICES').default(10_000),
   EXPORT_MAX_ACTIVE: positiveInt('EXPORT_MAX_ACTIVE').default(2),
   EXPORT_RETENTION_HOURS: positiveInt('EXPORT_RETENTION_HOURS').default(72),
+  /** The bytes (MiB) of archives one directory keeps at once; one more POST /v1/exports past it is 429. */
+  EXPORT_STORAGE_MB_PER_DIRECTORY: positiveInt('EXPORT_STORAGE_MB_PER_DIRECTORY').default(2048),
   /** How long a runner's claim on an export lasts without renewal: a runner that died is replaced after it. */
   EXPORT_LEASE_SECONDS: positiveInt('EXPORT_LEASE_SECONDS', 2).default(30),
   /** A webhook attempt (connect, send, answer's status line) ends after this long. */
@@ -288,7 +290,7 @@ export type AppConfig = {
   pdfCache: { maxAgeHours: number; maxObjects: number; memoryBytes: number };
   events: { retentionDays: number; publishIntervalMs: number };
   eventsMaxWaiting: number;
-  exports: { maxInvoices: number; maxActive: number; retentionHours: number; leaseMs: number };
+  exports: { maxInvoices: number; maxActive: number; retentionHours: number; leaseMs: number; storageBytesPerDirectory: number };
   webhooks: {
     timeoutMs: number;
     retryScheduleSeconds: number[];
@@ -398,6 +400,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxActive: c.EXPORT_MAX_ACTIVE,
       retentionHours: c.EXPORT_RETENTION_HOURS,
       leaseMs: c.EXPORT_LEASE_SECONDS * 1000,
+      storageBytesPerDirectory: c.EXPORT_STORAGE_MB_PER_DIRECTORY * 1024 * 1024,
     },
     webhooks: {
       timeoutMs: c.WEBHOOK_TIMEOUT_MS,

@@ -177,7 +177,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
       queue: get<BullmqJobQueue>(WorkerTokens.JobQueue),
       hasher: new Sha256ContentHasher(),
       eInvoiceWriter,
-      ...runExportSettings(config),
+      ...runExportSettings(config, logger),
     });
   });
   c.bind(WorkerTokens.ProcessTasks).toDynamicValue((): WorkerProcessTasks => ({

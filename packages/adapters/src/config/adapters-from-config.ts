@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { buildRunExport, FileStoragePort } from '@logi/domain';
+import type { Logger } from 'pino';
+import { EXPORT_FAILURES, type buildRunExport, type FileStoragePort } from '@logi/domain';
 import { ChromiumPdfRenderer } from '../chromium/chromium-pdf.renderer.js';
 import { LocalFileStorage } from '../fs/local-file.storage.js';
 import { MinioFileStorage } from '../minio/minio-file.storage.js';
@@ -32,7 +33,11 @@ type RunExportDeps = Parameters<typeof buildRunExport>[0];
 /** What the export runner takes from the configuration, the same in the API process (embedded) and in workers. */
 export function runExportSettings(
   config: AppConfig,
-): Pick<RunExportDeps, 'archives' | 'templateVersion' | 'timeZone' | 'pdfCache' | 'renderAhead' | 'maxInvoices' | 'retentionHours' | 'newId' | 'leaseMs'> {
+  logger: Logger,
+): Pick<
+  RunExportDeps,
+  'archives' | 'templateVersion' | 'timeZone' | 'pdfCache' | 'renderAhead' | 'maxInvoices' | 'retentionHours' | 'newId' | 'leaseMs' | 'maxKeptBytes' | 'report'
+> {
   return {
     archives: new YazlExportArchive(path.join(config.dataDir, 'tmp')),
     templateVersion: invoiceTemplateVersion(),
@@ -44,5 +49,12 @@ export function runExportSettings(
     retentionHours: config.exports.retentionHours,
     newId: randomUUID,
     leaseMs: config.exports.leaseMs,
+    maxKeptBytes: config.exports.storageBytesPerDirectory,
+    // The client reads only the fixed text; the detail (a storage or SQL message) is logged with the export's id.
+    report: ({ exportId, directory, attempt, failure, detail, final }) =>
+      logger[final ? 'error' : 'warn'](
+        { exportId, directory, attempt, error: EXPORT_FAILURES[failure], err: detail },
+        final ? 'an export failed' : 'an export attempt failed; it is tried again',
+      ),
   };
 }

@@ -1,11 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
 import type { ArchiveBuilder, ArchiveMember, ExportArchivePort, FinishedArchive } from '@logi/domain';
+
+/** A staged archive's name: `export-<id>-<attempt>-<uuid>.zip`. */
+const STAGED = /^export-(\d+)-(\d+)-[0-9a-f-]+\.zip$/;
+/** Staged files of no known attempt (an older name) are removed after this long. */
+const UNKNOWN_STAGED_MAX_AGE_MS = 3_600_000;
 
 /** Members stored as they are: PDFs are compressed inside already, deflating them again costs CPU for nothing. */
 const STORED = /\.pdf$/i;
@@ -18,9 +23,25 @@ const STORED = /\.pdf$/i;
 export class YazlExportArchive implements ExportArchivePort {
   constructor(private readonly tmpDir: string) {}
 
-  async create(): Promise<ArchiveBuilder> {
+  async create(owner: { exportId: number; attempt: number }): Promise<ArchiveBuilder> {
     await mkdir(this.tmpDir, { recursive: true });
-    return new YazlArchiveBuilder(path.join(this.tmpDir, `export-${randomUUID()}.zip`));
+    return new YazlArchiveBuilder(path.join(this.tmpDir, `export-${owner.exportId}-${owner.attempt}-${randomUUID()}.zip`));
+  }
+
+  async sweep(isRunning: (exportId: number, attempt: number) => Promise<boolean>): Promise<number> {
+    const names = (await readdir(this.tmpDir).catch(() => [] as string[])).filter((name) => name.startsWith('export-') && name.endsWith('.zip'));
+    let removed = 0;
+    for (const name of names) {
+      const file = path.join(this.tmpDir, name);
+      const owner = STAGED.exec(name);
+      const stale = owner
+        ? !(await isRunning(Number(owner[1]), Number(owner[2])))
+        : ((await stat(file).catch(() => null))?.mtimeMs ?? Date.now()) < Date.now() - UNKNOWN_STAGED_MAX_AGE_MS;
+      if (!stale) continue;
+      await rm(file, { force: true });
+      removed += 1;
+    }
+    return removed;
   }
 }
 

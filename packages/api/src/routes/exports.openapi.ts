@@ -41,6 +41,7 @@ export function exportPaths(guides: GuideLinks) {
           'Queues an export of every invoice matching `filters` (the list’s query parameters, as strings, without `page`, `per_page`, `sort_by`, `sort_dir`), in the list’s default order: a ZIP with `manifest.json`, `invoices.csv` (unless `csv` is false) and, per invoice, the chosen `documents` (`pdf/<id>.pdf`, `facturx/<id>.pdf`, `ubl/<id>.xml`, `cii/<id>.xml`), each exactly what the single-invoice endpoint answers.',
           'The answer already carries `events_cursor`, the change feed’s end at this moment: import the archive, then follow `GET /events?after=<events_cursor>`, and no change made meanwhile is missed.',
           'More matching invoices than EXPORT_MAX_INVOICES (10,000): 422 on `filters`. More than EXPORT_MAX_ACTIVE (2) exports of this client queued or running: 429 `Too many exports in progress.` with `Retry-After`.',
+          'Kept archives (succeeded, not yet expired) of this client reaching EXPORT_STORAGE_MB_PER_DIRECTORY (2048 MiB): 429 `Export storage quota exceeded.` with `Retry-After` the seconds until the oldest kept archive expires (delete one to make room sooner). Queued and running exports have no size yet: the budget is checked again when an archive is finished, and one that would not fit is not kept (the export fails with `Storage failed.`).',
           `Follow it with \`GET /exports/{export_id}\` (or the \`export.succeeded\` / \`export.failed\` events), then download it: ${guides.link('exports')}.`,
         ].join('\n\n'),
         requestBody: { required: false, content: { 'application/json': { schema: toJsonSchema(createExportSchema, 'input') } } },
@@ -57,8 +58,8 @@ export function exportPaths(guides: GuideLinks) {
           ...commonErrors(),
           '429': errorResponse(
             429,
-            'Too many requests in this window (`Too Many Attempts.`), or this client already has EXPORT_MAX_ACTIVE exports queued or running (`Too many exports in progress.`).',
-            [Messages.TOO_MANY_ATTEMPTS, 'Too many exports in progress.'],
+            'Too many requests in this window (`Too Many Attempts.`), this client already has EXPORT_MAX_ACTIVE exports queued or running (`Too many exports in progress.`), or its kept archives reach EXPORT_STORAGE_MB_PER_DIRECTORY (`Export storage quota exceeded.`, `Retry-After` until the oldest expires).',
+            [Messages.TOO_MANY_ATTEMPTS, 'Too many exports in progress.', 'Export storage quota exceeded.'],
             [...COUNTED, 'Retry-After'],
           ),
           ...bodyErrors,

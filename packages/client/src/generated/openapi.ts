@@ -391,6 +391,8 @@ export interface paths {
          *
          *     More matching invoices than EXPORT_MAX_INVOICES (10,000): 422 on `filters`. More than EXPORT_MAX_ACTIVE (2) exports of this client queued or running: 429 `Too many exports in progress.` with `Retry-After`.
          *
+         *     Kept archives (succeeded, not yet expired) of this client reaching EXPORT_STORAGE_MB_PER_DIRECTORY (2048 MiB): 429 `Export storage quota exceeded.` with `Retry-After` the seconds until the oldest kept archive expires (delete one to make room sooner). Queued and running exports have no size yet: the budget is checked again when an archive is finished, and one that would not fit is not kept (the export fails with `Storage failed.`).
+         *
          *     Follow it with `GET /exports/{export_id}` (or the `export.succeeded` / `export.failed` events), then download it: [docs/integrate/exports.md](/v1/guides/exports).
          */
         post: operations["createExport"];
@@ -1072,8 +1074,8 @@ export interface components {
             sha256: string | null;
             /** @description When the archive and the export are removed (EXPORT_RETENTION_HOURS after it finished), or null. */
             expires: number | null;
-            /** @description Why it failed, readable; null unless failed. */
-            error: string | null;
+            /** @description Why it failed, a fixed text; null unless failed. `Storage failed.`: the archive could not be written or stored, or it would take this client past EXPORT_STORAGE_MB_PER_DIRECTORY. `Rendering failed.`: a document could not be made. `Database failed.`: the invoices could not be read. `Cancelled.`: the service called it off (its workers stopped three times before it finished, or more invoices match now than EXPORT_MAX_INVOICES). The detail is in the service’s log, under the export’s id. */
+            error: ("Storage failed." | "Rendering failed." | "Database failed." | "Cancelled.") | null;
         };
         /** @description An export. */
         ExportEnvelope: {
@@ -9024,7 +9026,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description Too many requests in this window (`Too Many Attempts.`), or this client already has EXPORT_MAX_ACTIVE exports queued or running (`Too many exports in progress.`). */
+            /** @description Too many requests in this window (`Too Many Attempts.`), this client already has EXPORT_MAX_ACTIVE exports queued or running (`Too many exports in progress.`), or its kept archives reach EXPORT_STORAGE_MB_PER_DIRECTORY (`Export storage quota exceeded.`, `Retry-After` until the oldest expires). */
             429: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -9061,7 +9063,7 @@ export interface operations {
                         /** @constant */
                         status?: 429;
                         /** @enum {unknown} */
-                        message?: "Too Many Attempts." | "Too many exports in progress.";
+                        message?: "Too Many Attempts." | "Too many exports in progress." | "Export storage quota exceeded.";
                     };
                 };
             };

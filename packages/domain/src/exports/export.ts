@@ -7,6 +7,32 @@ export type ExportDocument = (typeof EXPORT_DOCUMENTS)[number];
 export const EXPORT_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
 export type ExportStatus = (typeof EXPORT_STATUSES)[number];
 
+/**
+ * What a failed export tells the client (`error`): a fixed text per kind of failure, never an internal message; the
+ * detail goes to the log with the export's id (contract, "Export storage").
+ */
+export const EXPORT_FAILURES = {
+  /** The archive could not be written, stored, or kept within EXPORT_STORAGE_MB_PER_DIRECTORY. */
+  storage: 'Storage failed.',
+  /** An invoice's document could not be made. */
+  rendering: 'Rendering failed.',
+  /** The invoices could not be read, or the export's progress not written. */
+  database: 'Database failed.',
+  /** The service called it off: its runners stopped before it finished, or more invoices match now than one export may hold. */
+  cancelled: 'Cancelled.',
+} as const;
+export type ExportFailure = keyof typeof EXPORT_FAILURES;
+
+const FIXED_TEXTS: ReadonlySet<string> = new Set(Object.values(EXPORT_FAILURES));
+
+/** The fixed text of a stored `error`; a row failed before the texts were fixed held a message, shown by its kind. */
+function clientError(stored: string | null): string | null {
+  if (stored === null || FIXED_TEXTS.has(stored)) return stored;
+  if (/stored|storage/i.test(stored)) return EXPORT_FAILURES.storage;
+  if (/attempts|invoices match/i.test(stored)) return EXPORT_FAILURES.cancelled;
+  return EXPORT_FAILURES.rendering;
+}
+
 /** One export of a client directory: the request, its progress and, once succeeded, its archive. */
 export interface Export {
   id: number;
@@ -71,7 +97,7 @@ export function toExportObject(item: Export) {
     size: item.size,
     sha256: item.sha256,
     expires: item.expires,
-    error: item.error,
+    error: clientError(item.error),
   };
 }
 

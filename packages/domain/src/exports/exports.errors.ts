@@ -30,3 +30,11 @@ export class TooManyExportsError extends DomainError {
     super('Too many exports in progress.');
   }
 }
+
+/** The directory's kept archives already reach EXPORT_STORAGE_MB_PER_DIRECTORY: 429 with Retry-After (until the oldest expires). */
+export class ExportStorageQuotaError extends DomainError {
+  readonly code = 'EXPORT_STORAGE_QUOTA_EXCEEDED';
+  constructor(readonly retryAfterSeconds: number) {
+    super('Export storage quota exceeded.');
+  }
+}

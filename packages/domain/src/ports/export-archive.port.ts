@@ -25,5 +25,11 @@ export interface ArchiveBuilder {
 
 /** Makes ZIP archives of exports. */
 export interface ExportArchivePort {
-  create(): Promise<ArchiveBuilder>;
+  /** A new archive staged for this attempt of the export (its temporary file is named after both). */
+  create(owner: { exportId: number; attempt: number }): Promise<ArchiveBuilder>;
+  /**
+   * Removes staged archives whose attempt `isRunning` says is over (a runner killed mid-export leaves its file), and
+   * staged files of unknown owner older than an hour; how many were removed.
+   */
+  sweep(isRunning: (exportId: number, attempt: number) => Promise<boolean>): Promise<number>;
 }

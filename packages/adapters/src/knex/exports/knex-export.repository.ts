@@ -1,5 +1,16 @@
 import type { Knex } from 'knex';
-import type { ClaimedExport, Export, ExportDocument, ExportRepositoryPort, ExportStatus, NewExport, RemovedExport, DocumentLanguage } from '@logi/domain';
+import type {
+  ClaimedExport,
+  CreateExportResult,
+  DocumentLanguage,
+  Export,
+  ExportDocument,
+  ExportLimits,
+  ExportRepositoryPort,
+  ExportStatus,
+  NewExport,
+  RemovedExport,
+} from '@logi/domain';
 import { PENDING_EXPORT } from '../events/event-tables.js';
 
 const ACTIVE: ExportStatus[] = ['queued', 'running'];
@@ -47,34 +58,37 @@ function claimable(nowMs: number) {
 export class KnexExportRepository implements ExportRepositoryPort {
   constructor(private readonly knex: Knex) {}
 
-  async create(draft: NewExport, maxActive: number): Promise<Export | null> {
-    // Inserted (committed) first, then counted among the active rows up to its own id: of two requests at once, the
-    // later one sees the earlier, so the limit is never passed (at worst both give way).
-    const [inserted] = await this.knex('exports').insert({
-      directory: draft.directory,
-      status: 'queued',
-      created: draft.created,
-      filters: JSON.stringify(draft.filters),
-      documents: JSON.stringify(draft.documents),
-      lang: draft.lang,
-      duplicate: draft.duplicate ? 1 : 0,
-      csv: draft.csv ? 1 : 0,
-      done: 0,
-      events_cursor: draft.eventsCursor,
-      attempt: 0,
+  async create(draft: NewExport, limits: ExportLimits): Promise<CreateExportResult> {
+    return this.knex.transaction(async (trx) => {
+      // The client's row is the directory's lock: requests of one directory count and insert one after the other, so
+      // neither limit is passed however many arrive at once (SQLite runs one transaction at a time anyway).
+      await lockDirectory(trx, draft.directory);
+      const active = (await trx('exports').where({ directory: draft.directory }).whereIn('status', ACTIVE).count({ n: '*' }).first()) as
+        { n: unknown } | undefined;
+      if (Number(active?.n ?? 0) >= limits.maxActive) return { refused: 'active' as const };
+      const kept = await keptArchives(trx, draft.directory, limits.now);
+      if (kept.bytes >= limits.maxKeptBytes) return { refused: 'storage' as const, oldestExpires: kept.oldestExpires ?? limits.now };
+      const [inserted] = await trx('exports').insert({
+        directory: draft.directory,
+        status: 'queued',
+        created: draft.created,
+        filters: JSON.stringify(draft.filters),
+        documents: JSON.stringify(draft.documents),
+        lang: draft.lang,
+        duplicate: draft.duplicate ? 1 : 0,
+        csv: draft.csv ? 1 : 0,
+        done: 0,
+        events_cursor: draft.eventsCursor,
+        attempt: 0,
+      });
+      return {
+        created: toExport(
+          (await trx('exports')
+            .where({ id: Number(inserted) })
+            .first()) as ExportRow,
+        ),
+      };
     });
-    const id = Number(inserted);
-    const counted = (await this.knex('exports')
-      .where({ directory: draft.directory })
-      .whereIn('status', ACTIVE)
-      .where('id', '<=', id)
-      .count({ n: '*' })
-      .first()) as { n: unknown } | undefined;
-    if (Number(counted?.n ?? 0) > maxActive) {
-      await this.knex('exports').where({ id }).delete();
-      return null;
-    }
-    return toExport((await this.knex('exports').where({ id }).first()) as ExportRow);
   }
 
   async list(directory: string, limit: number): Promise<Export[]> {
@@ -106,14 +120,21 @@ export class KnexExportRepository implements ExportRepositoryPort {
   }
 
   async claimNext(nowMs: number, leaseUntilMs: number): Promise<ClaimedExport | null> {
-    // A few candidates, oldest first; the conditional update decides between runners racing for the same one.
-    const candidates = (await this.knex('exports').select('id', 'attempt').where(claimable(nowMs)).orderBy('id').limit(5)) as ExportRow[];
+    // A few candidates, the directory served longest ago first (each directory's oldest first): one directory's backlog
+    // takes one runner at a time while another directory waits. The conditional update decides between runners racing.
+    const lastClaims = this.knex('exports').select('directory').max({ last_claim: 'claimed_ms' }).groupBy('directory').as('d');
+    const candidates = (await this.knex('exports as e')
+      .select('e.id', 'e.attempt')
+      .leftJoin(lastClaims, 'd.directory', 'e.directory')
+      .where(claimable(nowMs))
+      .orderByRaw('COALESCE(d.last_claim, 0), e.id')
+      .limit(5)) as ExportRow[];
     for (const candidate of candidates) {
       const attempt = Number(candidate.attempt) + 1;
       const claimed = await this.knex('exports')
         .where({ id: candidate.id, attempt: candidate.attempt })
         .where(claimable(nowMs))
-        .update({ status: 'running', attempt, lease_until: leaseUntilMs, done: 0 });
+        .update({ status: 'running', attempt, lease_until: leaseUntilMs, done: 0, claimed_ms: nowMs });
       if (claimed === 1) {
         const row = (await this.knex('exports').where({ id: candidate.id }).first()) as ExportRow | undefined;
         if (row) return { export: toExport(row), attempt };
@@ -136,22 +157,38 @@ export class KnexExportRepository implements ExportRepositoryPort {
   async succeed(
     id: number,
     attempt: number,
-    values: { archiveKey: string; size: number; sha256: string; done: number; finished: number; expires: number },
-  ): Promise<boolean> {
-    return this.finish(id, attempt, {
-      status: 'succeeded',
-      archive_key: values.archiveKey,
-      size: values.size,
-      sha256: values.sha256,
-      done: values.done,
-      finished: values.finished,
-      expires: values.expires,
-      lease_until: null,
+    values: { archiveKey: string; size: number; sha256: string; done: number; finished: number; expires: number; maxKeptBytes: number },
+  ): Promise<'succeeded' | 'lost' | 'over-budget'> {
+    return this.knex.transaction(async (trx) => {
+      // Locking reads only until the directory is locked: on MariaDB the first plain read fixes the snapshot the sum sees.
+      const row = (await trx('exports').select('directory').where({ id, attempt, status: 'running' }).forUpdate().first()) as ExportRow | undefined;
+      if (!row) return 'lost';
+      // Under the directory's lock, as POST counts: two archives finishing at once never both fit in the last bytes.
+      await lockDirectory(trx, String(row.directory));
+      const kept = await keptArchives(trx, String(row.directory), values.finished);
+      if (kept.bytes + values.size > values.maxKeptBytes) return 'over-budget';
+      const finished = await this.finishIn(trx, id, attempt, {
+        status: 'succeeded',
+        archive_key: values.archiveKey,
+        size: values.size,
+        sha256: values.sha256,
+        done: values.done,
+        finished: values.finished,
+        expires: values.expires,
+        lease_until: null,
+      });
+      return finished ? 'succeeded' : 'lost';
     });
   }
 
   async fail(id: number, attempt: number, values: { error: string; finished: number; expires: number }): Promise<boolean> {
-    return this.finish(id, attempt, { status: 'failed', error: values.error, finished: values.finished, expires: values.expires, lease_until: null });
+    return this.knex.transaction((trx) =>
+      this.finishIn(trx, id, attempt, { status: 'failed', error: values.error, finished: values.finished, expires: values.expires, lease_until: null }),
+    );
+  }
+
+  async isRunning(id: number, attempt: number): Promise<boolean> {
+    return (await this.knex('exports').select('id').where({ id, attempt, status: 'running' }).first()) !== undefined;
   }
 
   async listExpired(now: number, limit: number): Promise<RemovedExport[]> {
@@ -177,12 +214,30 @@ export class KnexExportRepository implements ExportRepositoryPort {
   }
 
   /** The final state and, in the same transaction, the note that makes its event (export.succeeded / export.failed). */
-  private async finish(id: number, attempt: number, values: Record<string, unknown>): Promise<boolean> {
-    return this.knex.transaction(async (trx) => {
-      const updated = await trx('exports').where({ id, attempt, status: 'running' }).update(values);
-      if (updated !== 1) return false;
-      await trx('event_pending').insert({ kind: PENDING_EXPORT, entity_id: id }).onConflict(['kind', 'entity_id']).ignore();
-      return true;
-    });
+  private async finishIn(trx: Knex.Transaction, id: number, attempt: number, values: Record<string, unknown>): Promise<boolean> {
+    const updated = await trx('exports').where({ id, attempt, status: 'running' }).update(values);
+    if (updated !== 1) return false;
+    await trx('event_pending').insert({ kind: PENDING_EXPORT, entity_id: id }).onConflict(['kind', 'entity_id']).ignore();
+    return true;
   }
+}
+
+/** Locks the directory's client row until the transaction ends (SQLite: its transactions already run one at a time). */
+async function lockDirectory(trx: Knex.Transaction, directory: string): Promise<void> {
+  await trx('clients').select('id').where({ directory }).forUpdate();
+}
+
+/**
+ * The archives a directory keeps at `now` (Unix seconds): succeeded, named, not yet expired; their bytes and when the
+ * oldest expires (docs/contribute/decisions/0049-export-bounds.md).
+ */
+async function keptArchives(trx: Knex.Transaction, directory: string, now: number): Promise<{ bytes: number; oldestExpires: number | null }> {
+  const row = (await trx('exports')
+    .where({ directory, status: 'succeeded' })
+    .whereNotNull('archive_key')
+    .where('expires', '>', now)
+    .sum({ bytes: 'size' })
+    .min({ oldest: 'expires' })
+    .first()) as { bytes: unknown; oldest: unknown } | undefined;
+  return { bytes: Number(row?.bytes ?? 0), oldestExpires: row?.oldest == null ? null : Number(row.oldest) };
 }

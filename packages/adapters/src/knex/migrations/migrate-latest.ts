@@ -19,6 +19,7 @@ import * as exportsTable from './016-exports.migration.js';
 import * as apiKeys from './017-api-keys.migration.js';
 import * as webhookSecretsAtRest from './018-webhook-secrets-at-rest.migration.js';
 import * as nationalEInvoiceFields from './019-national-e-invoice-fields.migration.js';
+import * as exportFairClaims from './020-export-fair-claims.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -51,6 +52,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '017-api-keys', up: apiKeys.up, down: apiKeys.down },
   { name: '018-webhook-secrets-at-rest', up: webhookSecretsAtRest.up, down: webhookSecretsAtRest.down },
   { name: '019-national-e-invoice-fields', up: nationalEInvoiceFields.up, down: nationalEInvoiceFields.down },
+  { name: '020-export-fair-claims', up: exportFairClaims.up, down: exportFairClaims.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DOCUMENT_LANGUAGES, EXPORT_DOCUMENTS, EXPORT_STATUSES } from '@logi/domain';
+import { DOCUMENT_LANGUAGES, EXPORT_DOCUMENTS, EXPORT_FAILURES, EXPORT_STATUSES } from '@logi/domain';
 
 const seconds = (description: string) => z.int().nonnegative().nullable().describe(description);
 
@@ -29,6 +29,11 @@ export const exportSchema = z
       .nullable()
       .describe('The archive SHA-256 (lower-case hex) once succeeded, else null; also its download `ETag`.'),
     expires: seconds('When the archive and the export are removed (EXPORT_RETENTION_HOURS after it finished), or null.'),
-    error: z.string().nullable().describe('Why it failed, readable; null unless failed.'),
+    error: z
+      .enum(Object.values(EXPORT_FAILURES) as [string, ...string[]])
+      .nullable()
+      .describe(
+        'Why it failed, a fixed text; null unless failed. `Storage failed.`: the archive could not be written or stored, or it would take this client past EXPORT_STORAGE_MB_PER_DIRECTORY. `Rendering failed.`: a document could not be made. `Database failed.`: the invoices could not be read. `Cancelled.`: the service called it off (its workers stopped three times before it finished, or more invoices match now than EXPORT_MAX_INVOICES). The detail is in the service’s log, under the export’s id.',
+      ),
   })
   .describe('An export: many invoices’ documents in one ZIP archive, made by a worker.');

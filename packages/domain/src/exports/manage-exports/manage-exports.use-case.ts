@@ -5,7 +5,7 @@ import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import { ValidationError } from '../../shared/common.errors.js';
 import { exportArchiveKey, type Export } from '../export.js';
-import { ExportExpiredError, ExportNotFoundError, ExportNotReadyError, TooManyExportsError } from '../exports.errors.js';
+import { ExportExpiredError, ExportNotFoundError, ExportNotReadyError, ExportStorageQuotaError, TooManyExportsError } from '../exports.errors.js';
 import { exportCriteria, parseExportRequest } from './export-request.input.js';
 
 /** The newest exports `GET /v1/exports` shows. */
@@ -19,6 +19,8 @@ export interface ExportSettings {
   maxInvoices: number;
   /** EXPORT_MAX_ACTIVE: queued or running exports per directory. */
   maxActive: number;
+  /** EXPORT_STORAGE_MB_PER_DIRECTORY in bytes: the archives a directory keeps (docs/contribute/decisions/0049-export-bounds.md). */
+  maxKeptBytes: number;
   timeZone: string;
 }
 
@@ -51,12 +53,14 @@ export class ManageExportsUseCase {
     }
     // Read before the export exists: every change committed after the answer gets an event past it.
     const eventsCursor = await this.deps.feed.latestId(directory);
-    const created = await this.deps.exports.create(
-      { directory, created: Math.floor(now.getTime() / 1000), ...request, eventsCursor },
-      this.deps.settings.maxActive,
+    const seconds = Math.floor(now.getTime() / 1000);
+    const result = await this.deps.exports.create(
+      { directory, created: seconds, ...request, eventsCursor },
+      { maxActive: this.deps.settings.maxActive, maxKeptBytes: this.deps.settings.maxKeptBytes, now: seconds },
     );
-    if (!created) throw new TooManyExportsError(TOO_MANY_RETRY_AFTER_SECONDS);
-    return created;
+    if ('created' in result) return result.created;
+    if (result.refused === 'active') throw new TooManyExportsError(TOO_MANY_RETRY_AFTER_SECONDS);
+    throw new ExportStorageQuotaError(Math.max(1, result.oldestExpires - seconds));
   }
 
   list(directory: string): Promise<Export[]> {

@@ -8,7 +8,7 @@ import type { ExportRepositoryPort } from '../../ports/export-repository.port.js
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import type { JobQueuePort } from '../../ports/job-queue.port.js';
-import { RunExportUseCase } from './run-export.use-case.js';
+import { RunExportUseCase, type ExportFailureReport } from './run-export.use-case.js';
 
 /** How long a claim lasts without renewal: a runner that died is replaced after this. */
 export const EXPORT_LEASE_MS = 30_000;
@@ -43,6 +43,10 @@ export function buildRunExport(deps: {
   newId: () => string;
   /** Shorter in tests (a killed runner is replaced sooner). */
   leaseMs?: number;
+  /** EXPORT_STORAGE_MB_PER_DIRECTORY in bytes. */
+  maxKeptBytes: number;
+  /** Where a failure's detail goes (the log), with the export's id. */
+  report?: (failure: ExportFailureReport) => void;
 }): RunExportUseCase {
   const pdf = new DownloadInvoicePdfUseCase({
     invoices: deps.invoices,
@@ -71,6 +75,7 @@ export function buildRunExport(deps: {
     storage: deps.storage,
     pdf,
     eInvoice,
+    report: deps.report,
     settings: {
       timeZone: deps.timeZone,
       maxInvoices: deps.maxInvoices,
@@ -79,6 +84,7 @@ export function buildRunExport(deps: {
       progressIntervalMs: 500,
       renderAhead: Math.max(1, deps.renderAhead),
       maxAttempts: 3,
+      maxKeptBytes: deps.maxKeptBytes,
     },
   });
 }

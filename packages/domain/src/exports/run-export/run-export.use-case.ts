@@ -7,7 +7,7 @@ import type { ExportRepositoryPort } from '../../ports/export-repository.port.js
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import type { Invoice } from '../../invoices/invoice.js';
-import { exportArchiveKey, exportMemberPath, type ClaimedExport, type Export, type ExportDocument } from '../export.js';
+import { EXPORT_FAILURES, exportArchiveKey, exportMemberPath, type ClaimedExport, type Export, type ExportDocument, type ExportFailure } from '../export.js';
 import { exportCriteria } from '../manage-exports/export-request.input.js';
 import { exportManifest, invoicesCsv } from './export-archive.content.js';
 
@@ -25,6 +25,39 @@ export interface RunExportSettings {
   renderAhead: number;
   /** Attempts before an export that keeps failing on something passing (a renderer down) is marked failed. */
   maxAttempts: number;
+  /** EXPORT_STORAGE_MB_PER_DIRECTORY in bytes: an archive that would take its directory past it is not kept. */
+  maxKeptBytes: number;
+}
+
+/** A failed attempt as the log shows it: the client sees only the fixed text of `failure`. */
+export interface ExportFailureReport {
+  exportId: number;
+  directory: string;
+  attempt: number;
+  failure: ExportFailure;
+  /** The detail: an error, or a sentence. */
+  detail: unknown;
+  /** Whether the export is now failed (else another attempt follows). */
+  final: boolean;
+}
+
+/** An error raised in one step of an attempt, with the kind of failure the client is told. */
+class ExportStepError extends Error {
+  constructor(
+    readonly failure: ExportFailure,
+    readonly detail: unknown,
+  ) {
+    super(detail instanceof Error ? detail.message : String(detail));
+  }
+}
+
+/** Runs `work`, naming what failed when it throws. */
+async function step<T>(failure: ExportFailure, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw error instanceof ExportStepError ? error : new ExportStepError(failure, error);
+  }
 }
 
 /**
@@ -44,6 +77,8 @@ export class RunExportUseCase {
       pdf: DownloadInvoicePdfUseCase;
       eInvoice: DownloadEInvoiceUseCase;
       settings: RunExportSettings;
+      /** Where a failure's detail goes (the log), with the export's id; the client sees only the fixed text. */
+      report?: (failure: ExportFailureReport) => void;
       /** Unix ms. */
       now?: () => number;
     },
@@ -65,57 +100,86 @@ export class RunExportUseCase {
   private async run({ export: item, attempt }: ClaimedExport): Promise<void> {
     // What an earlier attempt may have stored before it died is never the archive.
     for (let earlier = 1; earlier < attempt; earlier += 1) await this.deps.storage.delete(exportArchiveKey(item.id, earlier)).catch(() => undefined);
+    if (attempt > 1) await this.sweepStaging().catch(() => undefined);
     if (attempt > this.deps.settings.maxAttempts) {
-      await this.finishFailed(item, attempt, `The export did not finish in ${this.deps.settings.maxAttempts} attempts.`);
+      await this.finishFailed(item, attempt, 'cancelled', `Its runners stopped ${this.deps.settings.maxAttempts} times before it finished.`);
       return;
     }
-    const criteria = exportCriteria(item.filters, { directory: item.directory, now: new Date(item.created * 1000), timeZone: this.deps.settings.timeZone });
-    const { invoices } = await this.deps.invoices.list({ ...criteria, page: 1, perPage: this.deps.settings.maxInvoices + 1 });
-    if (invoices.length > this.deps.settings.maxInvoices) {
-      await this.finishFailed(item, attempt, `More than ${this.deps.settings.maxInvoices} invoices match the filters now.`);
-      return;
-    }
-    if (!(await this.deps.exports.start(item.id, attempt, { total: invoices.length, started: this.seconds(), leaseUntilMs: this.leaseUntil() }))) return;
-
-    const builder = await this.deps.archives.create();
+    let builder: ArchiveBuilder | null = null;
     try {
-      const written = await this.write(item, attempt, invoices, builder);
+      const criteria = exportCriteria(item.filters, { directory: item.directory, now: new Date(item.created * 1000), timeZone: this.deps.settings.timeZone });
+      const { invoices } = await step('database', () => this.deps.invoices.list({ ...criteria, page: 1, perPage: this.deps.settings.maxInvoices + 1 }));
+      if (invoices.length > this.deps.settings.maxInvoices) {
+        await this.finishFailed(item, attempt, 'cancelled', `More than ${this.deps.settings.maxInvoices} invoices match the filters now.`);
+        return;
+      }
+      const started = await step('database', () =>
+        this.deps.exports.start(item.id, attempt, { total: invoices.length, started: this.seconds(), leaseUntilMs: this.leaseUntil() }),
+      );
+      if (!started) return;
+
+      const opened = await step('storage', () => this.deps.archives.create({ exportId: item.id, attempt }));
+      builder = opened;
+      const written = await this.write(item, attempt, invoices, opened);
       if (written === 'lost') return;
-      const archive = await builder.finish();
+      const archive = await step('storage', () => opened.finish());
       const key = exportArchiveKey(item.id, attempt);
       try {
         await this.deps.storage.putFile(key, archive.localPath, archive.size, 'application/zip', archive.sha256);
       } catch (error) {
         await this.deps.storage.delete(key).catch(() => undefined);
-        await this.finishFailed(item, attempt, `The archive could not be stored: ${messageOf(error)}`);
+        await this.finishFailed(item, attempt, 'storage', error);
         return;
       }
       const finished = this.seconds();
-      const marked = await this.deps.exports.succeed(item.id, attempt, {
-        archiveKey: key,
-        size: archive.size,
-        sha256: archive.sha256,
-        done: invoices.length,
-        finished,
-        expires: finished + this.deps.settings.retentionHours * 3600,
-      });
-      // Cancelled (or taken over) while storing: the archive is nobody's.
-      if (!marked) await this.deps.storage.delete(key).catch(() => undefined);
+      const marked = await step('database', () =>
+        this.deps.exports.succeed(item.id, attempt, {
+          archiveKey: key,
+          size: archive.size,
+          sha256: archive.sha256,
+          done: invoices.length,
+          finished,
+          expires: finished + this.deps.settings.retentionHours * 3600,
+          maxKeptBytes: this.deps.settings.maxKeptBytes,
+        }),
+      );
+      if (marked === 'succeeded') return;
+      // Cancelled (or taken over) while storing, or past the directory's budget: the archive is nobody's.
+      await this.deps.storage.delete(key).catch(() => undefined);
+      if (marked === 'over-budget') {
+        await this.finishFailed(item, attempt, 'storage', `An archive of ${archive.size} bytes would take the directory past EXPORT_STORAGE_MB_PER_DIRECTORY.`);
+      }
     } catch (error) {
       // A passing fault (a renderer down, the database busy): another attempt, here or on another runner, takes it up
-      // soon; after the last one the export fails with the reason.
-      if (attempt >= this.deps.settings.maxAttempts) await this.finishFailed(item, attempt, messageOf(error));
-      else await this.deps.exports.progress(item.id, attempt, 0, this.now()).catch(() => undefined);
-      throw error;
+      // soon; after the last one the export fails with the fixed text of what failed.
+      const failure = error instanceof ExportStepError ? error.failure : 'rendering';
+      const detail = error instanceof ExportStepError ? error.detail : error;
+      if (attempt >= this.deps.settings.maxAttempts) {
+        // Finished (failed, the detail logged): nothing for the runner to back off from.
+        await this.finishFailed(item, attempt, failure, detail);
+        return;
+      }
+      this.report({ exportId: item.id, directory: item.directory, attempt, failure, detail, final: false });
+      await this.deps.exports.progress(item.id, attempt, 0, this.now()).catch(() => undefined);
+      // The runner backs off before its next claim.
+      throw detail;
     } finally {
-      await builder.discard();
+      await builder?.discard();
     }
+  }
+
+  /**
+   * Removes staged archives (temporary files) of attempts that are no longer running: a runner killed mid-export
+   * cannot remove its own. How many were removed.
+   */
+  sweepStaging(): Promise<number> {
+    return this.deps.archives.sweep((exportId, attempt) => this.deps.exports.isRunning(exportId, attempt));
   }
 
   /** Writes the CSV, every invoice's documents and the manifest; 'lost' when the attempt was cancelled or taken over. */
   private async write(item: Export, attempt: number, invoices: Invoice[], builder: ArchiveBuilder): Promise<'written' | 'lost'> {
     const items = invoices.map(toInvoiceListItem);
-    if (item.csv) await builder.add('invoices.csv', invoicesCsv(items));
+    if (item.csv) await step('storage', () => builder.add('invoices.csv', invoicesCsv(items)));
     const listed: Array<{ id: number; nr: string; files: ArchiveMember[] }> = [];
     const ahead: Array<Promise<Array<{ path: string; data: Buffer | string }>>> = [];
     const requestId = `export-${item.id}-${attempt}`;
@@ -129,17 +193,18 @@ export class RunExportUseCase {
     let lastProgress = this.now();
     for (let index = 0; index < invoices.length; index += 1) {
       while (nextToMake < invoices.length && nextToMake <= index + this.deps.settings.renderAhead) ahead.push(make(nextToMake++));
-      const documents = await ahead.shift()!;
+      const next = ahead.shift()!;
+      const documents = await step('rendering', () => next);
       const files: ArchiveMember[] = [];
-      for (const document of documents) files.push(await builder.add(document.path, document.data));
+      for (const document of documents) files.push(await step('storage', () => builder.add(document.path, document.data)));
       listed.push({ id: items[index]!.id, nr: items[index]!.nr, files });
       if (this.now() - lastProgress >= this.deps.settings.progressIntervalMs) {
         lastProgress = this.now();
-        if (!(await this.deps.exports.progress(item.id, attempt, index + 1, this.leaseUntil()))) return 'lost';
+        if (!(await step('database', () => this.deps.exports.progress(item.id, attempt, index + 1, this.leaseUntil())))) return 'lost';
       }
     }
-    await builder.add('manifest.json', exportManifest(item, listed));
-    return (await this.deps.exports.progress(item.id, attempt, invoices.length, this.leaseUntil())) ? 'written' : 'lost';
+    await step('storage', () => builder.add('manifest.json', exportManifest(item, listed)));
+    return (await step('database', () => this.deps.exports.progress(item.id, attempt, invoices.length, this.leaseUntil()))) ? 'written' : 'lost';
   }
 
   /** The invoice's documents as the single-invoice endpoints answer them; none when it was deleted since the snapshot. */
@@ -179,9 +244,15 @@ export class RunExportUseCase {
     return answer.pdf;
   }
 
-  private async finishFailed(item: Export, attempt: number, error: string): Promise<void> {
+  /** Marks the export failed with the fixed text of `failure`; the detail goes to the report (the log) with its id. */
+  private async finishFailed(item: Export, attempt: number, failure: ExportFailure, detail: unknown): Promise<void> {
+    this.report({ exportId: item.id, directory: item.directory, attempt, failure, detail, final: true });
     const finished = this.seconds();
-    await this.deps.exports.fail(item.id, attempt, { error: error.slice(0, 1000), finished, expires: finished + this.deps.settings.retentionHours * 3600 });
+    await this.deps.exports.fail(item.id, attempt, { error: EXPORT_FAILURES[failure], finished, expires: finished + this.deps.settings.retentionHours * 3600 });
+  }
+
+  private report(failure: ExportFailureReport): void {
+    this.deps.report?.(failure);
   }
 
   private seconds(): number {
@@ -191,8 +262,4 @@ export class RunExportUseCase {
   private leaseUntil(): number {
     return this.now() + this.deps.settings.leaseMs;
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
