@@ -177,9 +177,8 @@ describe('the linear-time check', () => {
     const shape = KNOWN_WORST[0]!;
     expect(textOf(shape, LARGE)).toHaveLength(LARGE);
     const old = growthOf((text) => OLD_RANGE.exec(text), shape);
+    // Seconds on 64 KiB, about 16 times its time on 16 KiB (the message shows both).
     expect(old.linear, describeGrowth('the old Range expression', shape, old)).toBe(false);
-    // Quadratic: about 16 times the time for 4 times the text.
-    expect(old.ratio, describeGrowth('the old Range expression', shape, old)).toBeGreaterThan(8);
     const current = confirmedGrowthOf((text) => parseRange(text, 1_000_000), shape);
     expect(current.linear, describeGrowth('parseRange', shape, current)).toBe(true);
   }, 120_000);
