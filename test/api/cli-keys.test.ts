@@ -13,7 +13,9 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
 /** A `keys:list` line: `id: 3  name: "…"  scopes: read  created: …  expires: …  last used: …  revoked: …`. */
 function parseKeyLine(line: string): Record<string, string> {
-  return Object.fromEntries(line.split(/ {2}(?=[a-z ]+: )/).map((field) => [field.slice(0, field.indexOf(': ')), field.slice(field.indexOf(': ') + 2)]));
+  return Object.fromEntries(
+    line.split(/ {2}(?=[a-z]+(?: [a-z]+)?: )/).map((field) => [field.slice(0, field.indexOf(': ')), field.slice(field.indexOf(': ') + 2)]),
+  );
 }
 
 /** Every row of api_keys, to show a refused command changed nothing. */

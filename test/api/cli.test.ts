@@ -157,7 +157,7 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', SPAWNING, () => {
     const run = await cli(['db:migrate'], { ...env, PORT: 'abc' });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('Configuration error: PORT must be a port number from 0 to 65535 (got "abc")\n');
-    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(run.stderr).not.toMatch(/\n[ \t]+at /);
   });
 });
 

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileContentDisposition } from '../../packages/api/src/http/content-disposition.js';
-import { parseRange, sendRangedDownload, type ByteRange } from '../../packages/api/src/http/ranged-download.js';
+import { MAX_RANGE_HEADER_LENGTH, parseRange, sendRangedDownload, type ByteRange } from '../../packages/api/src/http/ranged-download.js';
 import { errorHandler } from '../../packages/api/src/middleware/error-handler.middleware.js';
 
 const BYTES = Buffer.from('0123456789abcdefghij');
@@ -48,6 +48,9 @@ describe('parseRange', () => {
     ['bytes=10-999', { start: 10, end: 19 }],
     ['BYTES = 2 - 2', { start: 2, end: 2 }],
     ['bytes=19-19', { start: 19, end: 19 }],
+    [' bytes = -3 ', { start: 17, end: 19 }],
+    ['bytes=\t4-\t', { start: 4, end: 19 }],
+    ['bytes=0-\u00a05', { start: 0, end: 5 }],
   ])('when the header is %s, then one range %o', (header, range) => {
     expect(parseRange(header, 20)).toEqual(range);
   });
@@ -62,6 +65,20 @@ describe('parseRange', () => {
       expect(parseRange(header, 20)).toBeNull();
     },
   );
+  it('when the header is longer than 200 characters, then it is ignored (null), however well formed', () => {
+    const padded = `bytes=${'0'.repeat(192)}2-5`;
+    expect(padded.length).toBe(MAX_RANGE_HEADER_LENGTH + 1);
+    expect(parseRange(padded, 20)).toBeNull();
+    expect(parseRange(`bytes=${'0'.repeat(191)}2-5`, 20)).toEqual({ start: 2, end: 5 });
+  });
+
+  it('when the header is bytes=0- with 60,000 spaces and x (issue 35), then null, parsed without backtracking', () => {
+    // The old expression took about 3 s over this; the hostile-headers property test checks the growth.
+    const started = performance.now();
+    expect(parseRange(`bytes=0-${' '.repeat(60_000)}x`, 20)).toBeNull();
+    expect(parseRange(`bytes=0-${' '.repeat(150)}x`, 20)).toBeNull();
+    expect(performance.now() - started).toBeLessThan(100);
+  });
 });
 
 describe('fileContentDisposition', () => {
@@ -122,6 +139,12 @@ describe('sendRangedDownload', () => {
 
   it('when several ranges are asked, then 200 with the whole body', async () => {
     const response = await fetch(base, { headers: { Range: 'bytes=0-1,5-6' } });
+    expect(response.status).toBe(200);
+    expect(Buffer.from(await response.arrayBuffer())).toEqual(BYTES);
+  });
+
+  it('when the Range header is over 200 characters, then it is ignored: 200 with the whole body', async () => {
+    const response = await fetch(base, { headers: { Range: `bytes=0-${'0'.repeat(200)}1` } });
     expect(response.status).toBe(200);
     expect(Buffer.from(await response.arrayBuffer())).toEqual(BYTES);
   });

@@ -132,7 +132,7 @@ export function loadBenchConfig(): BenchConfig {
     warmup: integer('BENCH_WARMUP', 3, 0),
     queryBudgetSeconds: integer('BENCH_QUERY_BUDGET_SECONDS', 90),
     reseed: env('BENCH_RESEED') === '1',
-    mariadbUrl: (env('BENCH_MARIADB_URL') ?? 'mysql://root@127.0.0.1:3306').replace(/\/+$/, ''),
+    mariadbUrl: (env('BENCH_MARIADB_URL') ?? 'mysql://root@127.0.0.1:3306').replace(/(?<!\/)\/+$/, ''),
     redisUrl: env('BENCH_REDIS_URL') ?? 'redis://127.0.0.1:6379',
     queueStack: env('BENCH_QUEUE_STACK') !== '0',
     throughputRequests: integer('BENCH_THROUGHPUT_REQUESTS', 400, 10),

@@ -87,7 +87,7 @@ function topSelf(
     const where = frame.url
       .replace(/^file:\/\//, '')
       .replace(`${ROOT}/`, '')
-      .replace(/.*node_modules\/\.pnpm\/([^/]+)\/node_modules\//, '$1: ');
+      .replace(/^.*node_modules\/\.pnpm\/([^/]+)\/node_modules\//, '$1: ');
     const name = `${frame.functionName || '(anonymous)'} ${where ? `${where}:${frame.lineNumber + 1}` : ''}`.trim();
     total += us;
     if (name === '(idle)') idle += us;

@@ -42,6 +42,21 @@ export function planted(emitter: EventEmitter): void {
 }
 `;
 
+const PLANTED_REGEX = `export function planted(header: string): string[] | null {
+  const match = /^\\s*a\\s*=\\s*(\\d*)\\s*-\\s*(\\d*)\\s*$/.exec(header);
+  if (!match) return null;
+  return [header.replace(/ +$/, '')];
+}
+`;
+
+// The same, linear: a space run sits before the digits or after them, never both; a run is trimmed from its start only.
+const MENDED_REGEX = `export function planted(header: string): string[] | null {
+  const match = /^\\s*a\\s*=\\s*(?:(\\d+)\\s*)?-\\s*(?:(\\d+)\\s*)?$/.exec(header);
+  if (!match) return null;
+  return [header.replace(/(?<! ) +$/, '')];
+}
+`;
+
 describe('the lint rules', () => {
   it('when API code leaves a promise floating and gives an emitter an async callback, then ESLint names both rules on their lines', async () => {
     const eslint = new ESLint({ cwd: ROOT });
@@ -52,6 +67,22 @@ describe('the lint rules', () => {
       { rule: '@typescript-eslint/no-misused-promises', line: 9, severity: 2 },
     ]);
     const [mended] = await eslint.lintText(MENDED, { filePath: API_FILE });
+    expect(mended!.messages).toEqual([]);
+  }, 180_000);
+
+  it('when API code holds a regular expression that backtracks super-linearly, then ESLint names the regexp rules on their lines (issue 35)', async () => {
+    const eslint = new ESLint({ cwd: ROOT });
+    const [planted] = await eslint.lintText(PLANTED_REGEX, { filePath: API_FILE });
+    const found = planted!.messages.map((message) => ({ rule: message.ruleId, line: message.line, severity: message.severity }));
+    // The Range expression of issue 35: each `\s*` beside an empty `(\d*)` trades spaces with the next one.
+    expect(found.filter((message) => message.line === 2)).toEqual([
+      { rule: 'regexp/no-super-linear-backtracking', line: 2, severity: 2 },
+      { rule: 'regexp/no-super-linear-backtracking', line: 2, severity: 2 },
+    ]);
+    // An unanchored run: tried again from each of its characters.
+    expect(found.filter((message) => message.line === 4)).toEqual([{ rule: 'regexp/no-super-linear-move', line: 4, severity: 2 }]);
+    expect(found.filter((message) => message.line !== 2 && message.line !== 4)).toEqual([]);
+    const [mended] = await eslint.lintText(MENDED_REGEX, { filePath: API_FILE });
     expect(mended!.messages).toEqual([]);
   }, 180_000);
 

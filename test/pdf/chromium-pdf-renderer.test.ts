@@ -190,7 +190,7 @@ describe('ChromiumPdfRenderer', () => {
 
     it('then the units are the words of that language', () => {
       // An item row as laid out: position, name, then quantity and unit one space apart.
-      const cells = (name: string) => /^\s*\d+ (.+?)\s{2,}(\S+) (\S+)\s{2,}/.exec(laidOut.find((line) => line.includes(` ${name} `)) ?? '')?.slice(1);
+      const cells = (name: string) => /^\s*\d+ (\S+(?: \S+)*)\s{2,}(\S+) (\S+)\s{2,}/.exec(laidOut.find((line) => line.includes(` ${name} `)) ?? '')?.slice(1);
       expect(cells('Road freight')).toEqual(['Road freight', '2', want.pieces]);
       expect(cells('Waiting time')).toEqual(['Waiting time', '3', want.hours]);
     });

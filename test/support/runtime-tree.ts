@@ -147,7 +147,7 @@ export async function buildRuntimeTree(log: (line: string) => void = () => undef
     let healthcheck: string[] = [];
     let user: string | null = null;
     for (const { keyword, args } of runtime.instructions) {
-      if (keyword === 'ENV') for (const [, name, value] of args.matchAll(/(\w+)=(\S+)/g)) env[name!] = value!;
+      if (keyword === 'ENV') for (const [, name, value] of args.matchAll(/(?<!\w)(\w+)=(\S+)/g)) env[name!] = value!;
       if (keyword === 'COPY') {
         const copied = new RegExp(`^--from=build (${buildWorkdir}/\\S+) /app$`).exec(args);
         if (!copied) throw new Error(`the runtime stage copies something other than the build stage's tree: COPY ${args}`);

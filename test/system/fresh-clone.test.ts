@@ -75,7 +75,7 @@ describe('a fresh clone after pnpm install, with no build', () => {
       expect(unknown.status).toBe(401);
       expect(((await unknown.json()) as { status: number }).status).toBe(401);
       expect(builds(api, migrate)).toEqual(['no build yet']);
-      expect([...api.output, ...migrate.output].join('\n')).not.toMatch(/^\s+at /m);
+      expect([...api.output, ...migrate.output].join('\n')).not.toMatch(/^[ \t]+at /m);
     } finally {
       await api.stop('SIGINT');
     }

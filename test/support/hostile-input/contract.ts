@@ -167,7 +167,7 @@ export interface QueryVerdict {
   either: Set<string>;
 }
 
-export const SPACE_TRIM = (s: string) => s.replace(/^ +| +$/g, '');
+export const SPACE_TRIM = (s: string) => s.replace(/^ +|(?<! ) +$/g, '');
 export const codePoints = (s: string) => [...s].length;
 export const worst = (a: Verdict, b: Verdict): Verdict =>
   a === 'invalid' || b === 'invalid' ? 'invalid' : a === 'either' || b === 'either' ? 'either' : 'valid';

@@ -28,7 +28,9 @@ export function sortWeights(text: string): number[] {
   const weights: number[] = [];
   // eslint-disable-next-line no-control-regex -- control characters are what the sort key drops, as in textSortKey
   const controls = /[\u0000-\u001f\u007f]/g;
-  const folded = fold(text).replace(controls, '').replace(/ +$/, '');
+  const folded = fold(text)
+    .replace(controls, '')
+    .replace(/(?<! ) +$/, '');
   for (const char of folded) {
     const expansion = EXPAND[char];
     if (expansion) for (const c of expansion) weights.push(ASCII_RANK.get(c)!);

@@ -42,7 +42,9 @@ const OTHER_PREFIX = '\u0200';
 export function textSortKey(value: string): string {
   // eslint-disable-next-line no-control-regex -- control characters are what this drops from the sort key
   const controls = /[\u0000-\u001f\u007f]/g;
-  const folded = foldText(value).replace(controls, '').replace(/ +$/, '');
+  const folded = foldText(value)
+    .replace(controls, '')
+    .replace(/(?<! ) +$/, '');
   let key = '';
   for (const char of folded) {
     const ascii = ASCII_WEIGHTS.get(char);

@@ -24,7 +24,7 @@ export interface RangedDownload {
  * `Content-Length`; 304 when `If-None-Match` names the ETag; 206 with
  * `Content-Range` for one satisfiable byte range; 416 (envelope, with
  * `Content-Range: bytes *\/<size>`) for a range past the end. Several ranges,
- * a malformed header or an `If-Range` that does not match are ignored, and
+ * a malformed or over-long header or an `If-Range` that does not match are ignored, and
  * the whole body is sent with 200, as RFC 9110 (14.2) allows.
  */
 export async function sendRangedDownload(ctx: Context, download: RangedDownload): Promise<void> {
@@ -55,16 +55,29 @@ export async function sendRangedDownload(ctx: Context, download: RangedDownload)
 }
 
 /**
+ * The longest `Range` header read: one range of two 16-digit positions with room for spaces. A
+ * longer one is ignored like a malformed one, so no header costs more than this to read.
+ */
+export const MAX_RANGE_HEADER_LENGTH = 200;
+
+/**
+ * `bytes=first-last`, spaces allowed around each part. No two quantifiers can trade characters
+ * (a space run is either before the digits or after them), so a failing match never backtracks
+ * more than once over a run: linear time. The old `\s*(\d*)\s*-` took 3 s over 60,000 spaces (issue 35).
+ */
+const BYTE_RANGE = /^\s*bytes\s*=\s*(?:(\d+)\s*)?-\s*(?:(\d+)\s*)?$/i;
+
+/**
  * One range of a `Range` header against a body of `size` bytes: the range,
  * `'unsatisfiable'` (it starts past the end, or a suffix of zero bytes), or
- * null when the header is absent, malformed, another unit, or names several
- * ranges (then the whole body is sent).
+ * null when the header is absent, malformed, over `MAX_RANGE_HEADER_LENGTH`,
+ * another unit, or names several ranges (then the whole body is sent).
  */
 export function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | null {
-  if (!header) return null;
-  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!header || header.length > MAX_RANGE_HEADER_LENGTH) return null;
+  const match = BYTE_RANGE.exec(header);
   if (!match) return null;
-  const [, first, last] = match as unknown as [string, string, string];
+  const [, first = '', last = ''] = match;
   if (first === '' && last === '') return null;
   if (first === '') {
     // `-n`: the last n bytes (all of them when n is larger than the body).

@@ -115,7 +115,7 @@ interface TargetHost {
  */
 function targetHost(hostname: string): TargetHost | null {
   if (hostname.startsWith('[')) return { host: hostname.slice(1, -1), ipLiteral: true };
-  const name = hostname.replace(/\.+$/, '');
+  const name = hostname.replace(/(?<!\.)\.+$/, '');
   if (name === '') return null;
   const reparsed = parseUrl(`http://${name}/`)?.hostname;
   if (reparsed === undefined) return null;

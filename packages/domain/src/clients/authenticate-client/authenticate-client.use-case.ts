@@ -29,6 +29,14 @@ const REMEMBERED_KEYS = 10_000;
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 
+/** The bearer token and the directory the headers name, or null when either is missing or malformed. */
+export function readCredentials(credentials: Credentials): { token: string; directory: string } | null {
+  const token = BEARER.exec(credentials.authorization ?? '')?.[1];
+  const directory = credentials.directory?.trim();
+  if (!token || !directory || directory.length > 128) return null;
+  return { token, directory };
+}
+
 /**
  * Both headers must be present, and the key must be one of that directory's,
  * neither revoked nor expired. Nothing is cached: a key made or revoked works
@@ -49,9 +57,9 @@ export class AuthenticateClientUseCase {
   ) {}
 
   async execute(credentials: Credentials): Promise<AuthenticatedClient> {
-    const token = BEARER.exec(credentials.authorization ?? '')?.[1];
-    const directory = credentials.directory?.trim();
-    if (!token || !directory || directory.length > 128) throw new AuthenticationFailedError();
+    const read = readCredentials(credentials);
+    if (!read) throw new AuthenticationFailedError();
+    const { token, directory } = read;
     const found = await this.deps.keys.findForAuthentication(directory, this.deps.hasher.hash(token));
     // Compared again in constant time, against a dummy when nothing was found, so timing does not tell which directories exist.
     const valid = this.deps.hasher.verify(token, found?.key.keyHash ?? '0'.repeat(64));

@@ -137,8 +137,8 @@ export function splitAddress(lines: string[]): { street: string | null; addition
   const extra: string[] = [];
   for (const [index, line] of rest.entries()) {
     if (city === null) {
-      const before = /^(\d{2}-\d{3}|\d{3} \d{2}|\d{4} ?[A-Z]{2}|[A-Z]{1,2}-?\d{4,5}|\d{4,6})\s+(.+)$/.exec(line);
-      const after = /^(.+?)\s+([A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2})$/.exec(line);
+      const before = /^(\d{2}-\d{3}|\d{3} \d{2}|\d{4} ?[A-Z]{2}|[A-Z]{1,2}-?\d{4,5}|\d{4,6})\s+(\S.*)$/.exec(line);
+      const after = /^(.*?\S)\s+([A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2})$/.exec(line);
       if (before) [postalCode, city] = [before[1]!, before[2]!];
       else if (after) [city, postalCode] = [after[1]!, after[2]!];
       else extra.push(line);

@@ -10,14 +10,15 @@ export class FindOrderByNrUseCase {
   constructor(private readonly deps: { orders: OrderRepositoryPort }) {}
 
   async execute(input: { directory: string; query: Iterable<[string, string]> }): Promise<Order> {
-    const nr = readNr(input.query);
+    const nr = parseOrderNrQuery(input.query);
     const order = await this.deps.orders.findFirstByNr(input.directory, nr);
     if (!order) throw new OrderNrNotFoundError(nr);
     return order;
   }
 }
 
-function readNr(query: Iterable<[string, string]>): string {
+/** The trimmed `nr` of the query, or a 422 ValidationError. */
+export function parseOrderNrQuery(query: Iterable<[string, string]>): string {
   const { values, errors } = readSingleValues(query, ['nr']);
   if (errors.nr) throw new ValidationError(errors.nr[0]!, errors);
   const nr = values.nr?.trim() ?? '';
