@@ -157,7 +157,9 @@ export class GuidePages {
     if (!this.docsBaseUrl) return null;
     const repositoryPath = path.posix.normalize(path.posix.join('docs/integrate', file));
     if (repositoryPath.startsWith('..')) return null;
-    return `${this.docsBaseUrl.replace(/\/+$/, '')}/${repositoryPath}${fragment ?? ''}`;
+    let base = this.docsBaseUrl;
+    while (base.endsWith('/')) base = base.slice(0, -1);
+    return `${base}/${repositoryPath}${fragment ?? ''}`;
   }
 }
 
