@@ -10,6 +10,7 @@ import { buildContainer, startServer, Tokens } from '@logi/api';
 import { readdir } from 'node:fs/promises';
 import { DIRS, KEYS, testFixture } from './test-fixture.js';
 import { ProductionStack } from './production-stack.js';
+import { withTestSecretKey } from './test-secret-key.js';
 
 /** `production` runs the same API tests on MariaDB, Redis, an S3 server and a worker process. */
 export const PROFILE: 'embedded' | 'production' = process.env.API_TEST_PROFILE === 'production' ? 'production' : 'embedded';
@@ -72,7 +73,7 @@ export async function startTestApi(env: Record<string, string> = {}, options: Te
 }
 
 async function startApi(dataDir: string, stack: ProductionStack | null, env: Record<string, string>, options: TestApiOptions): Promise<TestApi> {
-  const fullEnv = {
+  const fullEnv = withTestSecretKey({
     DATA_DIR: dataDir,
     PORT: '0',
     LOG_LEVEL: 'silent',
@@ -81,7 +82,7 @@ async function startApi(dataDir: string, stack: ProductionStack | null, env: Rec
     DASHBOARD_PORT: '0',
     ...stack?.env,
     ...env,
-  };
+  });
   const config = loadConfig(fullEnv);
   const logger = options.logLines
     ? createLogger({ level: 'info' }, { write: (line: string) => void options.logLines!.push(JSON.parse(line) as Record<string, unknown>) })
