@@ -28,6 +28,8 @@ export interface TestApi {
   dataDir: string;
   /** The production stack (worker, S3 server) when PROFILE is production. */
   stack: ProductionStack | null;
+  /** The listener's kept-alive connection timeouts, as the running server has them. */
+  keepAlive: { timeoutMs: number; headersTimeoutMs: number };
   /** Keys of the objects in file storage (local directory or S3 bucket). */
   objectKeys(): Promise<string[]>;
   /** fetch with the tenant's credentials (none when `as: null`). */
@@ -114,6 +116,7 @@ async function startApi(dataDir: string, stack: ProductionStack | null, env: Rec
     knex,
     dataDir,
     stack,
+    keepAlive: server.keepAlive,
     async objectKeys() {
       if (stack) return stack.objectKeys();
       const root = path.join(dataDir, 'files');
