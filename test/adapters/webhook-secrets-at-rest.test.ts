@@ -90,7 +90,13 @@ describe('the embedded profile key in DATA_DIR', () => {
     const configured = createSecretCipher({ secretKeys: [key('prod1', 3)], databaseUrl: null, dataDir });
     expect(configured.keyIds).toEqual(['prod1', local.keyIds[0]]);
     expect(configured.open(sealed)).toBe(SECRET);
-    expect(createSecretCipher({ secretKeys: [], databaseUrl: 'mysql://x@y/z', dataDir: path.join(dataDir, 'none') }).keyIds).toEqual([]);
+    expect(createSecretCipher({ secretKeys: [key('prod1', 3)], databaseUrl: 'mysql://x@y/z', dataDir: path.join(dataDir, 'none') }).keyIds).toEqual(['prod1']);
+  });
+
+  it('when a shared database has no key configured, then no cipher is made: the error names SECRETS_ENCRYPTION_KEYS and the command that makes one', () => {
+    expect(() => createSecretCipher({ secretKeys: [], databaseUrl: 'mysql://x@y/z', dataDir: path.join(dataDir, 'none') })).toThrow(
+      /^Configuration error: SECRETS_ENCRYPTION_KEYS must be set when DATABASE_URL is set .*`pnpm cli secrets:generate-key`/,
+    );
   });
 });
 
@@ -133,6 +139,25 @@ describe.each(PROFILES)('KnexWebhookSecretStore on %s', (profile) => {
     expect(rows.every((row) => row.secret.startsWith(`v1:${'k'.repeat(32)}:`))).toBe(true);
     expect(await store.keyIdsInUse()).toEqual(['k'.repeat(32)]);
     expect(await new ReencryptWebhookSecretsUseCase({ store, cipher }).execute()).toEqual({ endpoints: 2, reencrypted: 0, wasPlain: 0, skipped: 0 });
+  });
+
+  it('when one stored value is asked for per key id, then it is one sealed with exactly that id (current or previous secret), a "_" in the id matching only itself', async () => {
+    const store = new KnexWebhookSecretStore(db.knex);
+    const [under, other, upper] = [new AesGcmSecretCipher([key('a_b', 4)]), new AesGcmSecretCipher([key('aXb', 5)]), new AesGcmSecretCipher([key('A_B', 6)])];
+    const base = { directory: NORTH, url: 'https://hooks.example.com/ids', event_types: '[]', enabled: 1, created: 1 };
+    await db.knex('webhook_endpoints').insert([
+      { ...base, id: 101, secret: other.seal(SECRET), previous_secret: null },
+      { ...base, id: 102, secret: upper.seal(SECRET), previous_secret: null },
+      { ...base, id: 103, secret: SECRET, previous_secret: under.seal(`${SECRET}0`), previous_secret_until: 1 },
+    ]);
+    try {
+      const sample = await store.sealedWith('a_b');
+      expect(sample && under.open(sample)).toBe(`${SECRET}0`);
+      expect(await store.sealedWith('nobody')).toBeNull();
+      expect((await store.page(100, 10, 'plain')).map((row) => row.endpointId)).toEqual([103]);
+    } finally {
+      await db.knex('webhook_endpoints').whereIn('id', [101, 102, 103]).delete();
+    }
   });
 
   it('when the secret changed after it was read (a rotation), then the stale write is not made', async () => {

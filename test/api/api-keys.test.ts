@@ -11,6 +11,7 @@ import { OpenApiContract, type OpenApiDoc } from '../support/openapi-contract.js
 import { cli } from '../support/cli-runner.js';
 import { ApiError, createClient } from '@logi/client';
 import { openTestDatabase } from '../adapters/knex-test-databases.js';
+import { withTestSecretKey } from '../support/test-secret-key.js';
 
 const hasher = new Sha256ApiKeyHasher();
 const SCOPES: ApiKeyScope[] = ['read', 'write', 'webhooks'];
@@ -415,13 +416,15 @@ describe('upgrading a database of the previous release', () => {
         created_at: now(),
         updated_at: now(),
       });
-      const config = loadConfig({
-        DATA_DIR: db.dataDir,
-        ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
-        PORT: '0',
-        METRICS_PORT: '0',
-        LOG_LEVEL: 'silent',
-      });
+      const config = loadConfig(
+        withTestSecretKey({
+          DATA_DIR: db.dataDir,
+          ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+          PORT: '0',
+          METRICS_PORT: '0',
+          LOG_LEVEL: 'silent',
+        }),
+      );
       const container = buildContainer(config, pino({ level: 'silent' }));
       knex = container.get<Knex>(Tokens.Knex);
       expect(await migrateLatest(knex)).toContain('017-api-keys');

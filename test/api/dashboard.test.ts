@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -99,6 +100,22 @@ describe('the queue dashboard, with DASHBOARD_USER, DASHBOARD_PASSWORD and REDIS
   afterAll(async () => {
     await dashboard?.api.stop();
     await deleteRedisKeys(REDIS_URL, `${prefix}:*`);
+  });
+
+  it('when a dashboard answer keeps its connection, then it is kept HTTP_KEEP_ALIVE_TIMEOUT_MS (65 s by default), as on the API, above a load balancer idle timeout', async () => {
+    const head = await new Promise<http.IncomingHttpHeaders>((resolve, reject) => {
+      const agent = new http.Agent({ keepAlive: true });
+      http
+        .get(`${dashboard.root}/admin/queues`, { agent, headers: from() }, (response) => {
+          response.resume();
+          response.on('end', () => {
+            agent.destroy();
+            resolve(response.headers);
+          });
+        })
+        .on('error', reject);
+    });
+    expect(head['keep-alive']).toBe('timeout=65');
   });
 
   it('when the public API port is asked for the dashboard, then it is an unknown path there: the dashboard has its own listener', async () => {

@@ -8,7 +8,7 @@ import { childNodeArgs, OutputTail, spawnTracked, stopChild } from './processes.
 
 /** Variables of the API's own configuration: none leaks in from the shell that runs the benchmark. */
 const CONFIG_VARIABLES =
-  /^(HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_READ_URL|DB_.*|REDIS_URL|REDIS_PREFIX|REDIS_SENTINEL.*|S3_.*|CHROMIUM_PATH|APP_TIMEZONE|RATE_LIMIT_.*|UPLOAD_MAX_FILES|UPLOAD_QUOTA_MB_PER_DAY|JOB_.*|WORKER_CONCURRENCY|PDF_.*|METRICS_.*|DASHBOARD_.*|TRUST_PROXY|LOG_LEVEL|EVENTS_.*|WEBHOOK_.*)$/;
+  /^(HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_READ_URL|DB_.*|REDIS_URL|REDIS_PREFIX|REDIS_SENTINEL.*|S3_.*|CHROMIUM_PATH|APP_TIMEZONE|RATE_LIMIT_.*|UPLOAD_MAX_FILES|UPLOAD_QUOTA_MB_PER_DAY|JOB_.*|WORKER_CONCURRENCY|PDF_.*|METRICS_.*|DASHBOARD_.*|TRUST_PROXY|LOG_LEVEL|EVENTS_.*|WEBHOOK_.*|SECRETS_.*|HTTP_.*)$/;
 
 export function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { withTestSecretKey } from '../support/test-secret-key.js';
 
 /**
  * Every child process the benchmark starts (API servers, floor servers,
@@ -12,7 +13,8 @@ let installed = false;
 
 export function spawnTracked(command: string, args: string[], options: SpawnOptions): ChildProcess {
   installHandlers();
-  const child = spawn(command, args, options);
+  // A production-profile process (DATABASE_URL set) needs a key; the tests' one unless the caller gives its own.
+  const child = spawn(command, args, options.env ? { ...options, env: withTestSecretKey(options.env) } : options);
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;

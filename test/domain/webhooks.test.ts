@@ -193,8 +193,13 @@ class FakeSecretStore implements WebhookSecretStorePort {
     const ids = this.rows.flatMap((row) => [row.secret, row.previousSecret]).map((value) => (value ? /^sealed:([^:]+):/.exec(value)?.[1] : undefined));
     return [...new Set(ids.filter((id): id is string => id !== undefined))].sort();
   }
-  async page(afterId: number, limit: number): Promise<StoredWebhookSecrets[]> {
-    return this.rows.filter((row) => row.endpointId > afterId).slice(0, limit);
+  async sealedWith(keyId: string): Promise<string | null> {
+    const values = this.rows.flatMap((row) => [row.secret, row.previousSecret]);
+    return values.find((value) => value?.startsWith(`sealed:${keyId}:`)) ?? null;
+  }
+  async page(afterId: number, limit: number, only?: 'plain'): Promise<StoredWebhookSecrets[]> {
+    const plain = (row: StoredWebhookSecrets) => [row.secret, row.previousSecret].some((value) => value !== null && !value.startsWith('sealed:'));
+    return this.rows.filter((row) => row.endpointId > afterId && (only !== 'plain' || plain(row))).slice(0, limit);
   }
   async replace(expected: StoredWebhookSecrets, next: StoredWebhookSecrets): Promise<boolean> {
     const index = this.rows.findIndex((row) => row.endpointId === expected.endpointId);
@@ -222,6 +227,32 @@ describe('ReencryptWebhookSecretsUseCase', () => {
     ]);
     expect(await new ReencryptWebhookSecretsUseCase({ store, cipher }).execute()).toEqual({ endpoints: 3, reencrypted: 0, wasPlain: 0, skipped: 0 });
     expect(await store.keyIdsInUse()).toEqual(['new']);
+  });
+
+  it('when only plain secrets are asked for (the start of every process), then plain ones are sealed and ones under an older key are left as they are', async () => {
+    const store = new FakeSecretStore([
+      { endpointId: 1, secret: 'sealed:old:whsec_a', previousSecret: 'whsec_a0' },
+      { endpointId: 2, secret: 'sealed:old:whsec_b', previousSecret: null },
+      { endpointId: 3, secret: 'whsec_c', previousSecret: null },
+    ]);
+    const cipher = fakeCipher(['new', 'old']);
+    expect(await new ReencryptWebhookSecretsUseCase({ store, cipher }).execute({ only: 'plain' })).toEqual({
+      endpoints: 2,
+      reencrypted: 2,
+      wasPlain: 2,
+      skipped: 0,
+    });
+    expect(store.rows).toEqual([
+      { endpointId: 1, secret: 'sealed:old:whsec_a', previousSecret: 'sealed:new:whsec_a0' },
+      { endpointId: 2, secret: 'sealed:old:whsec_b', previousSecret: null },
+      { endpointId: 3, secret: 'sealed:new:whsec_c', previousSecret: null },
+    ]);
+    expect(await new ReencryptWebhookSecretsUseCase({ store, cipher }).execute({ only: 'plain' })).toEqual({
+      endpoints: 0,
+      reencrypted: 0,
+      wasPlain: 0,
+      skipped: 0,
+    });
   });
 
   it('when keys are configured that stored secrets do not name, then the missing ones are listed', () => {

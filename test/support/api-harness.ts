@@ -10,6 +10,7 @@ import { buildContainer, startServer, Tokens } from '@logi/api';
 import { readdir } from 'node:fs/promises';
 import { DIRS, KEYS, testFixture } from './test-fixture.js';
 import { ProductionStack } from './production-stack.js';
+import { withTestSecretKey } from './test-secret-key.js';
 
 /** `production` runs the same API tests on MariaDB, Redis, an S3 server and a worker process. */
 export const PROFILE: 'embedded' | 'production' = process.env.API_TEST_PROFILE === 'production' ? 'production' : 'embedded';
@@ -27,6 +28,8 @@ export interface TestApi {
   dataDir: string;
   /** The production stack (worker, S3 server) when PROFILE is production. */
   stack: ProductionStack | null;
+  /** The listener's kept-alive connection timeouts, as the running server has them. */
+  keepAlive: { timeoutMs: number; headersTimeoutMs: number };
   /** Keys of the objects in file storage (local directory or S3 bucket). */
   objectKeys(): Promise<string[]>;
   /** fetch with the tenant's credentials (none when `as: null`). */
@@ -72,7 +75,7 @@ export async function startTestApi(env: Record<string, string> = {}, options: Te
 }
 
 async function startApi(dataDir: string, stack: ProductionStack | null, env: Record<string, string>, options: TestApiOptions): Promise<TestApi> {
-  const fullEnv = {
+  const fullEnv = withTestSecretKey({
     DATA_DIR: dataDir,
     PORT: '0',
     LOG_LEVEL: 'silent',
@@ -81,7 +84,7 @@ async function startApi(dataDir: string, stack: ProductionStack | null, env: Rec
     DASHBOARD_PORT: '0',
     ...stack?.env,
     ...env,
-  };
+  });
   const config = loadConfig(fullEnv);
   const logger = options.logLines
     ? createLogger({ level: 'info' }, { write: (line: string) => void options.logLines!.push(JSON.parse(line) as Record<string, unknown>) })
@@ -113,6 +116,7 @@ async function startApi(dataDir: string, stack: ProductionStack | null, env: Rec
     knex,
     dataDir,
     stack,
+    keepAlive: server.keepAlive,
     async objectKeys() {
       if (stack) return stack.objectKeys();
       const root = path.join(dataDir, 'files');

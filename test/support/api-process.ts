@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
+import { withTestSecretKey } from './test-secret-key.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MAIN = path.join(ROOT, 'packages/api/src/main.ts');
@@ -37,7 +38,7 @@ export class ApiProcess {
   static async start(env: Record<string, string>, nodeArgs: string[] = []): Promise<ApiProcess & { url: string }> {
     const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, MAIN], {
       cwd: ROOT,
-      env: { ...envWithoutOtel(), LOG_LEVEL: 'info', METRICS_PORT: '0', PORT: '0', ...env },
+      env: withTestSecretKey({ ...envWithoutOtel(), LOG_LEVEL: 'info', METRICS_PORT: '0', PORT: '0', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const api = new ApiProcess(child);

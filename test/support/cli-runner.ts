@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withTestSecretKey } from './test-secret-key.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -20,7 +21,7 @@ export function cli(args: string[], env: Record<string, string>): Promise<CliRun
     execFile(
       process.execPath,
       ['--import', 'tsx', path.join(ROOT, 'packages/api/src/cli/main.ts'), ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: '', ...env }, timeout: 60_000 },
+      { cwd: ROOT, env: withTestSecretKey({ ...process.env, DATABASE_URL: '', ...env }), timeout: 60_000 },
       (error, stdout, stderr) => {
         resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
       },

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createKnex } from '@logi/adapters';
 import { ChildS3Server, PrivateMariadb, PrivateRedis } from './private-services.js';
 import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY } from './s3rver.js';
+import { TEST_SECRETS_ENCRYPTION_KEYS } from './test-secret-key.js';
 
 /**
  * The production profile's dependencies as private child processes of the
@@ -33,6 +34,7 @@ export class PrivateStack {
       S3_ACCESS_KEY: S3RVER_ACCESS_KEY,
       S3_SECRET_KEY: S3RVER_SECRET_KEY,
       S3_BUCKET: 'logi-private',
+      SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
     };
     return new PrivateStack(redis, mariadb, s3, env);
   }

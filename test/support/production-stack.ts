@@ -4,6 +4,7 @@ import { Client } from 'minio';
 import { createKnex } from '@logi/adapters';
 import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY, TestS3Server } from './s3rver.js';
 import { WorkerProcess } from './worker-process.js';
+import { TEST_SECRETS_ENCRYPTION_KEYS } from './test-secret-key.js';
 
 const MARIADB_ADMIN_URL = 'mysql://root@127.0.0.1:3306/mysql';
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -34,6 +35,7 @@ export class ProductionStack {
       S3_ACCESS_KEY: S3RVER_ACCESS_KEY,
       S3_SECRET_KEY: S3RVER_SECRET_KEY,
       S3_BUCKET: `logi-${suffix}`,
+      SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
     };
     return new ProductionStack(env, s3, database);
   }

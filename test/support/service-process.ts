@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import readline from 'node:readline';
 import { vi } from 'vitest';
+import { withTestSecretKey } from './test-secret-key.js';
 
 /** A service process (API, worker, CLI) started as an operator starts it: its output and JSON log lines kept. */
 export class ServiceProcess {
@@ -18,7 +19,7 @@ export class ServiceProcess {
    */
   static start(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): ServiceProcess {
     const group = options.group ?? false;
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
+    const child = spawn(command, args, { cwd: options.cwd, env: withTestSecretKey(options.env), stdio: ['ignore', 'pipe', 'pipe'], detached: group });
     const service = new ServiceProcess(child, new Promise((resolve) => child.once('exit', (code) => resolve(code))), group);
     readline.createInterface({ input: child.stdout }).on('line', (line) => {
       service.output.push(line);

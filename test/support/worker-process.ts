@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { removeCrashDirsOf } from './crash-dirs.js';
+import { withTestSecretKey } from './test-secret-key.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -14,7 +15,7 @@ export class WorkerProcess {
   static async start(env: Record<string, string>): Promise<WorkerProcess> {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')], {
       cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', ...env },
+      env: withTestSecretKey({ ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const worker = new WorkerProcess(child);

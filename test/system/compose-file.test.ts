@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '@logi/config';
+import { loadConfig, requireSecretKeys } from '@logi/config';
 
 /**
  * docker-compose.yml as operators run it. `docker-compose config` (scripts/test.sh) checks its
@@ -21,6 +21,7 @@ const ENV_EXAMPLE = path.join(ROOT, 'compose.env.example');
 
 interface Service {
   image?: string;
+  command?: string | string[];
   env_file?: string | string[];
   build?: unknown;
   environment?: Record<string, string> | string[];
@@ -84,8 +85,8 @@ async function runtimeEnvironmentOf(service: Service): Promise<Record<string, st
 
 /** Variable names that hold a credential. */
 const CREDENTIAL_NAME = /PASSWORD|SECRET|ACCESS_KEY|_TOKEN|^DATABASE(_READ)?_URL$|^REDIS_URL$/;
-/** Names that look like one and are not: a flag, and the Redis URL of a server without a password. */
-const NOT_CREDENTIALS = new Set(['MARIADB_RANDOM_ROOT_PASSWORD', 'REDIS_URL']);
+/** Names that look like one and are not: a flag. */
+const NOT_CREDENTIALS = new Set(['MARIADB_RANDOM_ROOT_PASSWORD']);
 
 function dependenciesOf(service: Service): Record<string, { condition?: string }> {
   const deps = service.depends_on ?? {};
@@ -169,11 +170,13 @@ describe('docker-compose.yml', () => {
     expect(inYaml).toEqual([]);
     expect(text).not.toMatch(/:\/\/[^\s/:@]+:[^\s/@]+@/);
     // The services that need them read the file, and the example holds every one they need.
-    for (const name of ['mariadb', 's3', 'migrate', 'api', 'worker']) expect([compose.services[name]?.env_file].flat(), name).toContain(ENV_FILE);
+    for (const name of ['mariadb', 'redis', 's3', 'migrate', 'api', 'worker']) expect([compose.services[name]?.env_file].flat(), name).toContain(ENV_FILE);
     const example = await readEnvFile(ENV_EXAMPLE);
     expect(Object.keys(example).sort()).toEqual([
       'DATABASE_URL',
       'MARIADB_PASSWORD',
+      'REDIS_PASSWORD',
+      'REDIS_URL',
       'ROOT_ACCESS_KEY',
       'ROOT_SECRET_KEY',
       'S3_ACCESS_KEY',
@@ -197,5 +200,35 @@ describe('docker-compose.yml', () => {
     const ignored = spawnSync('git', ['check-ignore', '-q', ENV_FILE], { cwd: ROOT });
     expect(ignored.status, 'git check-ignore compose.env').toBe(0);
     expect((await readFile(path.join(ROOT, '.dockerignore'), 'utf8')).split('\n')).toContain(ENV_FILE);
+  });
+
+  it('when compose starts Redis, then it asks for the password of compose.env, its health check gives it, and every REDIS_URL carries it', async () => {
+    const compose = await loadCompose();
+    const redis = compose.services.redis!;
+    const password = (await runtimeEnvironmentOf(redis)).REDIS_PASSWORD;
+    expect(password).toBeTruthy();
+    // `$$` is compose's escape of a literal `$`: the container's shell expands it from the env file, not compose from the host.
+    expect([redis.command].flat().join(' ')).toMatch(/\bredis-server\b.*--requirepass "\$\$REDIS_PASSWORD"/);
+    expect([redis.healthcheck?.test].flat().join(' ')).toMatch(/REDISCLI_AUTH="\$\$REDIS_PASSWORD" redis-cli ping/);
+    const withRedis: string[] = [];
+    for (const [name, service] of Object.entries(compose.services)) {
+      const url = (await runtimeEnvironmentOf(service)).REDIS_URL;
+      if (url === undefined) continue;
+      withRedis.push(name);
+      expect({ name, host: new URL(url).hostname, password: decodeURIComponent(new URL(url).password) }).toEqual({ name, host: 'redis', password });
+    }
+    expect(withRedis).toEqual(expect.arrayContaining(['migrate', 'api', 'worker']));
+  });
+
+  it('when compose starts the API and the worker, then both get SECRETS_ENCRYPTION_KEYS, which their production start requires', async () => {
+    const compose = await loadCompose();
+    const key = `k20261128-0a0b:${Buffer.alloc(32, 1).toString('base64')}`;
+    for (const name of ['api', 'worker']) {
+      const env = await runtimeEnvironmentOf(compose.services[name]!);
+      expect(env.SECRETS_ENCRYPTION_KEYS, name).toBeTruthy();
+      expect(() => requireSecretKeys(loadConfig({ ...env, SECRETS_ENCRYPTION_KEYS: '' }))).toThrow(/^Configuration error: SECRETS_ENCRYPTION_KEYS must be set/);
+      // With the placeholder replaced by a key, the configuration is complete.
+      expect(() => requireSecretKeys(loadConfig({ ...env, SECRETS_ENCRYPTION_KEYS: key }))).not.toThrow();
+    }
   });
 });

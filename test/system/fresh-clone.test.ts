@@ -19,7 +19,7 @@ const run = promisify(execFile);
 const BUILDING = /^==> building first \((.+)\)/;
 /** The service's configuration: none leaks in from the test run (embedded defaults unless a test sets them). */
 const CONFIG_VARIABLES =
-  /^(HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_READ_URL|DB_.*|REDIS_.*|S3_.*|METRICS_.*|DASHBOARD_.*|LOG_LEVEL|EVENTS_.*|WEBHOOK_.*|NODE_OPTIONS|NODE_ENV|VITEST.*|API_TEST_.*)$/;
+  /^(HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_READ_URL|DB_.*|REDIS_.*|S3_.*|METRICS_.*|DASHBOARD_.*|LOG_LEVEL|EVENTS_.*|WEBHOOK_.*|SECRETS_.*|HTTP_.*|NODE_OPTIONS|NODE_ENV|VITEST.*|API_TEST_.*)$/;
 
 let clone: string;
 let dataDir: string;

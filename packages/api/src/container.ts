@@ -76,7 +76,7 @@ import {
   KnexWebhookSecretStore,
   KnexWebhookTargetPolicy,
   createSecretCipher,
-  assertSecretKeysKnown,
+  checkStoredSecrets,
   type AesGcmSecretCipher,
   DnsHostResolver,
   KnexOrderFileRepository,
@@ -378,8 +378,9 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.ProcessTasks).toDynamicValue((): ApiProcessTasks => ({
     checkSecretKeys: async () => {
       const cipher = get<AesGcmSecretCipher>(Tokens.SecretCipher);
-      await assertSecretKeysKnown(new KnexWebhookSecretStore(get<Knex>(Tokens.Knex)), cipher, config);
-      if (cipher.keyIds.length === 0) logger.warn('SECRETS_ENCRYPTION_KEYS is not set: new webhook secrets are stored in plain text');
+      const result = await checkStoredSecrets(new KnexWebhookSecretStore(get<Knex>(Tokens.Knex)), cipher, config);
+      if (result.sealedPlain > 0)
+        logger.info({ sealed: result.sealedPlain, keyId: cipher.keyIds[0] }, 'sealed the webhook secrets a release before encryption stored in clear');
     },
     startMetricsListener: () => startMetricsServer(get<ApiMetrics>(Tokens.Metrics), config.metrics, logger),
     startEventPublishing: (onPublished) =>

@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
   const telemetry = await startTelemetry({ defaultServiceName: 'logistics-api', redactPath });
   await import('reflect-metadata');
-  const { ConfigError, listenConfigError, loadConfig } = await import('@logi/config');
+  const { ConfigError, listenConfigError, loadConfig, requireSecretKeys } = await import('@logi/config');
   const { createLogger, exitGracefully, migrateLatest, pendingMigrations } = await import('@logi/adapters');
   const { buildContainer } = await import('./container.js');
   const { Tokens } = await import('./tokens.js');
@@ -17,6 +17,8 @@ async function main(): Promise<void> {
   let config;
   try {
     config = loadConfig();
+    // The production profile never stores webhook secrets in clear: no key, no start.
+    requireSecretKeys(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);

@@ -11,8 +11,8 @@ export interface Stoppable {
  */
 export interface ApiProcessTasks {
   /**
-   * Throws a ConfigError when a stored webhook secret is encrypted with a key this process lacks (checked before the
-   * API listens); warns when secrets are stored in plain text for want of a key.
+   * Throws a ConfigError when a stored webhook secret is encrypted with a key this process lacks, or a configured key
+   * does not open what is sealed under its id (checked before the API listens); seals secrets still in clear.
    */
   checkSecretKeys(): Promise<void>;
   /** Prometheus' listener on METRICS_HOST:METRICS_PORT; null when METRICS_PORT is 0. */

@@ -9,6 +9,7 @@ import type { AppConfig } from '@logi/config';
 import { withTimeout, type JobQueuePort, type PdfRendererPort } from '@logi/domain';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
+import { applyKeepAlive } from './http/keep-alive.js';
 import type { ApiProcessTasks } from './process-tasks.js';
 import { Tokens } from './tokens.js';
 import { startHousekeeping } from './maintenance/housekeeping.js';
@@ -25,6 +26,8 @@ export interface RunningServer {
   metricsUrl: string | null;
   /** The queue dashboard's page, on its own listener; null when it is off. */
   dashboardUrl: string | null;
+  /** The API listener's timeouts for kept-alive connections, as set (HTTP_KEEP_ALIVE_TIMEOUT_MS). */
+  keepAlive: { timeoutMs: number; headersTimeoutMs: number };
   /** Stops taking connections, lets in-flight requests finish (bounded), then closes every dependency. */
   stop(): Promise<void>;
 }
@@ -85,7 +88,7 @@ export async function startServer(container: Container, options: { publicRouters
   server.on('clientError', answerClientError);
   // Uploads of 20 x 10 MiB over slow links take a while; idle sockets still close.
   server.requestTimeout = 10 * 60_000;
-  server.keepAliveTimeout = 5_000;
+  applyKeepAlive(server, config.httpKeepAliveTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -125,6 +128,7 @@ export async function startServer(container: Container, options: { publicRouters
     port,
     metricsUrl: metricsListener?.url ?? null,
     dashboardUrl: dashboardListener ? `${dashboardListener.url}/admin/queues` : null,
+    keepAlive: { timeoutMs: server.keepAliveTimeout, headersTimeoutMs: server.headersTimeout },
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Long polls answer now with what they have, instead of holding the stop for up to 30 s.

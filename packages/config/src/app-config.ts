@@ -76,6 +76,9 @@ function urlList(name: string, schemes: string[]) {
   });
 }
 
+/** The command that prints a new SECRETS_ENCRYPTION_KEYS entry. */
+export const GENERATE_KEY_COMMAND = 'pnpm cli secrets:generate-key';
+
 /**
  * SECRETS_ENCRYPTION_KEYS: `<id>:<base64 of 32 bytes>`, comma-separated; the first encrypts, all decrypt. An entry is
  * named by its place, never echoed: it is key material.
@@ -90,9 +93,9 @@ function secretKeyList(name: string) {
         return z.NEVER;
       };
       const match = /^([A-Za-z0-9_.-]{1,32}):([A-Za-z0-9+/]+={0,2})$/.exec(entry);
-      if (!match) return fail('must be <id>:<base64 of 32 bytes> (id: 1-32 letters, digits, ".", "_" or "-"; make a key with `openssl rand -base64 32`)');
+      if (!match) return fail(`must be <id>:<base64 of 32 bytes> (id: 1-32 letters, digits, ".", "_" or "-"; make one with \`${GENERATE_KEY_COMMAND}\`)`);
       const key = Buffer.from(match[2]!, 'base64');
-      if (key.length !== 32) return fail(`has a key of ${key.length} bytes; AES-256 needs 32 (make one with \`openssl rand -base64 32\`)`);
+      if (key.length !== 32) return fail(`has a key of ${key.length} bytes; AES-256 needs 32 (make one with \`${GENERATE_KEY_COMMAND}\`)`);
       if (keys.some((k) => k.id === match[1])) return fail(`repeats the key id "${match[1]}"`);
       keys.push({ id: match[1]!, key });
     }
@@ -214,6 +217,12 @@ const schema = z.object({
     .default(false),
   /** Keys that encrypt webhook secrets at rest: `<id>:<base64 of 32 bytes>`, comma-separated; the first encrypts, all decrypt. */
   SECRETS_ENCRYPTION_KEYS: secretKeyList('SECRETS_ENCRYPTION_KEYS').optional(),
+  /**
+   * How long the API (and the queue dashboard) keeps an idle kept-alive connection open: above a load balancer's idle
+   * timeout (60 s on AWS ALB and most others), so that the balancer closes it first and never reuses one the server is
+   * closing (a sporadic 502). The headers timeout is a second above it.
+   */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt('HTTP_KEEP_ALIVE_TIMEOUT_MS', 1000).default(65_000),
   /** Webhook attempts in flight per delivering process, and to any one endpoint from it. */
   WEBHOOK_CONCURRENCY: positiveInt('WEBHOOK_CONCURRENCY').default(16),
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: positiveInt('WEBHOOK_CONCURRENCY_PER_ENDPOINT').default(4),
@@ -281,6 +290,8 @@ export type AppConfig = {
   /** UPLOAD_QUOTA_MB_PER_DAY in bytes; 0 = no limit. */
   uploadQuotaBytesPerDay: number;
   metrics: { host: string; port: number };
+  /** HTTP_KEEP_ALIVE_TIMEOUT_MS: idle kept-alive connections of the API and the dashboard close after it. */
+  httpKeepAliveTimeoutMs: number;
   jobTimeoutMs: number;
   jobLockMs: number;
   databaseQueryTimeoutMs: number;
@@ -387,6 +398,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     uploadMaxFiles: c.UPLOAD_MAX_FILES,
     uploadQuotaBytesPerDay: c.UPLOAD_QUOTA_MB_PER_DAY * 1024 * 1024,
     metrics: { host: c.METRICS_HOST, port: c.METRICS_PORT },
+    httpKeepAliveTimeoutMs: c.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     jobTimeoutMs: c.JOB_TIMEOUT_MS,
     jobLockMs: c.JOB_LOCK_MS,
     databaseQueryTimeoutMs: c.DB_QUERY_TIMEOUT_MS,
@@ -421,6 +433,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         ? { user: c.DASHBOARD_USER, password: c.DASHBOARD_PASSWORD!, host: c.DASHBOARD_HOST, port: c.DASHBOARD_PORT, write: c.DASHBOARD_WRITE }
         : null,
   };
+}
+
+/**
+ * The production profile (DATABASE_URL set) never stores webhook secrets in clear: a process that reads or writes
+ * them (the API, the worker, the CLI's webhooks:reencrypt) refuses to start without SECRETS_ENCRYPTION_KEYS, with one
+ * line naming the command that makes a key. The embedded profile keeps its own key in DATA_DIR.
+ */
+export function requireSecretKeys(config: Pick<AppConfig, 'databaseUrl' | 'secretKeys'>): void {
+  if (config.databaseUrl !== null && config.secretKeys.length === 0) {
+    throw new ConfigError(
+      'SECRETS_ENCRYPTION_KEYS',
+      `must be set when DATABASE_URL is set (webhook secrets are never stored in clear): make a key with \`${GENERATE_KEY_COMMAND}\` and give the same value to the API and the workers`,
+    );
+  }
 }
 
 const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA']);

@@ -29,7 +29,7 @@ import {
   StandardWebhooksSigner,
   KnexWebhookSecretStore,
   createSecretCipher,
-  assertSecretKeysKnown,
+  checkStoredSecrets,
   KnexInvoiceRepository,
   createReadReplicas,
   registerReadReplicaMetrics,
@@ -183,8 +183,9 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   c.bind(WorkerTokens.ProcessTasks).toDynamicValue((): WorkerProcessTasks => ({
     checkSecretKeys: async () => {
       const cipher = get<ReturnType<typeof createSecretCipher>>(WorkerTokens.SecretCipher);
-      await assertSecretKeysKnown(new KnexWebhookSecretStore(get<Knex>(WorkerTokens.Knex)), cipher, config);
-      if (cipher.keyIds.length === 0) logger.warn('SECRETS_ENCRYPTION_KEYS is not set: webhook secrets are read as stored, in plain text');
+      const result = await checkStoredSecrets(new KnexWebhookSecretStore(get<Knex>(WorkerTokens.Knex)), cipher, config);
+      if (result.sealedPlain > 0)
+        logger.info({ sealed: result.sealedPlain, keyId: cipher.keyIds[0] }, 'sealed the webhook secrets a release before encryption stored in clear');
     },
     prepareStorage: async () => {
       const storage = get<FileStoragePort>(WorkerTokens.FileStorage);

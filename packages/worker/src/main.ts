@@ -4,7 +4,7 @@ import { startTelemetry } from '@logi/adapters/telemetry';
 // Tracing first, when OTEL_* variables ask for it: its instrumentations patch the modules imported below as they load.
 const telemetry = await startTelemetry({ defaultServiceName: 'logistics-worker' });
 await import('reflect-metadata');
-const { ConfigError, listenConfigError, loadConfig } = await import('@logi/config');
+const { ConfigError, listenConfigError, loadConfig, requireSecretKeys } = await import('@logi/config');
 const { createLogger, exitGracefully } = await import('@logi/adapters');
 
 function readConfig(): AppConfig & { redis: RedisEndpoint } {
@@ -16,6 +16,8 @@ function readConfig(): AppConfig & { redis: RedisEndpoint } {
         'must be set for the worker, or REDIS_SENTINELS with REDIS_SENTINEL_NAME (without Redis the API runs jobs in its own process)',
       );
     }
+    // The production profile never stores webhook secrets in clear: no key, no start.
+    requireSecretKeys(config);
     return { ...config, redis: config.redis };
   } catch (error) {
     if (error instanceof ConfigError) {

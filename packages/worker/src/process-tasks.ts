@@ -9,7 +9,7 @@ export interface Stoppable {
  * the logger and settings already given.
  */
 export interface WorkerProcessTasks {
-  /** Throws a ConfigError when a stored webhook secret is encrypted with a key this process lacks (checked at start). */
+  /** Throws a ConfigError when a stored webhook secret is sealed with a key this process lacks or that does not open it (checked at start); seals secrets still in clear. */
   checkSecretKeys(): Promise<void>;
   /** Makes what storage needs before the first job (the S3 bucket); a failure is the first job's to retry. */
   prepareStorage(): Promise<void>;

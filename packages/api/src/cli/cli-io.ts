@@ -81,8 +81,11 @@ Commands:
   webhooks:private-targets                     the directories allowed private webhook targets
   webhooks:reencrypt                           encrypt every webhook secret with the current key
                                                (the first of SECRETS_ENCRYPTION_KEYS); idempotent
+  secrets:generate-key                         print a new SECRETS_ENCRYPTION_KEYS entry, <id>:<base64 of 32
+                                               bytes> (needs no configuration or database)
   events:status                                changes waiting to be published, newest event, pending attempts
   exports:list [--directory <id>] [--limit <n>]
                                                the newest exports: status, progress, attempts, lease, size, expiry
 
-The database comes from DATABASE_URL, else the SQLite file in DATA_DIR (default ./data).`;
+The database comes from DATABASE_URL, else the SQLite file in DATA_DIR (default ./data).
+With DATABASE_URL, webhooks:reencrypt needs SECRETS_ENCRYPTION_KEYS; the other commands do not read it.`;

@@ -13,6 +13,7 @@ import {
   rebuildDerivedData,
   Sha256ApiKeyHasher,
   createSecretCipher,
+  newSecretKeyEntry,
   KnexWebhookSecretStore,
   KnexWebhookTargetPolicy,
 } from '@logi/adapters';
@@ -122,6 +123,12 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     (name === undefined ? io.err : io.out)(USAGE);
     return name === undefined ? 2 : 0;
+  }
+  if (name === 'secrets:generate-key') {
+    // Reads no configuration and opens no database: the key is made before there is anything to configure.
+    if (rest.length > 0) return usageError(io, `${name} takes no arguments.`);
+    io.out(newSecretKeyEntry());
+    return 0;
   }
   const spec = COMMANDS[name];
   if (!spec) return usageError(io, `Unknown command "${name}".`);

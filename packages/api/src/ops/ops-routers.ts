@@ -52,5 +52,5 @@ export async function startQueueDashboard(container: Container): Promise<Dashboa
     return null;
   }
   const { startDashboardServer } = await import('./dashboard/dashboard.server.js');
-  return startDashboardServer(inspector, { ...config.dashboard, proxyHops: config.trustProxyHops }, logger);
+  return startDashboardServer(inspector, { ...config.dashboard, proxyHops: config.trustProxyHops, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs }, logger);
 }

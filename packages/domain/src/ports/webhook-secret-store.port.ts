@@ -9,8 +9,10 @@ export interface StoredWebhookSecrets {
 export interface WebhookSecretStorePort {
   /** The key ids that stored secrets name (current and previous ones); plain secrets name none. */
   keyIdsInUse(): Promise<string[]>;
-  /** Up to `limit` endpoints with an id above `afterId`, in id order. */
-  page(afterId: number, limit: number): Promise<StoredWebhookSecrets[]>;
+  /** One stored value (a current or previous secret) sealed with the key `keyId`; null when none is. */
+  sealedWith(keyId: string): Promise<string | null>;
+  /** Up to `limit` endpoints with an id above `afterId`, in id order; with `only: 'plain'`, those holding a plain secret. */
+  page(afterId: number, limit: number, only?: 'plain'): Promise<StoredWebhookSecrets[]>;
   /** Writes `next` if the endpoint still holds `expected` (a rotation meanwhile wins); whether it was written. */
   replace(expected: StoredWebhookSecrets, next: StoredWebhookSecrets): Promise<boolean>;
 }

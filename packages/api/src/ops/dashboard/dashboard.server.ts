@@ -4,6 +4,7 @@ import Koa from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { AppState } from '../../http/app-state.js';
+import { applyKeepAlive } from '../../http/keep-alive.js';
 import { errorHandler } from '../../middleware/error-handler.middleware.js';
 import { requestContext } from '../../middleware/request-context.middleware.js';
 import { routeGuard } from '../../middleware/route-guard.middleware.js';
@@ -22,6 +23,8 @@ export interface DashboardSettings {
   write: boolean;
   /** Trusted proxy hops, as for the API: the throttle reads the client's address the same way. */
   proxyHops: number;
+  /** HTTP_KEEP_ALIVE_TIMEOUT_MS, as for the API: operators may reach it through the same kind of load balancer. */
+  keepAliveTimeoutMs: number;
 }
 
 /** Failed logins per address before the dashboard answers 429, and the window they are counted in. */
@@ -52,7 +55,7 @@ export async function startDashboardServer(inspector: DashboardQueues, settings:
   app.use(router.routes());
   const handle = app.callback();
   const server = http.createServer((req, res) => void handle(req, res));
-  server.keepAliveTimeout = 5_000;
+  applyKeepAlive(server, settings.keepAliveTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(settings.port, settings.host, () => resolve());

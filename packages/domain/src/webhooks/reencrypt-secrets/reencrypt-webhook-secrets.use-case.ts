@@ -17,26 +17,30 @@ export interface ReencryptResult {
 
 /**
  * Seals every stored webhook secret with the current key: plain ones from before encryption and ones sealed with an
- * older key. Running it again changes nothing. Each endpoint is written only if it still holds what was read, so a
- * rotation at the same time is never undone.
+ * older key (with `only: 'plain'`, the plain ones alone, as every process does at start). Running it again changes
+ * nothing. Each endpoint is written only if it still holds what was read, so a rotation at the same time is never
+ * undone.
  */
 export class ReencryptWebhookSecretsUseCase {
   constructor(private readonly deps: { store: WebhookSecretStorePort; cipher: SecretCipherPort }) {}
 
-  async execute(): Promise<ReencryptResult> {
+  async execute(options: { only?: 'plain' } = {}): Promise<ReencryptResult> {
     const { store, cipher } = this.deps;
     const result: ReencryptResult = { endpoints: 0, reencrypted: 0, wasPlain: 0, skipped: 0 };
+    const due = (value: string | null): value is string =>
+      value !== null && cipher.isStale(value) && (options.only !== 'plain' || cipher.keyIdOf(value) === null);
     for (let afterId = 0; ;) {
-      const page = await store.page(afterId, PAGE);
+      const page = await store.page(afterId, PAGE, options.only);
       if (page.length === 0) return result;
       for (const stored of page) {
         result.endpoints += 1;
-        const stale = [stored.secret, stored.previousSecret].filter((value): value is string => value !== null && cipher.isStale(value));
+        const stale = [stored.secret, stored.previousSecret].filter(due);
         if (stale.length === 0) continue;
+        const reseal = (value: string) => (due(value) ? cipher.seal(cipher.open(value)) : value);
         const next: StoredWebhookSecrets = {
           endpointId: stored.endpointId,
-          secret: this.reseal(stored.secret),
-          previousSecret: stored.previousSecret === null ? null : this.reseal(stored.previousSecret),
+          secret: reseal(stored.secret),
+          previousSecret: stored.previousSecret === null ? null : reseal(stored.previousSecret),
         };
         if (await store.replace(stored, next)) {
           result.reencrypted += stale.length;
@@ -47,11 +51,6 @@ export class ReencryptWebhookSecretsUseCase {
       }
       afterId = page.at(-1)!.endpointId;
     }
-  }
-
-  private reseal(stored: string): string {
-    const { cipher } = this.deps;
-    return cipher.isStale(stored) ? cipher.seal(cipher.open(stored)) : stored;
   }
 }
 
