@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, PROFILE, startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
 import { readZip } from '../support/zip-reader.js';
+import { parseCsv } from '../support/csv.js';
 
 /**
  * The join of an export with the change feed (contract, "Exports": `events_cursor`): writes through the API (uploads)
@@ -18,35 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.stop();
 });
-
-/** RFC 4180 rows (quoted fields may hold commas, quotes and line breaks). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i += 1;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i += 1;
-    } else field += c;
-  }
-  return rows;
-}
 
 interface FeedEvent {
   id: number;

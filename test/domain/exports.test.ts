@@ -15,6 +15,7 @@ import {
   type ExportRepositoryPort,
 } from '@logi/domain';
 import { FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js';
+import { parseCsv } from '../support/csv.js';
 
 const context = { directory: 'baltic', now: new Date('2026-11-26T12:00:00Z'), timeZone: 'Europe/Warsaw' };
 
@@ -56,6 +57,28 @@ describe('invoicesCsv', () => {
     expect(row.startsWith('7,')).toBe(true);
     expect(row).toContain('"Kowalski, ""Jan""\nSp. z o.o."');
     expect(row).toContain(',,');
+  });
+
+  it('when a text field starts like a formula (=, +, -, @, tab, CR), then it gets a leading quote mark, and numbers, negative ones too, stay as they are', () => {
+    const names = ['=HYPERLINK("http://x.test","y")', '+48 123', '-x', '@SUM(A1)', '\tTab', '\rReturn', 'Plain, "name"', "'quoted already"];
+    const items = names.map((name, index) =>
+      toInvoiceListItem(sampleInvoice({ id: index + 1, customerName: name, customerVat: index === 0 ? '-PL123' : 'PL123', amountNet: -120.5 })),
+    );
+    const [header, ...rows] = parseCsv(invoicesCsv(items));
+    const column = (name: string) => header!.indexOf(name);
+    expect(rows.map((row) => row[column('customer_name')])).toEqual([
+      `'=HYPERLINK("http://x.test","y")`,
+      "'+48 123",
+      "'-x",
+      "'@SUM(A1)",
+      "'\tTab",
+      "'\rReturn",
+      'Plain, "name"',
+      "'quoted already",
+    ]);
+    expect(rows[0]![column('customer_vat')]).toBe("'-PL123");
+    expect(rows.map((row) => row[column('amount_net')])).toEqual(names.map(() => '-120.5'));
+    expect(rows.map((row) => Number(row[column('id')]))).toEqual(names.map((_, index) => index + 1));
   });
 });
 

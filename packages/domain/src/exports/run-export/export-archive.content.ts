@@ -26,10 +26,17 @@ export const EXPORT_CSV_COLUMNS = [
   'added_time',
 ] as const;
 
-/** One RFC 4180 field: quoted when it holds a comma, a quote, CR or LF; null is an empty field. */
+/** What a spreadsheet reads as the start of a formula (OWASP "CSV injection"): `=`, `+`, `-`, `@`, tab, CR. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One RFC 4180 field: quoted when it holds a comma, a quote, CR or LF; null is an empty field. A text value
+ * that starts like a formula gets a leading `'`, so no spreadsheet runs it (contract, "Exports"); numbers,
+ * negative ones included, are written as they are.
+ */
 function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = String(value);
+  const text = typeof value === 'string' && FORMULA_START.test(value) ? `'${value}` : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
