@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { createKnex, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@logi/adapters';
 import { NORTH, repositoryFixture, SOUTH } from '../adapters/knex-repository.fixture.js';
 import { cli } from '../support/cli-runner.js';
+import { exportRow } from '../support/export-rows.js';
 
 /** A table the CLI printed: the header's columns, then each row's cells (columns are two spaces or more apart). */
 function parseTable(stdout: string): Array<Record<string, string>> {
@@ -27,20 +28,7 @@ describe('pnpm cli exports:list (embedded SQLite)', { timeout: 120_000 }, () => 
     knex = createKnex({ databaseUrl: null, dataDir });
     await migrateLatest(knex);
     await loadFixtures(knex, repositoryFixture, { hasher: new Sha256ApiKeyHasher() });
-    const row = (id: number, directory: string, extra: Record<string, unknown>) => ({
-      id,
-      directory,
-      status: 'queued',
-      created: NOW - 600,
-      filters: '{}',
-      documents: '["pdf"]',
-      lang: 'en',
-      duplicate: 0,
-      csv: 1,
-      done: 0,
-      events_cursor: 0,
-      ...extra,
-    });
+    const row = (id: number, directory: string, extra: Record<string, unknown>) => exportRow(directory, { id, created: NOW - 600, ...extra });
     await knex('exports').insert([
       row(1, NORTH, { status: 'succeeded', total: 4, done: 4, attempt: 1, finished: NOW - 300, size: 12_345, sha256: 'a'.repeat(64), expires: NOW + 3600 }),
       row(2, SOUTH, { status: 'failed', total: 2, done: 1, attempt: 3, finished: NOW - 200, error: 'The archive could not be stored: Storage unavailable' }),

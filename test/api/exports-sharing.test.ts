@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, PROFILE, startTestApi, type Tenant, type TestApi } from '../support/api-harness.js';
 import { DIRS } from '../support/test-fixture.js';
+import { heldExportRow } from '../support/export-rows.js';
 
 /**
  * Export runners on the profile under test (one runner: the API process embedded, one worker in production): staged
@@ -23,20 +24,7 @@ beforeAll(async () => {
     worker: false,
     // Before any runner starts: what runners killed mid-export left, and the file of an attempt another runner holds.
     beforeStart: async (dataDir, { knex }) => {
-      const [id] = await knex('exports').insert({
-        directory: DIRS.alpine,
-        status: 'running',
-        created: Math.floor(Date.now() / 1000),
-        filters: '{}',
-        documents: '["pdf"]',
-        lang: 'en',
-        duplicate: 0,
-        csv: 1,
-        done: 0,
-        events_cursor: 0,
-        attempt: 1,
-        lease_until: Date.now() + 3_600_000,
-      });
+      const [id] = await knex('exports').insert(heldExportRow(DIRS.alpine));
       heldId = Number(id);
       const tmp = path.join(dataDir, 'tmp');
       await mkdir(tmp, { recursive: true });

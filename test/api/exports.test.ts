@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportSchema } from '../../packages/api/src/ops/openapi/export.schemas.js';
 import { envelopeOf, PROFILE, startTestApi, type Tenant, type TestApi } from '../support/api-harness.js';
 import { readZip } from '../support/zip-reader.js';
+import { heldExportRow } from '../support/export-rows.js';
 
 /**
  * Exports over HTTP on the profile under test: validation and limits, the archive (manifest, CSV, documents byte for
@@ -212,20 +213,7 @@ describe(`an export's archive (${PROFILE})`, () => {
       expect(Object.keys(tooMany.errors!)).toEqual(['filters']);
       const one = (await listIds(''))[0]!;
       // An export another runner holds (its lease far ahead) counts as running.
-      const [held] = await small.knex('exports').insert({
-        directory: 'baltic-haulage',
-        status: 'running',
-        created: Math.floor(Date.now() / 1000),
-        filters: '{}',
-        documents: '["pdf"]',
-        lang: 'en',
-        duplicate: 0,
-        csv: 1,
-        done: 0,
-        events_cursor: 0,
-        attempt: 1,
-        lease_until: Date.now() + 3_600_000,
-      });
+      const [held] = await small.knex('exports').insert(heldExportRow('baltic-haulage'));
       const refused = await post({ filters: { search: one.nr } });
       expect(await envelopeOf(refused)).toMatchObject({ status: 429, message: 'Too many exports in progress.' });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
