@@ -238,6 +238,22 @@ describe.each(ROUTES)('$name with Idempotency-Key', (route) => {
   });
 });
 
+describe('a file link with a malformed Idempotency-Key', () => {
+  it("when the order or the file is not the caller's, then 404 comes before the key's 422 (contract precedence)", async () => {
+    for (const [path, message] of [
+      [`/orders/987654321/files/${fileId}/link`, 'Order not found'],
+      ['/orders/1.5/files/1/link', 'Order not found'],
+      ['/orders/3001/files/987654321/link', 'File not found'],
+    ] as const) {
+      const { envelope } = await post(path, { ttl: 600 }, 'a b');
+      expect({ status: envelope.status, message: envelope.message }).toEqual({ status: 404, message });
+    }
+    const { envelope } = await post(`/orders/3001/files/${fileId}/link`, { ttl: 600 }, 'a b');
+    expect(envelope.status).toBe(422);
+    expect(Object.keys(envelope.errors ?? {})).toEqual(['Idempotency-Key']);
+  });
+});
+
 describe('the kept answer of a webhook endpoint', () => {
   it('when its create is retried, then the same secret comes back, and the kept answer holds it only sealed', async () => {
     const key = randomUUID();

@@ -1,7 +1,10 @@
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import { IDEMPOTENCY_HEADER, idempotencyKeyErrors, runIdempotently, ValidationError, type IdempotencyStorePort, type SecretCipherPort } from '@logi/domain';
 import type { AppState } from '../http/app-state.js';
 import { requestBody } from '../http/json-body.js';
+
+/** A route's context: its path parameters, as @koa/router sets them. */
+type RoutedContext = ParameterizedContext<AppState> & { params: Record<string, string> };
 
 /** Sent, as `true`, on the kept answer of an earlier request with the same Idempotency-Key. */
 export const REPLAYED_HEADER = 'Idempotency-Replayed';
@@ -44,7 +47,14 @@ const LOCK_MS = 120_000;
  * secrets key (which a current release does not start without, ADR 0043)
  * keeps the answer with `secret` null instead.
  */
-export function idempotent(deps: IdempotencyDeps, options: { secret?: boolean } = {}): Middleware<AppState> {
+export function idempotent(
+  deps: IdempotencyDeps,
+  options: {
+    secret?: boolean;
+    /** Throws what must come before a 422 on the key (contract precedence: a missing order or file is 404 first). */
+    exists?: (ctx: RoutedContext) => Promise<void>;
+  } = {},
+): Middleware<AppState> {
   return async (ctx, next) => {
     // An empty value counts as not sent, as for every parameter.
     const key = ctx.get(IDEMPOTENCY_HEADER) || undefined;
@@ -52,6 +62,7 @@ export function idempotent(deps: IdempotencyDeps, options: { secret?: boolean } 
       await next();
       return;
     }
+    await options.exists?.(ctx as RoutedContext);
     const errors = idempotencyKeyErrors(key);
     const first = Object.values(errors)[0]?.[0];
     if (first) throw new ValidationError(first, errors);

@@ -82,7 +82,9 @@ export function registerOrderRoutes(router: Router<AppState>, deps: OrderRouteDe
   });
 
   // No cache keeps a link, an error answer included (no-store before the handler runs).
-  router.post('/orders/:orderId/files/:fileId/link', noStore(), jsonObjectBody(), idempotent(deps), async (ctx) => {
+  const linkedFileExists = (ctx: { state: AppState; params: Record<string, string> }) =>
+    deps.orderFiles.assertFile(ctx.state.client.directory, orderIdOf(ctx.params.orderId), fileIdOf(ctx.params.fileId));
+  router.post('/orders/:orderId/files/:fileId/link', noStore(), jsonObjectBody(), idempotent(deps, { exists: linkedFileExists }), async (ctx) => {
     const orderId = orderIdOf(ctx.params.orderId);
     const link = await deps.orderFiles.link(ctx.state.client.directory, orderId, fileIdOf(ctx.params.fileId), requestBody(ctx), ctx.state.apiKey!.id);
     const url = link.kind === 'presigned' ? link.url : `${requestOrigin(ctx)}${FILE_LINK_PREFIX}${link.token}`;

@@ -50,6 +50,11 @@ export class OrderFilesUseCase {
     return this.downloadOf(await this.file(directory, orderId, fileId));
   }
 
+  /** 404 (`Order not found`, then `File not found`) unless the file is on the caller's order: what precedes a 422. */
+  async assertFile(directory: string, orderId: number, fileId: number): Promise<void> {
+    await this.file(directory, orderId, fileId);
+  }
+
   /**
    * A presigned storage URL when the storage has them (it lives its ttl), else
    * a signed token for the API's link route, bound to the API key `keyId` that
