@@ -1,5 +1,6 @@
 import {
   FairQueue,
+  InvalidJobPayloadError,
   jobConcurrency,
   ServiceUnavailableError,
   withTimeout,
@@ -18,6 +19,8 @@ export interface InlineJobQueueOptions {
   concurrency: number;
   /** How long close() waits for running jobs. */
   closeTimeoutMs?: number;
+  /** Told of a job whose payload its handler refused (InvalidJobPayloadError), as the worker logs it. */
+  onRefused?: (refused: { jobId: string; queue: JobName; issues: readonly string[] }) => void;
 }
 
 /** One kind of job's slots: how many run, how many may, and who waits. */
@@ -104,6 +107,7 @@ export class InlineJobQueue implements JobQueuePort {
           try {
             return await handler(payload);
           } catch (error) {
+            if (error instanceof InvalidJobPayloadError) this.options.onRefused?.({ jobId, queue: name, issues: error.issues });
             // As the worker reports it: an outage is "unavailable" (503, try again), not a failure of the job.
             if (isTransientInfrastructureError(error)) throw new ServiceUnavailableError('a dependency of the job is unavailable');
             throw error;
