@@ -2,7 +2,17 @@ import type { Job, Telemetry, Worker } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DomainError, InvalidJobPayloadError, JOB_NAMES, jobConcurrency, ServiceUnavailableError, withTimeout, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
+import {
+  DomainError,
+  InvalidJobPayloadError,
+  JOB_NAMES,
+  jobConcurrency,
+  ServiceUnavailableError,
+  withTimeout,
+  type JobHandler,
+  type JobHandlers,
+  type JobName,
+} from '@logi/domain';
 import type { RedisEndpoint } from '@logi/config';
 import { createRedis } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';

@@ -99,7 +99,9 @@ export class InlineJobQueue implements JobQueuePort {
     execution.promise = (async () => {
       try {
         const slots = this.slotsOf(name);
-        await acquireSlot(slots, payload.directory, options.bulk ?? false);
+        // The payload is checked by its handler (parseJobPayload); until then it is only a fair-share label.
+        const directory = (payload as { directory?: unknown } | null)?.directory;
+        await acquireSlot(slots, typeof directory === 'string' ? directory : '', options.bulk ?? false);
         try {
           if (this.closed) throw new ServiceUnavailableError('job queue is closed');
           if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
