@@ -123,12 +123,7 @@ export class BullmqJobWorker {
       return result;
     } catch (error) {
       const durationMs = Date.now() - started;
-      // A payload the API could not have sent: refused for good, and said so (docs/contribute/decisions/0050-job-payloads-validated.md).
-      if (error instanceof InvalidJobPayloadError) {
-        log.warn({ durationMs, code: error.code, issues: error.issues }, 'job payload refused');
-        throw new (bullmq().UnrecoverableError)(encodeDomainError(error));
-      }
-      // A forged or damaged job: logged with the rules it broke, never its values, and never tried again.
+      // A forged or damaged job: logged with the rules it broke, never its values, and never tried again (ADR 0050).
       if (error instanceof InvalidJobPayloadError) {
         log.warn({ durationMs, code: error.code, issues: error.issues }, 'job payload refused');
         throw new (bullmq().UnrecoverableError)(encodeDomainError(error));
