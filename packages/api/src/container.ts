@@ -194,7 +194,10 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
           onError: (error) => logger.warn({ err: error }, 'job queue connection error'),
           telemetry: telemetry?.bullmq,
         })
-      : new InlineJobQueue(() => get<JobHandlers>(Tokens.JobHandlers), { concurrency: config.workerConcurrency }),
+      : new InlineJobQueue(() => get<JobHandlers>(Tokens.JobHandlers), {
+          concurrency: config.workerConcurrency,
+          onRefused: ({ jobId, queue, issues }) => logger.warn({ jobId, queue, issues }, 'job payload refused'),
+        }),
   );
   c.bind(Tokens.RateLimiter).toDynamicValue(() => {
     const redis = get<Redis | null>(Tokens.Redis);

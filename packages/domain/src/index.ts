@@ -53,6 +53,8 @@ export * from './invoices/invoice-document/build-invoice-document.js';
 export * from './invoices/invoice-document/load-invoice-document.js';
 export * from './invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
 export * from './jobs/build-job-handlers.js';
+export * from './jobs/job-payload.schemas.js';
+export * from './jobs/jobs.errors.js';
 export * from './jobs/failure-reason.js';
 export * from './jobs/fair-queue.js';
 export * from './maintenance/sweep-leftovers/sweep-leftovers.use-case.js';

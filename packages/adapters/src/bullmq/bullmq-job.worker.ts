@@ -2,7 +2,17 @@ import type { Job, Telemetry, Worker } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DomainError, JOB_NAMES, jobConcurrency, ServiceUnavailableError, withTimeout, type JobHandler, type JobHandlers, type JobName } from '@logi/domain';
+import {
+  DomainError,
+  InvalidJobPayloadError,
+  JOB_NAMES,
+  jobConcurrency,
+  ServiceUnavailableError,
+  withTimeout,
+  type JobHandler,
+  type JobHandlers,
+  type JobName,
+} from '@logi/domain';
 import type { RedisEndpoint } from '@logi/config';
 import { createRedis } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
@@ -57,7 +67,7 @@ export class BullmqJobWorker {
     this.workers = JOB_NAMES.map((name) => {
       const queueName = QUEUE_NAME_BY_JOB[name];
       const keys = { toKey: (type: string) => `${prefix}:${queueName}:${type}` };
-      const worker = new (bullmq().Worker)(queueName, (job: Job) => this.process(job, keys), {
+      const worker = new (bullmq().Worker)(queueName, (job: Job) => this.process(job, queueName, keys), {
         connection: this.connection,
         prefix,
         // Each kind in slots of its own: WORKER_CONCURRENCY renders, more of the light file stores (jobConcurrency).
@@ -87,10 +97,17 @@ export class BullmqJobWorker {
     return this.closing;
   }
 
-  private async process(job: Job, keys: { toKey(type: string): string }): Promise<unknown> {
+  private async process(job: Job, queue: string, keys: { toKey(type: string): string }): Promise<unknown> {
     const name = job.name as JobName;
-    const data = job.data as { requestId?: string };
-    const log = this.options.logger.child({ requestId: data.requestId, jobId: job.id, job: name, attempt: job.attemptsMade + 1 });
+    // Read for the log only, as text: the payload is checked by the handler (parseJobPayload) before anything uses it.
+    const requestId = (job.data as { requestId?: unknown } | null)?.requestId;
+    const log = this.options.logger.child({
+      requestId: typeof requestId === 'string' ? requestId.slice(0, 128) : undefined,
+      jobId: job.id,
+      queue,
+      job: name,
+      attempt: job.attemptsMade + 1,
+    });
     // Off the job's path: a lost update only makes the next jobs' shares less exact, never wrong.
     fairStarted(this.commands, keys, job.opts.priority).catch((error: unknown) => log.warn({ err: error }, 'fair share not updated'));
     const handler = this.options.handlers[name] as JobHandler<JobName> | undefined;
@@ -106,6 +123,11 @@ export class BullmqJobWorker {
       return result;
     } catch (error) {
       const durationMs = Date.now() - started;
+      // A forged or damaged job: logged with the rules it broke, never its values, and never tried again (ADR 0050).
+      if (error instanceof InvalidJobPayloadError) {
+        log.warn({ durationMs, code: error.code, issues: error.issues }, 'job payload refused');
+        throw new (bullmq().UnrecoverableError)(encodeDomainError(error));
+      }
       // A passing outage may heal before the next try; any other domain error will not.
       if (error instanceof DomainError && !(error instanceof ServiceUnavailableError)) {
         log.info({ durationMs, code: error.code }, 'job ended with a domain error');

@@ -1,6 +1,7 @@
 import {
   AuthenticationFailedError,
   DomainError,
+  InvalidJobPayloadError,
   InvoiceNotFoundError,
   OrderNotFoundError,
   ServiceUnavailableError,
@@ -20,6 +21,8 @@ interface EncodedDomainError {
   message: string;
   errors?: FieldErrors;
   reason?: string;
+  job?: string;
+  issues?: string[];
 }
 
 /** Domain errors the waiting side can rebuild, by code. */
@@ -28,6 +31,7 @@ const REBUILD: Record<string, (e: EncodedDomainError) => DomainError> = {
   ORDER_NOT_FOUND: () => new OrderNotFoundError(),
   AUTHENTICATION_FAILED: () => new AuthenticationFailedError(),
   VALIDATION_FAILED: (e) => new ValidationError(e.message, e.errors ?? {}),
+  INVALID_JOB_PAYLOAD: (e) => new InvalidJobPayloadError(e.job ?? 'unknown', e.issues ?? []),
   SERVICE_UNAVAILABLE: (e) => new ServiceUnavailableError(e.reason ?? e.message),
 };
 
@@ -35,6 +39,7 @@ export function encodeDomainError(error: DomainError): string {
   const encoded: EncodedDomainError = { code: error.code, message: error.message };
   if (error instanceof ValidationError) encoded.errors = error.errors;
   if (error instanceof ServiceUnavailableError) encoded.reason = error.reason;
+  if (error instanceof InvalidJobPayloadError) Object.assign(encoded, { job: error.job, issues: [...error.issues] });
   return MARKER + JSON.stringify(encoded);
 }
 

@@ -1,5 +1,6 @@
 import {
   FairQueue,
+  InvalidJobPayloadError,
   jobConcurrency,
   ServiceUnavailableError,
   withTimeout,
@@ -18,6 +19,8 @@ export interface InlineJobQueueOptions {
   concurrency: number;
   /** How long close() waits for running jobs. */
   closeTimeoutMs?: number;
+  /** Told of a job whose payload its handler refused (InvalidJobPayloadError), as the worker logs it. */
+  onRefused?: (refused: { jobId: string; queue: JobName; issues: readonly string[] }) => void;
 }
 
 /** One kind of job's slots: how many run, how many may, and who waits. */
@@ -96,7 +99,9 @@ export class InlineJobQueue implements JobQueuePort {
     execution.promise = (async () => {
       try {
         const slots = this.slotsOf(name);
-        await acquireSlot(slots, payload.directory, options.bulk ?? false);
+        // The payload is checked by its handler (parseJobPayload); until then it is only a fair-share label.
+        const directory = (payload as { directory?: unknown } | null)?.directory;
+        await acquireSlot(slots, typeof directory === 'string' ? directory : '', options.bulk ?? false);
         try {
           if (this.closed) throw new ServiceUnavailableError('job queue is closed');
           if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
@@ -104,6 +109,7 @@ export class InlineJobQueue implements JobQueuePort {
           try {
             return await handler(payload);
           } catch (error) {
+            if (error instanceof InvalidJobPayloadError) this.options.onRefused?.({ jobId, queue: name, issues: error.issues });
             // As the worker reports it: an outage is "unavailable" (503, try again), not a failure of the job.
             if (isTransientInfrastructureError(error)) throw new ServiceUnavailableError('a dependency of the job is unavailable');
             throw error;

@@ -8,6 +8,7 @@ import type { OrderFileRepositoryPort } from '../ports/order-file-repository.por
 import type { EInvoiceWriterPort } from '../ports/e-invoice-writer.port.js';
 import type { PdfRendererPort } from '../ports/pdf-renderer.port.js';
 import type { JobHandlers } from './job-definitions.js';
+import { parseJobPayload } from './job-payload.schemas.js';
 
 export interface JobHandlerDeps {
   invoices: InvoiceRepositoryPort;
@@ -23,7 +24,10 @@ export interface JobHandlerDeps {
   eInvoiceWriter?: EInvoiceWriterPort;
 }
 
-/** The one set of job handlers: the in-process queue and every worker run these. */
+/**
+ * The one set of job handlers: the in-process queue and every worker run these. Each payload is checked first
+ * (`parseJobPayload`): one that fails is an InvalidJobPayloadError and touches neither storage nor the database.
+ */
 export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
   const render = new RenderInvoicePdfUseCase({
     invoices: deps.invoices,
@@ -37,7 +41,7 @@ export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
   });
   const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage });
   return {
-    'render-invoice-pdf': (payload) => render.execute(payload),
-    'store-order-file': (payload) => store.execute(payload),
+    'render-invoice-pdf': async (payload) => render.execute(parseJobPayload('render-invoice-pdf', payload)),
+    'store-order-file': async (payload) => store.execute(parseJobPayload('store-order-file', payload)),
   };
 }
