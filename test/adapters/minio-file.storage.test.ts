@@ -218,6 +218,59 @@ describe('MinioFileStorage against s3rver', () => {
     expect(await vanishing.deleteStale('staging/', new Date(Date.now() + 60_000), 100)).toBe(3);
   });
 
+  it('when the reader of a download stops reading for longer than the bound, then every byte still arrives (back-pressure is not silence)', async () => {
+    const patient = storageFor(s3.endPoint);
+    const key = 'orders/slow-reader/1/object';
+    const bytes = Buffer.alloc(2 * 1024 * 1024, 7);
+    bytes.write('first and last', 0);
+    await patient.putBuffer(key, bytes, 'application/octet-stream');
+    const stream = (await patient.getStream(key)) as NodeJS.ReadableStream & AsyncIterable<Buffer>;
+    const reader = stream[Symbol.asyncIterator]();
+    const chunks: Buffer[] = [];
+    const first = await reader.next();
+    if (!first.done) chunks.push(first.value as Buffer);
+    // The fault: the reader holds back three times the storage's 2 s bound while S3 has more to send.
+    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    for (let next = await reader.next(); !next.done; next = await reader.next()) chunks.push(next.value as Buffer);
+    expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
+  }, 20_000);
+
+  it('when S3 stops sending in the middle of a body while the reader waits, then the download fails within twice the bound', async () => {
+    const http = await import('node:http');
+    const sockets: import('node:net').Socket[] = [];
+    // Answers the bucket check, then starts an object's body and goes quiet, its connection open.
+    const stalling = http.createServer((req, res) => {
+      if (req.method !== 'GET') return void res.writeHead(200).end();
+      res.writeHead(200, { 'Content-Length': String(1024 * 1024), 'Content-Type': 'application/octet-stream' });
+      res.write(Buffer.alloc(1000, 1));
+    });
+    stalling.on('connection', (socket: import('node:net').Socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (stalling.address() as import('node:net').AddressInfo).port;
+      const storage = new MinioFileStorage({
+        endPoint: `http://127.0.0.1:${port}`,
+        accessKey: S3RVER_ACCESS_KEY,
+        secretKey: S3RVER_SECRET_KEY,
+        bucket: 'logi-files',
+        requestTimeoutMs: 300,
+      });
+      const stream = (await storage.getStream('orders/stalled/1/object')) as NodeJS.ReadableStream & AsyncIterable<Buffer>;
+      const started = Date.now();
+      const read = (async () => {
+        let bytes = 0;
+        for await (const chunk of stream) bytes += chunk.length;
+        return bytes;
+      })();
+      await expect(read).rejects.toThrow(/timed out|aborted/);
+      // Twice the bound, with room for a loaded machine's late timers: without the watch the read never ends.
+      expect(Date.now() - started).toBeLessThan(2 * 300 + 5_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => stalling.close(() => resolve()));
+    }
+  });
+
   it('when the endpoint accepts connections but never answers, then the request times out within the bound', async () => {
     const net = await import('node:net');
     const sockets: import('node:net').Socket[] = [];

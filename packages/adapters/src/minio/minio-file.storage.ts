@@ -294,18 +294,45 @@ export class MinioFileStorage implements FileStoragePort {
   }
 }
 
-/** http(s).request with an inactivity timeout that destroys the request, so minio's promise settles. */
+/**
+ * http(s).request with an inactivity timeout that destroys the request, so minio's promise settles. Until the answer's
+ * head arrives it is the socket's own (connect, send, wait). Once the body flows it counts only time spent waiting on
+ * S3: a download's reader that stops reading (a slow client of the API, back-pressure) leaves a full buffer and the
+ * socket idle, which is not S3's silence; a body cut after `timeoutMs` of that was issue 35.
+ * A dead S3 connection is still found: no byte for `timeoutMs` to 2 × `timeoutMs` while the reader waits ends it.
+ */
 function timedTransport(base: typeof http | typeof https, timeoutMs: number): Pick<typeof http, 'request'> {
   const request = (options: http.RequestOptions, callback?: (res: http.IncomingMessage) => void): http.ClientRequest => {
     // `timeout` here also covers the connect phase, which req.setTimeout does not.
     const req = base.request({ ...options, timeout: timeoutMs }, callback);
-    req.on('timeout', () => {
-      const error = Object.assign(new Error(`request timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
-      req.destroy(error);
+    const timedOut = () => Object.assign(new Error(`request timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
+    req.on('timeout', () => req.destroy(timedOut()));
+    req.on('response', (res) => {
+      req.setTimeout(0);
+      watchBody(req, res, timeoutMs, () => req.destroy(timedOut()));
     });
     return req;
   };
   return { request: request as unknown as typeof http.request };
+}
+
+/** Calls `stalled` when no byte came for a whole period while the body's reader was waiting for one. */
+function watchBody(req: http.ClientRequest, res: http.IncomingMessage, periodMs: number, stalled: () => void): void {
+  // Progress is read from the socket's counter: a 'data' listener would switch the body to flowing mode.
+  let seen = req.socket?.bytesRead ?? 0;
+  const timer = setInterval(() => {
+    const read = req.socket?.bytesRead ?? seen;
+    const progressed = read !== seen;
+    seen = read;
+    if (progressed || res.complete) return;
+    // A full buffer is the reader's: Node stops reading the socket until the reader takes bytes, so S3 owes nothing.
+    if (res.readableLength >= res.readableHighWaterMark) return;
+    stalled();
+  }, periodMs);
+  timer.unref();
+  const stop = () => clearInterval(timer);
+  res.once('end', stop);
+  res.once('close', stop);
 }
 
 function codeOf(error: unknown): string | undefined {
