@@ -5,9 +5,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { InvoiceService } from '@e-invoice-eu/core';
 import { PDFArray, PDFDict, PDFDocument, PDFHeader, PDFHexString, PDFName, PDFString, StandardFonts } from '@cantoo/pdf-lib';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EInvoiceEuWriter, toLibraryInvoice } from '@logi/adapters';
 import { ValidationError, type EInvoice } from '@logi/domain';
+import { KSEF_CATALOG, XSD, xsdErrors } from '../support/xml-validation.js';
 import { iccComponents, iccProblems, infoXmpDisagreements, parseXmp, pdfAFacts, xmpText, xmpValues, XMP_TWIN } from '../support/pdfa-facts.js';
 
 const run = promisify(execFile);
@@ -211,4 +213,76 @@ describe('EInvoiceEuWriter: Factur-X as a PDF/A-3 validator reads it', () => {
       );
     });
   });
+});
+
+/** Names in every script a seller or buyer may have, and characters XML 1.0 forbids (dropped, never written). */
+const NAMES = [
+  'SIA Kuļļi',
+  'Łódź Ćma Spółka',
+  'ООО «Ромашка»',
+  'Ελληνική Μεταφορική Α.Ε.',
+  'İĞŞıöç Lojistik A.Ş.',
+  'Cafe\u0301 Transports', // a combining acute accent
+  'Emoji 🚚 Freight 👨‍👩‍👧', // with a ZWJ sequence
+  'הובלות ישראל בע"מ',
+  'شركة النقل',
+  'Con\u0001trol\u0008 \u000B\u000Cchars\uFFFE\uFFFF and a lone \uD800 surrogate',
+];
+// eslint-disable-next-line no-control-regex -- the characters XML 1.0 forbids, written out here as the oracle
+const XML_1_0_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/u;
+
+describe('EInvoiceEuWriter: every name prints in every format', () => {
+  const writer = new EInvoiceEuWriter();
+  let dir: string;
+  let printed: Buffer;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'logi-names-'));
+    printed = await printedPdf();
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const generated = fc.sample(
+    fc.string({ unit: fc.constantFrom('a', 'ļ', 'Ж', 'λ', 'ı', 'e\u0301', '🚚', 'ש', '&', '<', '"', ' ', '\u0002', '\uFFFF'), minLength: 1, maxLength: 24 }),
+    { numRuns: 4, seed: 35 },
+  );
+  const polishSeller = { ...invoice.seller, vatId: 'PL5860000002' };
+  const national = {
+    givenBuyerReference: null,
+    nationalCurrency: 'PLN',
+    exchangeRate: 4.25,
+    ksefNumber: null,
+    corrected: null,
+    createdAt: '2026-11-18T08:00:00Z',
+  };
+
+  it.each([...NAMES, ...generated].map((name) => [JSON.stringify(name), name]))(
+    'when the seller and the buyer are named %s, then UBL, CII and FA(3) validate and carry the names without what XML forbids, and Factur-X names the seller',
+    async (_label, name) => {
+      const safe = name.replace(new RegExp(XML_1_0_FORBIDDEN.source, 'gu'), '');
+      expect(XML_1_0_FORBIDDEN.test(safe)).toBe(false);
+      const named: EInvoice = { ...invoice, seller: { ...polishSeller, name }, buyer: { ...invoice.buyer, name: `${name} GmbH` }, national };
+      const documents = [
+        { format: 'ubl', schema: XSD.ublInvoice, seller: 'cac:AccountingSupplierParty//cac:PartyLegalEntity/cbc:RegistrationName', catalog: undefined },
+        { format: 'cii', schema: XSD.cii, seller: 'ram:SellerTradeParty/ram:Name', catalog: undefined },
+        { format: 'ksef', schema: XSD.ksefFa3, seller: 'Podmiot1/DaneIdentyfikacyjne/Nazwa', catalog: KSEF_CATALOG },
+      ] as const;
+      for (const document of documents) {
+        const file = path.join(dir, `${document.format}.xml`);
+        await writeFile(file, await writer.xml(named, document.format), 'utf8');
+        expect(await xsdErrors(document.schema, [file], document.catalog), document.format).toEqual([]);
+        const last = document.seller.split('/').at(-1)!.replace(/^\w+:/, '');
+        const xpath = `string((//*[local-name()='${document.seller.split('/')[0]!.replace(/^\w+:/, '')}']//*[local-name()='${last}'])[1])`;
+        const { stdout } = await run('xmllint', ['--nonet', '--xpath', xpath, file]);
+        // xmllint ends what it prints with a line break.
+        expect(stdout.slice(0, -1), document.format).toBe(safe);
+      }
+      const facts = await pdfAFacts(await writer.facturX(printed, named));
+      const xmp = await parseXmp(xmpText(facts));
+      expect(facts.info.Author).toBe(safe);
+      expect(xmp.values(XMP_TWIN.Author.xpath)).toEqual([safe]);
+      expect(infoXmpDisagreements(facts, xmp)).toEqual([]);
+    },
+  );
 });

@@ -65,6 +65,7 @@ export * from './invoices/e-invoice/e-invoice-defaults.js';
 export * from './invoices/e-invoice/build-e-invoice.js';
 export * from './invoices/e-invoice/e-invoice-version.js';
 export * from './invoices/e-invoice/national-e-invoice.js';
+export * from './invoices/e-invoice/xml-text.js';
 export * from './invoices/ksef/ksef-rules.js';
 export * from './invoices/ksef/fa3-document.js';
 export * from './invoices/invoice-roles.js';

@@ -1,5 +1,5 @@
 import type { FormatFactoryService, InvoiceServiceOptions, Logger } from '@e-invoice-eu/core';
-import { buildFa3Xml, KSEF_MAX_BYTES, ValidationError, type EInvoice, type EInvoiceFormat, type EInvoiceWriterPort } from '@logi/domain';
+import { buildFa3Xml, KSEF_MAX_BYTES, ValidationError, xmlSafeData, type EInvoice, type EInvoiceFormat, type EInvoiceWriterPort } from '@logi/domain';
 import { toLibraryInvoice, type LibraryProfile } from './e-invoice-eu.mapper.js';
 
 /**
@@ -9,8 +9,8 @@ import { toLibraryInvoice, type LibraryProfile } from './e-invoice-eu.mapper.js'
  */
 const LIBRARY_VERSION = '2.3.4';
 const XRECHNUNG = 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0';
-const MAPPING_REVISION = 2;
-const FINISHER_REVISION = 1;
+const MAPPING_REVISION = 3;
+const FINISHER_REVISION = 2;
 
 /** Each format the library writes: its syntax and the customization (BT-24) and profile (BT-23) it declares. */
 const FORMATS: Record<Exclude<EInvoiceFormat, 'ksef'>, { library: 'UBL' | 'CII'; profile: LibraryProfile }> = {
@@ -68,7 +68,8 @@ export class EInvoiceEuWriter implements EInvoiceWriterPort {
   private async generate(invoice: EInvoice, profile: LibraryProfile, format: string, options: Partial<InvoiceServiceOptions>): Promise<string | Uint8Array> {
     const formats = await (this.formats ??= import('@e-invoice-eu/core').then((library) => new library.FormatFactoryService()));
     const service = formats.createFormatService(format, quiet);
-    const data = toLibraryInvoice(invoice, profile);
+    // Every text enters the library XML-safe: characters XML 1.0 forbids are dropped, in the XML and the Factur-X XMP alike.
+    const data = xmlSafeData(toLibraryInvoice(invoice, profile));
     service.fillInvoiceDefaults(data);
     return service.generate(data, { format: formats.normalizeFormat(format), lang: invoice.lang, noWarnings: true, ...options });
   }

@@ -1,8 +1,9 @@
 import type { EInvoice, EInvoiceParty } from '../e-invoice/e-invoice.js';
+import { xmlSafeText } from '../e-invoice/xml-text.js';
 import { FA3_EU_PREFIXES, fa3TaxOf, nipOf } from './ksef-rules.js';
 
 /** Bump when buildFa3Xml writes other bytes for the same document: it is part of the `format=ksef` ETag. */
-export const FA3_REVISION = 1;
+export const FA3_REVISION = 2;
 
 /**
  * The invoice as the Polish structured invoice FA(3) (schema `schemat_FA(3)_v1-0E.xsd` of the Ministry of Finance),
@@ -248,5 +249,5 @@ function attrs(attributes: Record<string, string>): string {
 }
 
 function escape(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return xmlSafeText(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
