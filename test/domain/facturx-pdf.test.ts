@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DocumentNotWritableError,
   DownloadInvoicePdfUseCase,
+  ServiceUnavailableError,
   RenderInvoicePdfUseCase,
   ValidationError,
   type EInvoice,
@@ -22,10 +24,13 @@ class FakeRenderer implements PdfRendererPort {
 class FakeWriter implements EInvoiceWriterPort {
   readonly version = 'writer/1';
   embedded: EInvoice[] = [];
+  /** What facturX throws instead, when set. */
+  fails: Error | null = null;
   async xml(invoice: EInvoice) {
     return `<cii ${invoice.number}/>`;
   }
   async facturX(pdf: Buffer, invoice: EInvoice) {
+    if (this.fails) throw this.fails;
     this.embedded.push(invoice);
     return Buffer.concat([pdf, Buffer.from(` +factur-x ${invoice.typeCode}`)]);
   }
@@ -97,5 +102,14 @@ describe('Factur-X downloads', () => {
     const error = await download([['format', 'ubl']]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect(Object.keys((error as ValidationError).errors)).toEqual(['format']);
+  });
+
+  it('when the writer refuses the invoice (the same request would fail again), then DocumentNotWritableError (a 500), not a 503 clients retry', async () => {
+    const { download, writer } = setup();
+    writer.fails = new Error('Invalid character in XMP packet');
+    const error = await download([['format', 'facturx']]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DocumentNotWritableError);
+    expect(error).not.toBeInstanceOf(ServiceUnavailableError);
+    expect(error).toMatchObject({ code: 'DOCUMENT_NOT_WRITABLE', document: 'facturx', detail: 'Invalid character in XMP packet', message: 'Server Error' });
   });
 });

@@ -1,5 +1,6 @@
 import {
   AuthenticationFailedError,
+  DocumentNotWritableError,
   DomainError,
   InvalidJobPayloadError,
   InvoiceNotFoundError,
@@ -23,6 +24,7 @@ interface EncodedDomainError {
   reason?: string;
   job?: string;
   issues?: string[];
+  document?: string;
 }
 
 /** Domain errors the waiting side can rebuild, by code. */
@@ -33,12 +35,15 @@ const REBUILD: Record<string, (e: EncodedDomainError) => DomainError> = {
   VALIDATION_FAILED: (e) => new ValidationError(e.message, e.errors ?? {}),
   INVALID_JOB_PAYLOAD: (e) => new InvalidJobPayloadError(e.job ?? 'unknown', e.issues ?? []),
   SERVICE_UNAVAILABLE: (e) => new ServiceUnavailableError(e.reason ?? e.message),
+  // The detail stays in the worker's log: the waiting side needs only to know the failure is for good.
+  DOCUMENT_NOT_WRITABLE: (e) => new DocumentNotWritableError(e.document ?? 'unknown', 'see the worker log'),
 };
 
 export function encodeDomainError(error: DomainError): string {
   const encoded: EncodedDomainError = { code: error.code, message: error.message };
   if (error instanceof ValidationError) encoded.errors = error.errors;
   if (error instanceof ServiceUnavailableError) encoded.reason = error.reason;
+  if (error instanceof DocumentNotWritableError) encoded.document = error.document;
   if (error instanceof InvalidJobPayloadError) Object.assign(encoded, { job: error.job, issues: [...error.issues] });
   return MARKER + JSON.stringify(encoded);
 }

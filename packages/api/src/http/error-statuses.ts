@@ -11,6 +11,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   ORDER_NR_NOT_FOUND: 404,
   INVOICE_NOT_FOUND: 404,
   SERVICE_UNAVAILABLE: 503,
+  // A writer refused the invoice's data: the same request fails again, so not a 503 (which clients retry).
+  DOCUMENT_NOT_WRITABLE: 500,
   EVENTS_EXPIRED: 410,
   TOO_MANY_WAITING_REQUESTS: 429,
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,

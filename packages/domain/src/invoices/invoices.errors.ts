@@ -7,3 +7,17 @@ export class InvoiceNotFoundError extends DomainError {
     super(Messages.INVOICE_NOT_FOUND);
   }
 }
+
+/**
+ * The document could not be written from this invoice's data (a writer refused it): the same request would fail the
+ * same way, so it is a 500, never a 503 that clients retry for ever (issue 35). The detail goes to the log only.
+ */
+export class DocumentNotWritableError extends DomainError {
+  readonly code = 'DOCUMENT_NOT_WRITABLE';
+  constructor(
+    readonly document: string,
+    readonly detail: string,
+  ) {
+    super(Messages.SERVER_ERROR);
+  }
+}

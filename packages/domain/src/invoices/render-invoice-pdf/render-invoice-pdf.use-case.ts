@@ -7,6 +7,8 @@ import type { EInvoiceWriterPort } from '../../ports/e-invoice-writer.port.js';
 import type { PdfRendererPort } from '../../ports/pdf-renderer.port.js';
 import { loadInvoiceDocument } from '../invoice-document/load-invoice-document.js';
 import { pdfCacheKey, pdfVersionOf } from '../invoice-pdf-cache/pdf-version.js';
+import { DomainError } from '../../shared/domain-error.js';
+import { DocumentNotWritableError } from '../invoices.errors.js';
 
 type RenderJob = JobPayloads['render-invoice-pdf'];
 type RenderResult = JobResults['render-invoice-pdf'];
@@ -56,7 +58,7 @@ export class RenderInvoicePdfUseCase {
     if (cacheKey && (await this.deps.storage.exists(cacheKey).catch(() => false))) return { ...unrendered, pdfKey: cacheKey };
 
     const printed = await this.deps.renderer.render(document);
-    const pdf = eInvoice && writer ? await writer.facturX(printed, eInvoice) : printed;
+    const pdf = eInvoice && writer ? await facturXOf(writer, printed, eInvoice) : printed;
     // Nobody will fetch a PDF that is ready after the caller gave up: storing it would only leave it behind.
     if (this.late(job)) return unrendered;
     let cacheError: string | undefined;
@@ -80,5 +82,15 @@ export class RenderInvoicePdfUseCase {
 
   private late(job: RenderJob): boolean {
     return (this.deps.now ?? Date.now)() > job.deadline;
+  }
+}
+
+/** Factur-X of the printed PDF; a writer that refuses this invoice's data fails for good (500), not as a passing fault. */
+async function facturXOf(writer: EInvoiceWriterPort, printed: Buffer, eInvoice: Parameters<EInvoiceWriterPort['facturX']>[1]): Promise<Buffer> {
+  try {
+    return await writer.facturX(printed, eInvoice);
+  } catch (error) {
+    if (error instanceof DomainError) throw error;
+    throw new DocumentNotWritableError('facturx', error instanceof Error ? error.message : String(error));
   }
 }
