@@ -37,7 +37,7 @@ FROM node:22-bookworm-slim
 # Chromium, fonts and tini; then the base image's npm, npx, corepack and yarn go: no package
 # manager at run time.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-noto-core fonts-dejavu-core tini \
+ && apt-get install -y --no-install-recommends chromium fonts-noto-core fonts-noto-color-emoji fonts-dejavu-core tini \
  && rm -rf /var/lib/apt/lists/* \
  && rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-*
 ENV NODE_ENV=production \

@@ -35,10 +35,10 @@ ensure_pnpm() {
   npm install -g "pnpm@$PNPM_VERSION" >/dev/null 2>&1 || $SUDO npm install -g "pnpm@$PNPM_VERSION" >/dev/null
 }
 
-# Chromium for PDFs (never a downloaded browser), fonts for every diacritic of cs/de/pl/ro/tr,
+# Chromium for PDFs (never a downloaded browser), fonts for every diacritic of cs/de/pl/ro/tr and for emoji in names,
 # build tools for better-sqlite3.
 ensure_system_packages() {
-  apt_install chromium fonts-noto-core fonts-dejavu-core python3 make g++ "$@"
+  apt_install chromium fonts-noto-core fonts-noto-color-emoji fonts-dejavu-core python3 make g++ "$@"
 }
 
 install_dependencies() {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ChromiumPdfRenderer, createPdfRenderer, RenderTimeoutError, sweepCrashHandlerDirs, type InvoiceHtmlTemplate } from '@logi/adapters';
 import { loadConfig } from '@logi/config';
-import { buildInvoiceDocument, type CompanyDetails, type DocumentLanguage, type InvoiceDetail, type InvoiceDocument } from '@logi/domain';
+import { buildInvoiceDocument, xmlSafeText, type CompanyDetails, type DocumentLanguage, type InvoiceDetail, type InvoiceDocument } from '@logi/domain';
 import { sampleInvoice } from '../domain/fakes.js';
 import { childChromiumPids, collapse, crashHandlers, pdfText } from './pdf-tools.helper.js';
 
@@ -194,6 +194,29 @@ describe('ChromiumPdfRenderer', () => {
       expect(cells('Road freight')).toEqual(['Road freight', '2', want.pieces]);
       expect(cells('Waiting time')).toEqual(['Waiting time', '3', want.hours]);
     });
+  });
+
+  it('when the seller and the customer are named in any script (combining marks, emoji, right-to-left, what XML forbids), then the PDF text holds each name, less what XML forbids', async () => {
+    const names = [
+      'SIA Kuļļi',
+      'ООО «Ромашка»',
+      'Ελληνική Μεταφορική Α.Ε.',
+      'İĞŞıöç Lojistik A.Ş.',
+      'Cafe\u0301 Transports',
+      'Emoji 🚚 Freight 👨‍👩‍👧',
+      'הובלות ישראל',
+      'شركة النقل',
+      'Con\u0001trol\uFFFF chars',
+    ];
+    for (const name of names) {
+      const printed = buildInvoiceDocument(sampleInvoice({ customerName: name }), { ...seller, name }, 'en', false, 'UTC');
+      const text = (await pdfText(await renderer.render(printed))).normalize('NFC');
+      const safe = xmlSafeText(name).normalize('NFC');
+      // Printed twice, in the seller's block and the buyer's; pdftotext may read a wrapped line in another order than
+      // it was laid out (a seller's line split around the buyer's), so each word of the name is counted.
+      for (const word of safe.split(' ')) expect(text.split(word).length - 1, `${name}: ${word}`).toBeGreaterThanOrEqual(2);
+      expect(text, name).not.toContain('\uFFFD');
+    }
   });
 
   it('when the copy is an original, then no duplicate mark is printed', async () => {

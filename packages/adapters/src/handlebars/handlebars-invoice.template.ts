@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type Handlebars from 'handlebars';
 import type QRCode from 'qrcode';
-import { INVOICE_TRANSLATIONS, type InvoiceDocument } from '@logi/domain';
+import { INVOICE_TRANSLATIONS, xmlSafeData, type InvoiceDocument } from '@logi/domain';
 import { lazyModule } from '../shared/lazy-module.js';
 
 // Loaded when a template is made (a renderer's first use), not with the adapters: an API that
@@ -44,11 +44,13 @@ export class HandlebarsInvoiceTemplate implements InvoiceHtmlTemplate {
   html(document: InvoiceDocument): string {
     // The QR code is drawn here, from the link the document holds: the document says what, the template how.
     const url = document.ksef?.verificationUrl;
-    return this.page({ ...document, ksefQr: url ? qrSvg(url) : null });
+    // Characters XML 1.0 forbids (C0 controls, U+FFFF, lone surrogates) are dropped here too: HTML prints them as
+    // blanks or boxes, and the e-invoice of the same document drops them.
+    return this.page({ ...xmlSafeData(document), ksefQr: url ? qrSvg(url) : null });
   }
 
   footer(document: InvoiceDocument): string {
-    return this.pageFooter(document);
+    return this.pageFooter(xmlSafeData(document));
   }
 }
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
  * the renderer's page settings (format, margins, scale), a Handlebars option,
  * the way the footer is laid. Every cached PDF then gets a new version.
  */
-export const INVOICE_LAYOUT_REVISION = 1;
+export const INVOICE_LAYOUT_REVISION = 2;
 
 /** The files that make up the printed page; a new one belongs here too. */
 const TEMPLATE_FILES = ['invoice.hbs', 'invoice-footer.hbs'] as const;
