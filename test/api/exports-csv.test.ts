@@ -19,13 +19,18 @@ afterAll(async () => {
 });
 
 const HOSTILE = ['=HYPERLINK("http://evil.test","Open")', '+48 22 1234', '-2+3', '@SUM(A1:A9)', '\tTabbed', '\rReturned'];
+/** Names in other scripts, written as they are (UTF-8). */
+const SCRIPTS = ['SIA Kuļļi İĞŞıöç Ελληνική Α.Ε.', 'ООО «Ромашка», "Москва" Cafe\u0301', 'Emoji 🚚 👨‍👩‍👧 הובלות ישראל شركة النقل'];
 
 describe(`invoices.csv and formulas (${PROFILE})`, () => {
-  it('when customer names start with =, +, -, @, tab or CR, then the CSV cells start with a quote mark and the list and manifest keep the names', async () => {
+  it('when customer names start with =, +, -, @, tab or CR, then the CSV cells start with a quote mark, names in other scripts are written as they are, and the list and manifest keep them', async () => {
     const before = (await envelopeOf(await api.call('/invoices?per_page=500'))).data.invoices as Array<{ id: number }>;
     const targets = before.slice(0, HOSTILE.length).map((invoice) => invoice.id);
     expect(targets).toHaveLength(HOSTILE.length);
     for (const [index, id] of targets.entries()) await api.knex('invoices').where({ id }).update({ customer_name: HOSTILE[index] });
+    const scripted = before.slice(HOSTILE.length, HOSTILE.length + SCRIPTS.length).map((invoice) => invoice.id);
+    expect(scripted).toHaveLength(SCRIPTS.length);
+    for (const [index, id] of scripted.entries()) await api.knex('invoices').where({ id }).update({ customer_name: SCRIPTS[index] });
 
     const created = await envelopeOf(
       await api.call('/exports', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ documents: ['ubl'] }) }),
@@ -41,6 +46,8 @@ describe(`invoices.csv and formulas (${PROFILE})`, () => {
     const cell = (row: string[], name: string) => row[header!.indexOf(name)]!;
     const byId = new Map(rows.map((row) => [Number(cell(row, 'id')), row]));
     expect(targets.map((id) => cell(byId.get(id)!, 'customer_name'))).toEqual(HOSTILE.map((name) => `'${name}`));
+    // Every script as it is, UTF-8, quoted where RFC 4180 asks.
+    expect(scripted.map((id) => cell(byId.get(id)!, 'customer_name'))).toEqual(SCRIPTS);
 
     const list = (await envelopeOf(await api.call('/invoices?per_page=500'))).data.invoices as Array<Record<string, unknown>>;
     for (const item of list) {
