@@ -436,8 +436,14 @@ describe('requests generated from the OpenAPI document', () => {
             !['ubl', 'cii'].includes(request.sent.format) &&
             Object.keys(body?.errors ?? {}).join() === 'format' &&
             (body?.errors?.format ?? []).every((message) => message.startsWith(`format=${String(request.sent.format)} needs `));
+          // A replay while an earlier one of the same endpoint still has events waiting for their first attempt (a
+          // generated PATCH may have widened the endpoint's event types): 409, a state of the endpoint, not of the values.
+          const replayRunningRule =
+            status === 409 &&
+            path === '/webhook-endpoints/{endpoint_id}/replay' &&
+            (body as { message?: unknown } | null)?.message === 'A replay of this endpoint is still running.';
           expect(
-            expected.includes(status) || (variant === 'plain' && (customPeriodRule || nationalFormatRule)),
+            expected.includes(status) || (variant === 'plain' && (customPeriodRule || nationalFormatRule || replayRunningRule)),
             `HTTP ${status}, expected ${expected.join(' or ')}: ${context}\n${JSON.stringify(body).slice(0, 400)}`,
           ).toBe(true);
           if (status === 422 && request.invalid.other.length > 0) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { Queue, QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,7 +79,7 @@ describe('worker metrics', () => {
         invoiceId: 987654,
         lang: 'en',
         duplicate: false,
-        pdfKey: 'tmp/never-written.pdf',
+        pdfKey: `pdf/${randomUUID()}.pdf`,
         requestId: 'worker-metrics-test',
         deadline: Date.now() + 30_000,
       });
