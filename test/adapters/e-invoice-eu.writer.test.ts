@@ -41,6 +41,19 @@ const invoice: EInvoice = {
   totals: { lineNet: 125, taxExclusive: 125, tax: 23, taxInclusive: 148, paid: 48, payable: 100 },
 };
 
+/** What format=ksef needs beyond the invoice above: a Polish seller (a valid NIP) and the national data. */
+const KSEF_READY: Pick<EInvoice, 'seller' | 'national'> = {
+  seller: { ...invoice.seller, vatId: 'PL5860000002' },
+  national: {
+    givenBuyerReference: null,
+    nationalCurrency: 'PLN',
+    exchangeRate: 4.25,
+    ksefNumber: null,
+    corrected: null,
+    createdAt: '2026-11-18T08:00:00Z',
+  },
+};
+
 describe('EInvoiceEuWriter', () => {
   const writer = new EInvoiceEuWriter();
 
@@ -183,18 +196,7 @@ describe('EInvoiceEuWriter: Factur-X as a PDF/A-3 validator reads it', () => {
   });
 
   describe('format=ksef', () => {
-    const polish: EInvoice = {
-      ...invoice,
-      seller: { ...invoice.seller, vatId: 'PL5860000002' },
-      national: {
-        givenBuyerReference: null,
-        nationalCurrency: 'PLN',
-        exchangeRate: 4.25,
-        ksefNumber: null,
-        corrected: null,
-        createdAt: '2026-11-18T08:00:00Z',
-      },
-    };
+    const polish: EInvoice = { ...invoice, ...KSEF_READY };
 
     it('when FA(3) is written, then UTF-8 text without a BOM, the same every time', async () => {
       const xml = await writer.xml(polish, 'ksef');
@@ -247,15 +249,7 @@ describe('EInvoiceEuWriter: every name prints in every format', () => {
     fc.string({ unit: fc.constantFrom('a', 'ļ', 'Ж', 'λ', 'ı', 'e\u0301', '🚚', 'ש', '&', '<', '"', ' ', '\u0002', '\uFFFF'), minLength: 1, maxLength: 24 }),
     { numRuns: 4, seed: 35 },
   );
-  const polishSeller = { ...invoice.seller, vatId: 'PL5860000002' };
-  const national = {
-    givenBuyerReference: null,
-    nationalCurrency: 'PLN',
-    exchangeRate: 4.25,
-    ksefNumber: null,
-    corrected: null,
-    createdAt: '2026-11-18T08:00:00Z',
-  };
+  const { seller: polishSeller, national } = KSEF_READY;
 
   it.each([...NAMES, ...generated].map((name) => [JSON.stringify(name), name]))(
     'when the seller and the buyer are named %s, then UBL, CII and FA(3) validate and carry the names without what XML forbids, and Factur-X names the seller',
