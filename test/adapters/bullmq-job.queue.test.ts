@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
+import { capturedLog } from '../support/captured-log.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Queue } from 'bullmq';
 import { BullmqJobQueue, BullmqJobWorker, QUEUE_NAME_BY_JOB } from '@logi/adapters';
@@ -12,17 +11,7 @@ const REDIS_URL = 'redis://127.0.0.1:6379';
 const prefix = `test-${randomUUID().slice(0, 8)}`;
 let admin: Redis;
 const opened: Array<{ close(): Promise<void> }> = [];
-const logLines: Array<Record<string, unknown>> = [];
-
-const logger = pino(
-  { level: 'info' },
-  new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  }),
-);
+const { logger, lines: logLines } = capturedLog();
 
 const pdfPayload = (invoiceId: number, requestId = 'req-test'): JobPayloads['render-invoice-pdf'] => ({
   directory: 'ACME',

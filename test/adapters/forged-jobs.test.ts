@@ -2,8 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
+import { capturedLog } from '../support/captured-log.js';
 import { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -188,16 +187,7 @@ describe('forged jobs, in-process (InlineJobQueue)', () => {
 
 describe('forged jobs, on BullMQ (real Redis)', () => {
   const prefix = `test-forged-${randomUUID().slice(0, 8)}`;
-  const logLines: Array<Record<string, unknown>> = [];
-  const logger = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { logger, lines: logLines } = capturedLog();
   let worker: BullmqJobWorker;
   let apiQueue: BullmqJobQueue;
   const raw = new Map<JobName, Queue>();
