@@ -66,6 +66,7 @@ describe('migrateLatest', () => {
       '018-webhook-secrets-at-rest',
       '019-national-e-invoice-fields',
       '020-export-fair-claims',
+      '021-webhook-next-due',
     ]);
     for (const table of TABLES) expect(await connections[0]!.schema.hasTable(table)).toBe(true);
     expect(await connections[0]!.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
@@ -98,6 +99,7 @@ describe('migrateLatest', () => {
       '018-webhook-secrets-at-rest',
       '019-national-e-invoice-fields',
       '020-export-fair-claims',
+      '021-webhook-next-due',
     ]);
     const [rows] = (await mariadb.knex.raw(
       'SELECT TABLE_NAME AS name, ENGINE AS engine, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME',

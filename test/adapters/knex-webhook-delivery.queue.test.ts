@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DeliverySlotBounds } from '@logi/domain';
-import { createKnex, KnexWebhookDeliveryQueue, KnexWebhookEndpointRepository, KnexWebhookTargetPolicy, loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
+import {
+  addPendingDeliveries,
+  createKnex,
+  KnexWebhookDeliveryQueue,
+  KnexWebhookEndpointRepository,
+  KnexWebhookTargetPolicy,
+  loadFixtures,
+  Sha256ApiKeyHasher,
+} from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
 
@@ -46,14 +54,15 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
     for (let done = 0; done < count; done += 500) await insertPending(endpointId, Math.min(500, count - done), due, replay);
   };
   const insertPending = (endpointId: number, count: number, due: number, replay: number) =>
-    db.knex('webhook_deliveries').insert(
+    addPendingDeliveries(
+      db.knex,
       Array.from({ length: count }, () => ({
         replay,
         endpoint_id: endpointId,
         event_id: 1,
         event_type: 'invoice.updated',
         attempt: 1,
-        status: 'pending',
+        status: 'pending' as const,
         created: NOW,
         next_attempt_at: due,
       })),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import type { ClaimedDelivery, DeliverWebhookUseCase, DeliveryOutcome } from '@logi/domain';
-import { KnexWebhookDeliveryQueue, loadFixtures, Sha256ApiKeyHasher, startWebhookDelivering } from '@logi/adapters';
+import { addPendingDeliveries, KnexWebhookDeliveryQueue, loadFixtures, Sha256ApiKeyHasher, startWebhookDelivering } from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
 
@@ -40,7 +40,7 @@ const dueAttempt = (endpointId: number, due: number) => ({
   event_id: 1,
   event_type: 'invoice.updated',
   attempt: 1,
-  status: 'pending',
+  status: 'pending' as const,
   created: due,
   next_attempt_at: due,
 });
@@ -76,7 +76,7 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
   it("when a directory's endpoints have more due attempts than its bound, then it has its bound in flight and no more, and another directory's attempt starts", async () => {
     const due = Math.floor(Date.now() / 1000) - 60;
     const attempt = (endpointId: number) => dueAttempt(endpointId, due);
-    await db.knex('webhook_deliveries').insert([...Array.from({ length: 5 }, () => attempt(1)), ...Array.from({ length: 5 }, () => attempt(2))]);
+    await addPendingDeliveries(db.knex, [...Array.from({ length: 5 }, () => attempt(1)), ...Array.from({ length: 5 }, () => attempt(2))]);
     const held: Held[] = [];
     const deliver = holdingDeliver(held);
     const inFlight = (directory: string) => held.filter((item) => item.claimed.directory === directory).length;
@@ -94,7 +94,7 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
       await vi.waitFor(() => expect(inFlight(NORTH)).toBe(3), { timeout: 5_000, interval: 10 });
       // Both of its endpoints share the bound.
       expect(new Set(held.map((item) => item.claimed.delivery.endpointId)).size).toBe(2);
-      await db.knex('webhook_deliveries').insert(attempt(4));
+      await addPendingDeliveries(db.knex, [attempt(4)]);
       await vi.waitFor(() => expect(inFlight(SOUTH)).toBe(1), { timeout: 5_000, interval: 10 });
       expect(inFlight(NORTH)).toBe(3);
       // One answered: the next of the directory takes its place, and the bound holds.
@@ -114,7 +114,10 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
   it('when attempts are claimed ahead of the slots, then one starts as soon as a slot frees, and stop() gives back the unsent ones at once and records the sent', async () => {
     await db.knex('webhook_deliveries').delete();
     const due = Math.floor(Date.now() / 1000) - 60;
-    await db.knex('webhook_deliveries').insert(Array.from({ length: 3 }, () => dueAttempt(4, due)));
+    await addPendingDeliveries(
+      db.knex,
+      Array.from({ length: 3 }, () => dueAttempt(4, due)),
+    );
     const ids = ((await db.knex('webhook_deliveries').select('id').orderBy('id')) as Array<{ id: unknown }>).map((row) => Number(row.id));
     const held: Held[] = [];
     const deliver = holdingDeliver(held);

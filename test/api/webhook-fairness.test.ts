@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addPendingDeliveries } from '@logi/adapters';
 import { envelopeOf, PROFILE, startTestApi, type TestApi } from '../support/api-harness.js';
 import { DIRS } from '../support/test-fixture.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
@@ -56,13 +57,14 @@ describe(`webhook fairness (${PROFILE})`, () => {
     slowEndpoint = await createEndpoint(slow.url, 'baltic');
     const [{ id: eventId }] = (await api.knex('events').where({ directory: DIRS.baltic }).max({ id: 'id' })) as [{ id: number }];
     const due = Math.floor(Date.now() / 1000) - 3600;
-    await api.knex('webhook_deliveries').insert(
+    await addPendingDeliveries(
+      api.knex,
       Array.from({ length: BACKLOG }, () => ({
         endpoint_id: slowEndpoint.id,
         event_id: eventId,
         event_type: 'invoice.created',
         attempt: 1,
-        status: 'pending',
+        status: 'pending' as const,
         created: due,
         next_attempt_at: due,
       })),

@@ -200,6 +200,10 @@ export async function benchDelivery(io: BenchDatabase, options: { rounds: number
           'CROSS JOIN webhook_endpoints w WHERE w.directory = ? ORDER BY e.id DESC, w.id',
         [now, now, io.directory, EVENTS_PER_ROUND, io.directory],
       );
+      // As the service's own writers do (addPendingDeliveries): the endpoints' next due time comes forward.
+      await knex('webhook_endpoints')
+        .where({ directory: io.directory })
+        .update({ next_due_at: now, due_version: knex.raw('due_version + 1') });
       if (round === 0) {
         const statement = claimStatement(knex, now, endpoints[0]!.id, 4).toSQL().toNative();
         claim = { sql: claimStatement(knex, now, endpoints[0]!.id, 4).toString(), explain: await explain(knex, statement.sql, [...statement.bindings]) };

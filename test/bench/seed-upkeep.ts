@@ -37,6 +37,7 @@ export const KEEP_DERIVED_DATA = new Set([
   '019-national-e-invoice-fields',
   // A nullable column and an index on the exports table.
   '020-export-fair-claims',
+  '021-webhook-next-due',
 ]);
 
 /** Fresh statistics for the planner: every table of the schema. */

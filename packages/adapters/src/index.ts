@@ -58,6 +58,7 @@ export * from './maintenance/webhook-delivering.js';
 export * from './maintenance/export-running.js';
 export * from './knex/webhooks/knex-webhook-endpoint.repository.js';
 export * from './knex/webhooks/knex-webhook-delivery.queue.js';
+export { addPendingDeliveries, type PendingDeliveryRow } from './knex/webhooks/pending-deliveries.js';
 export * from './crypto/standard-webhooks.signer.js';
 export * from './crypto/hmac-file-link.signer.js';
 export * from './crypto/aes-gcm-secret.cipher.js';

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { endpointWants, type CapturedChange, type EventCapturePort, type EventDraft, type PublishedItem } from '@logi/domain';
 import { firstAttempt } from '../webhooks/webhook-rows.js';
+import { addPendingDeliveries } from '../webhooks/pending-deliveries.js';
 import { isMysql } from '../sql-dialect.js';
 import { IDS_PER_QUERY, loadListItems, PENDING_EXPORT, PENDING_FILE, PENDING_INVOICE, type LoadedItem } from './event-tables.js';
 import { toExport } from '../exports/knex-export.repository.js';
@@ -192,8 +193,7 @@ export class KnexEventCapture implements EventCapturePort {
         .filter((endpoint) => endpointWants(endpoint.types, String(event.type)))
         .map((endpoint) => firstAttempt(endpoint.id, { id: Number(event.id), type: String(event.type) }, now)),
     );
-    for (let start = 0; start < attempts.length; start += EVENTS_PER_INSERT)
-      await trx('webhook_deliveries').insert(attempts.slice(start, start + EVENTS_PER_INSERT));
+    await addPendingDeliveries(trx, attempts);
   }
 
   private async rememberPublished(trx: Knex.Transaction, changes: Array<CapturedChange & { kind: 'invoice' }>): Promise<void> {

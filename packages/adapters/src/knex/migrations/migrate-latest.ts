@@ -20,6 +20,7 @@ import * as apiKeys from './017-api-keys.migration.js';
 import * as webhookSecretsAtRest from './018-webhook-secrets-at-rest.migration.js';
 import * as nationalEInvoiceFields from './019-national-e-invoice-fields.migration.js';
 import * as exportFairClaims from './020-export-fair-claims.migration.js';
+import * as webhookNextDue from './021-webhook-next-due.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -53,6 +54,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '018-webhook-secrets-at-rest', up: webhookSecretsAtRest.up, down: webhookSecretsAtRest.down },
   { name: '019-national-e-invoice-fields', up: nationalEInvoiceFields.up, down: nationalEInvoiceFields.down },
   { name: '020-export-fair-claims', up: exportFairClaims.up, down: exportFairClaims.down },
+  { name: '021-webhook-next-due', up: webhookNextDue.up, down: webhookNextDue.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

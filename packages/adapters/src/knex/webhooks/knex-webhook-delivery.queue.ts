@@ -11,24 +11,39 @@ import {
   type WebhookDeliveryQueuePort,
 } from '@logi/domain';
 import { isMysql } from '../sql-dialect.js';
+import { addPendingDeliveries, bringForward, earliestByEndpoint, settleNextDue, type ReadNextDue } from './pending-deliveries.js';
 
 type Row = Record<string, unknown>;
+
+/** How often a claim reads every endpoint, not only those due (see the class). */
+const FULL_PASS_SECONDS = 60;
 
 /**
  * The pending rows of `webhook_deliveries` as a queue: a claim locks only due attempt rows and leases them,
  * so processes take different rows and a dead one's come due again (docs/contribute/decisions/0018-webhook-deliveries-in-the-database.md).
  * A claim picks per endpoint, never from one window of the oldest due attempts, so an endpoint without a free slot
  * holds back no other whatever its backlog (docs/contribute/decisions/0038-fair-webhook-claims.md).
+ * A claim reads only endpoints whose next due time has come, so its cost grows with due work, not with the number of
+ * endpoints; once a minute (and at a process's first claim) it reads every endpoint and mends any next due time an
+ * attempt written outside this service left behind.
  */
 export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
   private readonly mysql: boolean;
+  /** When (Unix seconds) this process last read every endpoint; null before its first claim. */
+  private fullPassAt: number | null = null;
 
-  constructor(private readonly knex: Knex) {
+  constructor(
+    private readonly knex: Knex,
+    private readonly fullPassSeconds = FULL_PASS_SECONDS,
+  ) {
     this.mysql = isMysql(knex);
   }
 
   async claimDue(now: number, bounds: DeliverySlotBounds, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     if (bounds.limit <= 0) return [];
+    const fullPass = this.fullPassAt === null || now - this.fullPassAt >= this.fullPassSeconds;
+    // The endpoints read, with the next due time and version each had: set to their oldest pending once the claim is in.
+    let read: ReadNextDue[] = [];
     const work = async (trx: Knex.Transaction) => {
       // One index entry per endpoint, its oldest pending attempt (due when that one is): a deep backlog, or many
       // attempts not yet due, cost their endpoint one entry here (ADR 0038).
@@ -41,7 +56,7 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         .as('oldest_due');
       // Whether the operator allowed the endpoint's directory private targets (webhooks:allow-private), read with the claim.
       const privateAllowed = trx('webhook_private_targets as p').count({ n: '*' }).whereRaw('p.directory = e.directory').as('private_allowed');
-      const endpointRows: Row[] = await trx('webhook_endpoints as e').select(
+      const endpointQuery = trx('webhook_endpoints as e').select(
         'e.id',
         'e.directory',
         'e.url',
@@ -50,9 +65,19 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
         'e.previous_secret',
         'e.previous_secret_until',
         'e.failing_since',
+        'e.next_due_at',
+        'e.due_version',
         oldestPending,
         privateAllowed,
       );
+      // Only endpoints due by now (the next due time's index): never later than the oldest pending attempt.
+      const endpointRows = (await (fullPass ? endpointQuery : endpointQuery.where('e.next_due_at', '<=', now))) as Row[];
+      read = endpointRows
+        // A full pass mends only the endpoints whose next due time is not their oldest pending attempt's, or that are due.
+        .filter(
+          (row) => !fullPass || nullableNumber(row.next_due_at) !== nullableNumber(row.oldest_due) || (row.oldest_due != null && Number(row.oldest_due) <= now),
+        )
+        .map((row) => ({ endpointId: Number(row.id), nextDueAt: nullableNumber(row.next_due_at), dueVersion: Number(row.due_version) }));
       const heads = endpointRows.filter((row) => row.oldest_due != null && Number(row.oldest_due) <= now);
       if (heads.length === 0) return [];
       const stale = heads.filter((row) => Number(row.enabled) !== 1).map((row) => Number(row.id));
@@ -100,6 +125,8 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
       }
     };
     const claimed = await (this.mysql ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work));
+    if (fullPass) this.fullPassAt = now;
+    await settleNextDue(this.knex, read);
     const events = await this.eventsById(claimed.map(({ row }) => Number(row.event_id)));
     return claimed.map(({ row, endpoint }) => ({
       delivery: {
@@ -171,17 +198,18 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
             retries.map((outcome) => outcome.deliveryId),
           )) as Array<Record<string, unknown>>;
         const byId = new Map(rows.map((row) => [Number(row.id), row]));
-        await trx('webhook_deliveries').insert(
+        await addPendingDeliveries(
+          trx,
           retries.map((outcome) => {
             const row = byId.get(outcome.deliveryId)!;
             return {
-              endpoint_id: row.endpoint_id,
-              event_id: row.event_id,
-              event_type: row.event_type,
+              endpoint_id: Number(row.endpoint_id),
+              event_id: Number(row.event_id),
+              event_type: String(row.event_type),
               attempt: Number(row.attempt) + 1,
-              status: 'pending',
+              status: 'pending' as const,
               created: outcome.now,
-              next_attempt_at: outcome.retryAt,
+              next_attempt_at: outcome.retryAt!,
             };
           }),
         );
@@ -202,10 +230,18 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
 
   async release(deliveryIds: readonly number[], now: number): Promise<void> {
     if (deliveryIds.length === 0) return;
-    await this.knex('webhook_deliveries')
-      .whereIn('id', [...deliveryIds])
-      .andWhere('status', 'pending')
-      .update({ next_attempt_at: now });
+    await this.knex.transaction(async (trx) => {
+      const endpoints = (await trx('webhook_deliveries')
+        .distinct('endpoint_id')
+        .whereIn('id', [...deliveryIds])
+        .andWhere('status', 'pending')) as Array<{ endpoint_id: unknown }>;
+      await trx('webhook_deliveries')
+        .whereIn('id', [...deliveryIds])
+        .andWhere('status', 'pending')
+        .update({ next_attempt_at: now });
+      // Due again now: their endpoints' next due time comes forward with them.
+      await bringForward(trx, earliestByEndpoint(endpoints.map((row) => ({ endpointId: Number(row.endpoint_id), dueAt: now }))));
+    });
   }
 
   async removeFinished(createdBefore: number, limit: number): Promise<number> {
@@ -235,4 +271,8 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
       ]),
     );
   }
+}
+
+function nullableNumber(value: unknown): number | null {
+  return value == null ? null : Number(value);
 }

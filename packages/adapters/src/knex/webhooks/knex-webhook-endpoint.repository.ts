@@ -9,6 +9,7 @@ import {
   type WebhookEndpointRepositoryPort,
 } from '@logi/domain';
 import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, firstAttempt, toDelivery, toEndpoint } from './webhook-rows.js';
+import { addPendingDeliveries } from './pending-deliveries.js';
 
 /** Events looked at per query when replaying, and attempts inserted per statement. */
 const REPLAY_PAGE = 1_000;
@@ -115,7 +116,7 @@ export class KnexWebhookEndpointRepository implements WebhookEndpointRepositoryP
           .map((event) => ({ id: Number(event.id), type: String(event.type) }))
           .filter((event) => endpointWants(endpoint.eventTypes, event.type))
           .map((event) => ({ ...firstAttempt(endpointId, event, now), replay: 1 }));
-        if (rows.length > 0) await this.knex('webhook_deliveries').insert(rows);
+        await addPendingDeliveries(this.knex, rows);
         scheduled += rows.length;
         after = Number(events.at(-1)!.id);
         await this.knex('webhook_endpoints').where({ id: endpointId }).update({ replay_inserting_until: leaseEnd() });

@@ -1,3 +1,4 @@
+import type { PendingDeliveryRow } from './pending-deliveries.js';
 import type { EventType, WebhookDelivery, WebhookEndpoint } from '@logi/domain';
 
 export const ENDPOINT_COLUMNS = ['id', 'directory', 'url', 'event_types', 'description', 'enabled', 'disabled_reason', 'created'] as const;
@@ -43,6 +44,6 @@ export function toDelivery(row: Record<string, unknown>): WebhookDelivery {
 }
 
 /** The first attempt of an event for an endpoint, due at once. */
-export function firstAttempt(endpointId: number, event: { id: number; type: string }, now: number) {
+export function firstAttempt(endpointId: number, event: { id: number; type: string }, now: number): PendingDeliveryRow {
   return { endpoint_id: endpointId, event_id: event.id, event_type: event.type, attempt: 1, status: 'pending', created: now, next_attempt_at: now };
 }
