@@ -159,16 +159,26 @@ export class PrivateMariadb extends PausableProcess {
     super('mariadbd', child);
   }
 
-  static async start(): Promise<PrivateMariadb> {
+  /**
+   * `grants`: the grant tables are read (root@localhost without a password, as mariadb-install-db makes it), so users
+   * made with REQUIRE SSL or X509 are held to it; `extra`: more mariadbd options (TLS files, say).
+   */
+  static async start(options: { grants?: boolean; extra?: string[] } = {}): Promise<PrivateMariadb> {
     const directory = await mkdtemp(path.join(os.tmpdir(), 'private-mariadb-'));
     const dataDir = path.join(directory, 'data');
     await run('mariadb-install-db', ['--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root']);
     const port = await freePort();
-    const child = spawn('mariadbd', mariadbdArgs(directory, port, '64M', ['--skip-grant-tables', '--skip-log-bin']), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const extra = [...(options.grants ? [] : ['--skip-grant-tables']), '--skip-log-bin', ...(options.extra ?? [])];
+    const child = spawn('mariadbd', mariadbdArgs(directory, port, '64M', extra), { stdio: ['ignore', 'pipe', 'pipe'] });
     const mariadb = new PrivateMariadb(child, port, directory);
     // The server's greeting packet carries its version string.
     await until('mariadbd', 30_000, () => answers(port, '', (reply) => reply.includes('MariaDB')), child, mariadb.output);
     return mariadb;
+  }
+
+  /** The server's Unix socket (root@localhost over it, when the grant tables are read). */
+  get socketPath(): string {
+    return path.join(this.directory, 'mariadb.sock');
   }
 
   /** A URL for `database` on this server (create it first with the admin URL, database `mysql`). */

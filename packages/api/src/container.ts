@@ -128,7 +128,13 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.Logger).toConstantValue(logger);
   c.bind(Tokens.Clock).toConstantValue({ now: () => new Date() } satisfies ClockPort);
   c.bind(Tokens.Knex).toDynamicValue(() =>
-    createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }),
+    createKnex({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      queryTimeoutMs: config.databaseQueryTimeoutMs,
+      poolMax: config.databasePoolMax,
+      logger,
+    }),
   );
   c.bind(Tokens.Redis).toDynamicValue(() =>
     config.redis

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { databaseTlsOf } from './database-tls.js';
 import { parseSentinelList, type RedisEndpoint } from './redis-endpoint.js';
 import { parseRetrySchedule } from './retry-schedule.js';
 
@@ -33,13 +34,33 @@ const portNumber = (name: string) =>
     return Number(value);
   });
 
+/** A database URL: mysql:// or mariadb://, with its TLS options checked (database-tls.ts). */
+function databaseUrl(name: string) {
+  return urlWithScheme(name, ['mysql', 'mariadb']).transform((value, ctx) => {
+    const problem = tlsProblem(value);
+    if (problem === null) return value;
+    ctx.addIssue({ code: 'custom', message: problem, path: [name] });
+    return z.NEVER;
+  });
+}
+
+function tlsProblem(url: string): string | null {
+  try {
+    databaseTlsOf(url);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 function urlWithScheme(name: string, schemes: string[]) {
   return z.string().transform((value, ctx) => {
     let url: URL;
     try {
       url = new URL(value);
     } catch {
-      ctx.addIssue({ code: 'custom', message: `is not a valid URL (got "${value}")`, path: [name] });
+      // Never the value: a URL may carry a password.
+      ctx.addIssue({ code: 'custom', message: 'is not a valid URL', path: [name] });
       return z.NEVER;
     }
     if (!schemes.includes(url.protocol.replace(/:$/, ''))) {
@@ -69,6 +90,11 @@ function urlList(name: string, schemes: string[]) {
       }
       if (!schemes.includes(url.protocol.replace(/:$/, ''))) {
         fail(`must use one of the schemes ${schemes.join(', ')} (got "${url.protocol}")`);
+        return z.NEVER;
+      }
+      const problem = tlsProblem(entry);
+      if (problem !== null) {
+        fail(problem);
         return z.NEVER;
       }
     }
@@ -117,7 +143,8 @@ const schema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: portNumber('PORT').default(3000),
   DATA_DIR: z.string().default('./data'),
-  DATABASE_URL: urlWithScheme('DATABASE_URL', ['mysql', 'mariadb']).optional(),
+  /** MariaDB/MySQL; its options (?ssl-mode=…&ssl-ca=…&ssl-cert=…&ssl-key=…) are TLS (database-tls.ts). */
+  DATABASE_URL: databaseUrl('DATABASE_URL').optional(),
   /** Read replicas of DATABASE_URL (comma-separated URLs) for the read-only paths: lists, lookups, the event feed, PDF data. */
   DATABASE_READ_URL: urlList('DATABASE_READ_URL', ['mysql', 'mariadb']).optional(),
   /** A replica further behind the primary than this (Seconds_Behind_Master) is skipped until it catches up. */
@@ -172,6 +199,8 @@ const schema = z.object({
   JOB_LOCK_MS: positiveInt('JOB_LOCK_MS', 1000).default(10_000),
   /** MariaDB: a statement of the API or a worker with no answer by then fails (503) and its connection is dropped. */
   DB_QUERY_TIMEOUT_MS: positiveInt('DB_QUERY_TIMEOUT_MS').default(10_000),
+  /** MariaDB: connections each process may hold to the primary, and to each read replica. */
+  DB_POOL_MAX: positiveInt('DB_POOL_MAX').default(10),
   /** Jobs one worker process runs at once. */
   WORKER_CONCURRENCY: positiveInt('WORKER_CONCURRENCY').default(2),
   /** The PDF renderer restarts its browser after this many documents. */
@@ -295,6 +324,8 @@ export type AppConfig = {
   jobTimeoutMs: number;
   jobLockMs: number;
   databaseQueryTimeoutMs: number;
+  /** DB_POOL_MAX: connections per process to the primary, and to each replica. */
+  databasePoolMax: number;
   workerConcurrency: number;
   pdf: { rendersPerBrowser: number; renderTimeoutMs: number };
   /** The PDF cache's bounds; maxObjects 0 = off. */
@@ -322,6 +353,9 @@ export type AppConfig = {
   /** The queue dashboard: credentials, its own listener, whether it may change the queues; null = off. */
   dashboard: { user: string; password: string; host: string; port: number; write: boolean } | null;
 };
+
+/** Every variable the configuration reads, in the schema's order (.env.example and docs/operate/configuration.md name each). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
 
 /**
  * Reads the configuration once. Empty variables count as unset; a value that
@@ -402,6 +436,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     jobTimeoutMs: c.JOB_TIMEOUT_MS,
     jobLockMs: c.JOB_LOCK_MS,
     databaseQueryTimeoutMs: c.DB_QUERY_TIMEOUT_MS,
+    databasePoolMax: c.DB_POOL_MAX,
     workerConcurrency: c.WORKER_CONCURRENCY,
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
     pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS, memoryBytes: c.PDF_MEMORY_CACHE_MB * 1024 * 1024 },

@@ -73,7 +73,13 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   c.bind(WorkerTokens.Config).toConstantValue(config);
   c.bind(WorkerTokens.Logger).toConstantValue(logger);
   c.bind(WorkerTokens.Knex).toDynamicValue(() =>
-    createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }),
+    createKnex({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      queryTimeoutMs: config.databaseQueryTimeoutMs,
+      poolMax: config.databasePoolMax,
+      logger,
+    }),
   );
   // A render only reads: the invoice and its seller come from a replica when DATABASE_READ_URL names any (docs/operate/database-and-replicas.md#read-replicas-mariadb).
   c.bind(WorkerTokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(WorkerTokens.Knex), logger));

@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import type BetterSqlite3 from 'better-sqlite3';
+import { databaseTlsOf } from '@logi/config';
 import { foldText, textSortKey } from './unicode-text.js';
 import { knexLogOption, lineKnexLogger, type KnexLogger, type KnexLogOption } from './knex-log.js';
 import { keepBoundValuesOutOfErrors } from './db-errors.js';
@@ -23,11 +24,14 @@ export interface KnexConfig {
    * plain lines on stderr.
    */
   logger?: KnexLogger;
+  /** MariaDB: the most connections this pool holds (DB_POOL_MAX); 10 unless given. */
+  poolMax?: number;
 }
 
 /** A dead database must fail a request quickly (503), not hang it. */
 const CONNECT_TIMEOUT_MS = 5_000;
 const ACQUIRE_TIMEOUT_MS = 10_000;
+const DEFAULT_POOL_MAX = 10;
 /**
  * How long a MariaDB statement waits for a row or table (metadata) lock: the
  * server defaults are 50 s and a day, so a stuck lock would hang a request or
@@ -43,7 +47,7 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
  */
 export function createKnex(config: KnexConfig): Knex {
   const log = knexLogOption(config.logger ?? lineKnexLogger((line) => process.stderr.write(`${line}\n`)));
-  const knex = config.databaseUrl ? createMysqlKnex(config.databaseUrl, log) : createSqliteKnex(config.dataDir, log);
+  const knex = config.databaseUrl ? createMysqlKnex(config.databaseUrl, log, config.poolMax ?? DEFAULT_POOL_MAX) : createSqliteKnex(config.dataDir, log);
   // Errors are logged: they carry the SQL text, never the values bound to it (a webhook secret, say).
   keepBoundValuesOutOfErrors(knex);
   if (config.databaseUrl && config.queryTimeoutMs) boundStatements(knex, config.queryTimeoutMs);
@@ -92,8 +96,24 @@ function boundStatements(knex: Knex, timeoutMs: number): void {
   };
 }
 
-function createMysqlKnex(databaseUrl: string, log: KnexLogOption): Knex {
+/**
+ * mysql2's TLS options for the URL's ssl-* options (@logi/config database-tls.ts); undefined: plain TCP. mysql2 checks
+ * the certificate's chain with `rejectUnauthorized` and its host name only with `verifyIdentity`.
+ */
+export function mysqlSslOptions(databaseUrl: string): Record<string, unknown> | undefined {
+  const tls = databaseTlsOf(databaseUrl);
+  if (tls.mode === 'DISABLED') return undefined;
+  return {
+    ...(tls.caFile === null ? {} : { ca: readFileSync(tls.caFile) }),
+    ...(tls.certFile === null ? {} : { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile!) }),
+    rejectUnauthorized: tls.mode !== 'REQUIRED',
+    verifyIdentity: tls.mode === 'VERIFY_IDENTITY',
+  };
+}
+
+function createMysqlKnex(databaseUrl: string, log: KnexLogOption, poolMax: number): Knex {
   const url = new URL(databaseUrl);
+  const ssl = mysqlSslOptions(databaseUrl);
   return knexFactory({
     client: 'mysql2',
     log,
@@ -108,10 +128,11 @@ function createMysqlKnex(databaseUrl: string, log: KnexLogOption): Knex {
       charset: 'utf8mb4',
       connectTimeout: CONNECT_TIMEOUT_MS,
       timezone: 'Z',
+      ...(ssl ? { ssl } : {}),
     },
     pool: {
       min: 0,
-      max: 10,
+      max: poolMax,
       // Literals then compare like the columns (utf8mb4_unicode_ci), whatever the server's default is;
       // lock waits are bounded.
       afterCreate(connection: { query(sql: string, cb: (error: Error | null) => void): void }, done: (error: Error | null, connection: unknown) => void) {

@@ -151,7 +151,13 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
     const ctx: CommandContext = {
       io,
       hasher: new Sha256ApiKeyHasher(),
-      knex: () => (knex ??= createKnex({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger: lineKnexLogger((line) => io.err(line)) })),
+      knex: () =>
+        (knex ??= createKnex({
+          databaseUrl: config.databaseUrl,
+          dataDir: config.dataDir,
+          poolMax: config.databasePoolMax,
+          logger: lineKnexLogger((line) => io.err(line)),
+        })),
       storage: () => (storage ??= createFileStorage(config)),
       secretCipher: () => (cipher ??= createSecretCipher(config)),
       allowPrivateTargetsEverywhere: config.webhooks.allowPrivateTargets,

@@ -10,14 +10,14 @@ import { ReadReplicas } from './read-replicas.js';
  * acquire timeouts.
  */
 export function createReadReplicas(
-  config: { databaseReadUrls: readonly string[]; dbReplicaMaxLagSeconds: number; dataDir: string; databaseQueryTimeoutMs: number },
+  config: { databaseReadUrls: readonly string[]; dbReplicaMaxLagSeconds: number; dataDir: string; databaseQueryTimeoutMs: number; databasePoolMax: number },
   primary: Knex,
   logger: Logger,
 ): ReadReplicas | null {
   if (config.databaseReadUrls.length === 0) return null;
   const replicas = config.databaseReadUrls.map((url) => ({
     url,
-    knex: createKnex({ databaseUrl: url, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, logger }),
+    knex: createKnex({ databaseUrl: url, dataDir: config.dataDir, queryTimeoutMs: config.databaseQueryTimeoutMs, poolMax: config.databasePoolMax, logger }),
   }));
   return new ReadReplicas(primary, replicas, { maxLagSeconds: config.dbReplicaMaxLagSeconds, logger }).start();
 }
