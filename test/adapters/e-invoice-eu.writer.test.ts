@@ -252,7 +252,7 @@ describe('EInvoiceEuWriter: every name prints in every format', () => {
   const { seller: polishSeller, national } = KSEF_READY;
 
   it.each([...NAMES, ...generated].map((name) => [JSON.stringify(name), name]))(
-    'when the seller and the buyer are named %s, then UBL, CII and FA(3) validate and carry the names without what XML forbids, and Factur-X names the seller',
+    'when the seller and the buyer are named %s, then UBL, CII, XRechnung (UBL and CII), Peppol, CIUS-RO and FA(3) validate against the XSD of their syntax and carry the names without what XML forbids, and Factur-X names the seller',
     async (_label, name) => {
       const safe = name.replace(new RegExp(XML_1_0_FORBIDDEN.source, 'gu'), '');
       expect(XML_1_0_FORBIDDEN.test(safe)).toBe(false);
@@ -261,6 +261,15 @@ describe('EInvoiceEuWriter: every name prints in every format', () => {
         { format: 'ubl', schema: XSD.ublInvoice, seller: 'cac:AccountingSupplierParty//cac:PartyLegalEntity/cbc:RegistrationName', catalog: undefined },
         { format: 'cii', schema: XSD.cii, seller: 'ram:SellerTradeParty/ram:Name', catalog: undefined },
         { format: 'ksef', schema: XSD.ksefFa3, seller: 'Podmiot1/DaneIdentyfikacyjne/Nazwa', catalog: KSEF_CATALOG },
+        {
+          format: 'xrechnung-ubl',
+          schema: XSD.ublInvoice,
+          seller: 'cac:AccountingSupplierParty//cac:PartyLegalEntity/cbc:RegistrationName',
+          catalog: undefined,
+        },
+        { format: 'xrechnung-cii', schema: XSD.cii, seller: 'ram:SellerTradeParty/ram:Name', catalog: undefined },
+        { format: 'peppol', schema: XSD.ublInvoice, seller: 'cac:AccountingSupplierParty//cac:PartyLegalEntity/cbc:RegistrationName', catalog: undefined },
+        { format: 'cius-ro', schema: XSD.ublInvoice, seller: 'cac:AccountingSupplierParty//cac:PartyLegalEntity/cbc:RegistrationName', catalog: undefined },
       ] as const;
       for (const document of documents) {
         const file = path.join(dir, `${document.format}.xml`);
