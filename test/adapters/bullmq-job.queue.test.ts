@@ -5,7 +5,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { Queue } from 'bullmq';
 import { BullmqJobQueue, BullmqJobWorker, QUEUE_NAME_BY_JOB } from '@logi/adapters';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { InvoiceNotFoundError, JobOutcomeUnknownError, ServiceUnavailableError, ValidationError, type JobHandlers, type JobPayloads } from '@logi/domain';
+import {
+  InvalidJobPayloadError,
+  InvoiceNotFoundError,
+  JobOutcomeUnknownError,
+  ServiceUnavailableError,
+  ValidationError,
+  type JobHandlers,
+  type JobPayloads,
+} from '@logi/domain';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const prefix = `test-${randomUUID().slice(0, 8)}`;
@@ -13,13 +21,16 @@ let admin: Redis;
 const opened: Array<{ close(): Promise<void> }> = [];
 const { logger, lines: logLines } = capturedLog();
 
+/** The hand-over key of an invoice's PDF job, a uuid as the API makes it (the payload schema refuses any other). */
+const pdfKeyOf = (invoiceId: number) => `pdf/00000000-0000-4000-8000-${String(invoiceId).padStart(12, '0')}.pdf`;
+
 const pdfPayload = (invoiceId: number, requestId = 'req-test'): JobPayloads['render-invoice-pdf'] => ({
   directory: 'ACME',
   invoiceId,
   deadline: Date.UTC(2100, 0, 1),
   lang: 'de',
   duplicate: true,
-  pdfKey: `pdf/${invoiceId}.pdf`,
+  pdfKey: pdfKeyOf(invoiceId),
   requestId,
 });
 
@@ -88,7 +99,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     const q = queue();
     await ready(q);
     const result = await q.runAndWait('render-invoice-pdf', pdfPayload(11, 'req-round-trip'), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 });
-    expect(result).toEqual({ pdfKey: 'pdf/11.pdf', bytes: 1234, invoiceNr: 'FV/1' });
+    expect(result).toEqual({ pdfKey: pdfKeyOf(11), bytes: 1234, invoiceNr: 'FV/1' });
     expect(seen).toEqual([pdfPayload(11, 'req-round-trip')]);
     const lines = logLines.filter((l) => l.requestId === 'req-round-trip').map((l) => l.msg);
     expect(lines).toEqual(['job started', 'job completed']);
@@ -99,7 +110,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     await expect(queue().ping()).resolves.toBeUndefined();
     const q = queue();
     await expect(q.runAndWait('render-invoice-pdf', pdfPayload(12), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
-      pdfKey: 'pdf/12.pdf',
+      pdfKey: pdfKeyOf(12),
       bytes: 3,
       invoiceNr: 'FV/1',
     });
@@ -114,7 +125,18 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     );
     const q = queue();
     await ready(q);
-    const payload = { stagingKey: 'staging/a', storageKey: 'orders/ACME/1/a', requestId: 'r' } as JobPayloads['store-order-file'];
+    const payload: JobPayloads['store-order-file'] = {
+      directory: 'ACME',
+      orderId: 1,
+      categoryId: null,
+      name: 'cmr.pdf',
+      size: 3,
+      contentType: 'application/pdf',
+      sha256: 'a'.repeat(64),
+      storageKey: `orders/ACME/1/${randomUUID()}`,
+      requestId: 'r',
+      deadline: Date.UTC(2100, 0, 1),
+    };
     await expect(q.runAndWait('store-order-file', payload, { jobId: `store-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
       error: 'Storage unavailable: connect ECONNREFUSED',
     });
@@ -129,6 +151,25 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     expect(error).toBeInstanceOf(InvoiceNotFoundError);
     expect((error as InvoiceNotFoundError).code).toBe('INVOICE_NOT_FOUND');
     expect(runs).toBe(1);
+  });
+
+  it('when a payload the workers would refuse is sent, then it is refused at once and never reaches Redis', async () => {
+    let runs = 0;
+    await worker(handlers(async () => (runs++, Promise.reject(new Error('must not run')))));
+    const q = queue();
+    await ready(q);
+    const forged = { ...pdfPayload(7), directory: '../other-client' };
+    const jobId = `pdf-${randomUUID()}`;
+    const error = await q.runAndWait('render-invoice-pdf', forged, { jobId, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidJobPayloadError);
+    expect((error as InvalidJobPayloadError).code).toBe('INVALID_JOB_PAYLOAD');
+    const direct = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
+    try {
+      expect(await direct.getJob(jobId)).toBeUndefined();
+    } finally {
+      await direct.close();
+    }
+    expect(runs).toBe(0);
   });
 
   it('when the handler throws a validation error, then its field errors survive the trip', async () => {
@@ -153,7 +194,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     const q = queue({ attempts: 3, backoffMs: 10 });
     await ready(q);
     await expect(q.runAndWait('render-invoice-pdf', pdfPayload(2), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
-      pdfKey: 'pdf/2.pdf',
+      pdfKey: pdfKeyOf(2),
       bytes: 5,
       invoiceNr: 'FV/1',
     });
@@ -210,7 +251,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       const q = queue({ redis: `redis://${proxy.address.host}:${proxy.address.port}` });
       await ready(q);
       await expect(q.runAndWait('render-invoice-pdf', pdfPayload(21), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
-        pdfKey: 'pdf/21.pdf',
+        pdfKey: pdfKeyOf(21),
         bytes: 21,
         invoiceNr: 'FV/1',
       });
@@ -223,7 +264,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       await proxy.restore();
       await ready(q);
       await expect(q.runAndWait('render-invoice-pdf', pdfPayload(23), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
-        pdfKey: 'pdf/23.pdf',
+        pdfKey: pdfKeyOf(23),
         bytes: 23,
         invoiceNr: 'FV/1',
       });
@@ -258,7 +299,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       await ready(q);
       await worker(handlers(async (p) => ({ pdfKey: p.pdfKey, bytes: p.invoiceId, invoiceNr: 'FV/1' })));
       await expect(q.runAndWait('render-invoice-pdf', pdfPayload(32), { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
-        pdfKey: 'pdf/32.pdf',
+        pdfKey: pdfKeyOf(32),
         bytes: 32,
         invoiceNr: 'FV/1',
       });
@@ -282,7 +323,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       await proxy.restore();
       await ready(q);
       release.resolve();
-      await expect(result).resolves.toEqual({ pdfKey: 'pdf/33.pdf', bytes: 33, invoiceNr: 'FV/1' });
+      await expect(result).resolves.toEqual({ pdfKey: pdfKeyOf(33), bytes: 33, invoiceNr: 'FV/1' });
     } finally {
       await proxy.cut();
     }
@@ -324,11 +365,11 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     const second = q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 });
     release.resolve();
     expect(await Promise.all([first, second])).toEqual([
-      { pdfKey: 'pdf/6.pdf', bytes: 1, invoiceNr: 'FV/1' },
-      { pdfKey: 'pdf/6.pdf', bytes: 1, invoiceNr: 'FV/1' },
+      { pdfKey: pdfKeyOf(6), bytes: 1, invoiceNr: 'FV/1' },
+      { pdfKey: pdfKeyOf(6), bytes: 1, invoiceNr: 'FV/1' },
     ]);
     await expect(q.runAndWait('render-invoice-pdf', pdfPayload(6), { jobId, timeoutMs: 5_000 })).resolves.toEqual({
-      pdfKey: 'pdf/6.pdf',
+      pdfKey: pdfKeyOf(6),
       bytes: 1,
       invoiceNr: 'FV/1',
     });
@@ -346,7 +387,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     const closed = w.close();
     release.resolve();
     await closed;
-    await expect(result).resolves.toEqual({ pdfKey: 'pdf/7.pdf', bytes: 9, invoiceNr: 'FV/1' });
+    await expect(result).resolves.toEqual({ pdfKey: pdfKeyOf(7), bytes: 9, invoiceNr: 'FV/1' });
   });
 
   it('when a running job outlasts the close bound, then close returns within the bound and the job is left for another worker', async () => {

@@ -132,7 +132,7 @@ describe('createRedis through Sentinel', () => {
           deadline: Date.now() + 60_000,
           lang: 'de',
           duplicate: false,
-          pdfKey: `pdf/${invoiceId}.pdf`,
+          pdfKey: `pdf/${randomUUID()}.pdf`,
           requestId: `req-${invoiceId}`,
         },
         { jobId: `pdf-${randomUUID()}`, timeoutMs: 5_000 },

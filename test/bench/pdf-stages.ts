@@ -12,6 +12,7 @@
  * `STAGES_CPU_PROF=1` starts the API and the worker with `--cpu-prof` (BENCH_CHILD_NODE_ARGS) and prints their top self-time
  * functions. Prints a Markdown summary on stdout; progress on stderr.
  */
+import { randomUUID } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -163,7 +164,7 @@ async function main(): Promise<void> {
       invoiceId: ids[0]!,
       lang: 'pl' as const,
       duplicate: false,
-      pdfKey: `pdf/${n}.pdf`,
+      pdfKey: `pdf/${randomUUID()}.pdf`,
       cache: true,
       requestId: `r${n}`,
       deadline: Date.now() + 30_000,

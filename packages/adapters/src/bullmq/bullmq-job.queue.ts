@@ -4,6 +4,7 @@ import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
 import {
   JobOutcomeUnknownError,
+  parseJobPayload,
   ServiceUnavailableError,
   withTimeout,
   type JobName,
@@ -107,6 +108,8 @@ export class BullmqJobQueue implements JobQueuePort {
 
   async runAndWait<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Promise<JobResults[N]> {
     if (this.closing) throw new ServiceUnavailableError('job queue is closed');
+    // Checked when sent as well as where taken (ADR 0050): a payload the workers would refuse never reaches Redis.
+    parseJobPayload(name, payload);
     const startedAt = Date.now();
     // A disconnected client would only fail later; answering now spares the caller the wait.
     if (!(await whenRedisReady(this.client, Math.min(options.timeoutMs, CONNECTING_GRACE_MS)))) {
