@@ -40,6 +40,16 @@ describe('the metrics listener', () => {
     expect((await get('/metrics')).status).toBe(200);
   });
 
+  it('when the probe says the process cannot make progress (a worker that takes no jobs), then /health/live is 503 not live, and 200 again once it can', async () => {
+    let live = false;
+    await start({ ready: () => true, live: () => live });
+    const dead = await get('/health/live');
+    expect(dead).toMatchObject({ status: 503, cache: 'no-store' });
+    expect(JSON.parse(dead.body)).toEqual({ status: 503, message: 'Service Unavailable', data: { status: 'not live' } });
+    live = true;
+    expect((await get('/health/live')).status).toBe(200);
+  });
+
   it('when given no health probe (the API, whose probes are on its own port), then /health/live and /health/ready are 404', async () => {
     await start();
     expect((await get('/health/live')).status).toBe(404);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BullmqJobQueue, BullmqJobWorker, createRedis, whenRedisReady } from '@logi/adapters';
 import type { RedisEndpoint } from '@logi/config';
 import type { JobHandlers } from '@logi/domain';
@@ -64,6 +64,29 @@ describe('createRedis through Sentinel', () => {
     expect(await redis.get(key)).toBeNull();
     expect(await db5.get(key)).toBe('in db 5');
     expect((await master.info('keyspace')).db5).toMatch(/^keys=\d+/);
+  });
+
+  it('when a disconnect lands while the connection asks the sentinels for the master (what the failover detector of ioredis does on +switch-master), then ioredis ends it for good, and createRedis connects it again once the sentinels answer', async () => {
+    const redis = client();
+    expect(await whenRedisReady(redis, 5_000)).toBe(true);
+    const statuses: string[] = [];
+    for (const status of ['end', 'ready'] as const) redis.on(status, () => statuses.push(status));
+    // Sentinels that accept and never answer hold the connection in its master lookup.
+    await Promise.all(group.sentinels.map((s) => s.pause()));
+    try {
+      redis.disconnect(true);
+      await vi.waitFor(() => expect(redis.status).toBe('connecting'), { timeout: 5_000, interval: 5 });
+      (redis as unknown as { connector: { disconnect(): void } }).connector.disconnect();
+      // ioredis' terminal state: without createRedis' guard it stays there, whatever the sentinels do later.
+      await vi.waitFor(() => expect(statuses).toContain('end'), { timeout: 5_000, interval: 10 });
+    } finally {
+      await Promise.all(group.sentinels.map((s) => s.resume()));
+    }
+    const resumedAt = Date.now();
+    await vi.waitFor(() => expect(redis.status).toBe('ready'), { timeout: RECONNECT_BOUND_MS, interval: 20 });
+    expect(Date.now() - resumedAt).toBeLessThan(RECONNECT_BOUND_MS);
+    expect(await redis.ping()).toBe('PONG');
+    expect(statuses.indexOf('ready')).toBeGreaterThan(statuses.indexOf('end'));
   });
 
   it('when the master fails over (SENTINEL FAILOVER), then writes go to the new master within a bound, with no new connection made by the caller', async () => {

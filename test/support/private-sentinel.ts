@@ -24,13 +24,14 @@ export class RedisNode extends PausableProcess {
     name: string,
     child: ReturnType<typeof spawn>,
     readonly port: number,
+    readonly configFile: string,
   ) {
     super(name, child);
   }
 
-  static async start(name: string, configFile: string, port: number, sentinel: boolean): Promise<RedisNode> {
-    const child = spawn(REDIS_SERVER, sentinel ? [configFile, '--sentinel'] : [configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const node = new RedisNode(name, child, port);
+  static async start(name: string, configFile: string, port: number, sentinel: boolean, extraArgs: string[] = []): Promise<RedisNode> {
+    const child = spawn(REDIS_SERVER, sentinel ? [configFile, '--sentinel'] : [configFile, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const node = new RedisNode(name, child, port, configFile);
     await node.until(10_000, `${name} answers PING`, async () => (await node.command(['PING'])) === 'PONG');
     return node;
   }
@@ -223,6 +224,19 @@ export class PrivateSentinelGroup {
     await from.kill();
     const to = await this.untilMasterIsNot(from, started + timeoutMs);
     return { from, to, switchedMs: Date.now() - started };
+  }
+
+  /**
+   * Starts every data server that was killed again, on its port, as a replica
+   * of the master the sentinels name now, and waits until the group is whole.
+   */
+  async reviveServers(timeoutMs = 30_000): Promise<void> {
+    const master = await this.master();
+    for (const [index, node] of this.servers.entries()) {
+      if (node.alive) continue;
+      this.servers[index] = await RedisNode.start(node.name, node.configFile, node.port, false, ['--replicaof', '127.0.0.1', String(master.port)]);
+    }
+    await this.untilSettled(timeoutMs);
   }
 
   private async untilMasterIsNot(old: RedisNode, deadline: number): Promise<RedisNode> {

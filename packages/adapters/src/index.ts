@@ -36,6 +36,7 @@ export * from './knex/fixtures/load-fixtures.js';
 export * from './knex/fixtures/fixture-validation.error.js';
 export { foldText, textSortKey } from './knex/unicode-text.js';
 export * from './bullmq/bullmq-queue.inspector.js';
+export * from './metrics/event-loop.watch.js';
 export * from './metrics/metrics.server.js';
 export * from './metrics/metrics-pdf.renderer.js';
 export * from './metrics/queue-depth.gauge.js';

@@ -182,6 +182,7 @@ export async function closeDependencies(container: Container, timeoutMs = CLOSE_
     ['Redis connection', () => container.get<Redis | null>(Tokens.Redis)?.quit()],
     ['read replicas', () => container.get<{ close(): Promise<void> } | null>(Tokens.ReadReplicas)?.close()],
     ['database', () => container.get<Knex>(Tokens.Knex).destroy()],
+    ['event-loop watch', () => container.get<{ stop(): void }>(Tokens.Liveness).stop()],
   ];
   for (const [what, close] of steps) {
     try {

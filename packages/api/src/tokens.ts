@@ -48,6 +48,7 @@ export const Tokens = {
   RunExport: Symbol.for('RunExport'),
   Metrics: Symbol.for('Metrics'),
   Readiness: Symbol.for('Readiness'),
+  Liveness: Symbol.for('Liveness'),
   QueueInspector: Symbol.for('QueueInspector'),
   /** ApiProcessTasks: what startServer starts beside the HTTP listener. */
   ProcessTasks: Symbol.for('ProcessTasks'),

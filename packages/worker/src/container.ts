@@ -22,6 +22,7 @@ import {
   createKnex,
   createPdfRenderer,
   EInvoiceEuWriter,
+  EventLoopWatch,
   KnexClientRepository,
   KnexEventCapture,
   KnexWebhookDeliveryQueue,
@@ -137,6 +138,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         telemetry: telemetry?.bullmq,
       }),
   );
+  c.bind(WorkerTokens.EventLoop).toDynamicValue(() => new EventLoopWatch().start());
   // Workers publish captured changes as events too, so events flow while API processes are busy or few.
   c.bind(WorkerTokens.PublishEvents).toDynamicValue(
     () =>

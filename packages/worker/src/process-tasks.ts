@@ -14,7 +14,7 @@ export interface WorkerProcessTasks {
   /** Makes what storage needs before the first job (the S3 bucket); a failure is the first job's to retry. */
   prepareStorage(): Promise<void>;
   /** Prometheus' listener with this worker's health probes on METRICS_HOST:METRICS_PORT; null when METRICS_PORT is 0. */
-  startMetricsListener(health: { ready(): boolean }): Promise<{ url: string; stop(): Promise<void> } | null>;
+  startMetricsListener(health: { ready(): boolean; live(): boolean }): Promise<{ url: string; stop(): Promise<void> } | null>;
   /** Publishes captured changes as events, again and again. */
   startEventPublishing(): Stoppable;
   /** Delivers webhooks from this process, on slots of its own beside the job queue's. */

@@ -22,10 +22,17 @@ export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, 
   await tasks.prepareStorage().catch((error: unknown) => logger.warn({ err: error }, 'storage not ready at start; will retry on first use'));
   // Ready (on /health/ready of the metrics listener) from the moment jobs are taken until a stop begins.
   let ready = false;
+  type JobWorker = { waitUntilReady(): Promise<void>; close(): Promise<void>; live(): boolean };
+  let worker: JobWorker | null = null;
+  const loop = container.get<{ state(): { live: boolean }; stop(): void }>(WorkerTokens.EventLoop);
+  // Live (/health/live) while the event loop keeps time and the worker takes the jobs that wait for it
+  // (docs/operate/redis-and-sentinel.md#a-worker-that-stops-taking-jobs): otherwise only a restart helps.
+  const live = () => loop.state().live && (worker?.live() ?? true);
   // Before any job is taken: a METRICS_PORT already in use (the API's, say) stops the worker at start.
-  const metricsListener = await tasks.startMetricsListener({ ready: () => ready });
-  const worker = container.get<{ waitUntilReady(): Promise<void>; close(): Promise<void> }>(WorkerTokens.JobWorker);
-  await worker.waitUntilReady();
+  const metricsListener = await tasks.startMetricsListener({ ready: () => ready, live });
+  const jobs = container.get<JobWorker>(WorkerTokens.JobWorker);
+  worker = jobs;
+  await jobs.waitUntilReady();
   ready = true;
   logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix, redis: describeRedisEndpoint(config.redis) }, 'worker started');
   const publishing = tasks.startEventPublishing();
@@ -37,7 +44,7 @@ export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, 
     ready = false;
     logger.info('worker stopping');
     await closeQuietly(logger, 'export running', () => exporting.stop());
-    await worker.close();
+    await jobs.close();
     await closeQuietly(logger, 'event publishing', () => publishing.stop());
     await closeQuietly(logger, 'webhook delivery', () => delivering.stop());
     await closeQuietly(logger, 'job queue', () => container.get<{ close(): Promise<void> }>(WorkerTokens.JobQueue).close());
@@ -46,6 +53,7 @@ export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, 
     await closeQuietly(logger, 'read replicas', async () => container.get<{ close(): Promise<void> } | null>(WorkerTokens.ReadReplicas)?.close());
     await closeQuietly(logger, 'database', () => container.get<{ destroy(): Promise<void> }>(WorkerTokens.Knex).destroy());
     await closeQuietly(logger, 'metrics listener', async () => metricsListener?.stop());
+    loop.stop();
     logger.info('worker stopped');
   };
   return {

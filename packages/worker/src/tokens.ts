@@ -12,6 +12,8 @@ export const WorkerTokens = {
   PdfRenderer: Symbol.for('Worker.PdfRenderer'),
   JobHandlers: Symbol.for('Worker.JobHandlers'),
   JobWorker: Symbol.for('Worker.JobWorker'),
+  /** Whether the event loop keeps time (EventLoopWatch), for /health/live. */
+  EventLoop: Symbol.for('Worker.EventLoop'),
   Metrics: Symbol.for('Worker.Metrics'),
   PublishEvents: Symbol.for('Worker.PublishEvents'),
   WebhookDeliveryQueue: Symbol.for('Worker.WebhookDeliveryQueue'),

@@ -46,6 +46,13 @@ interface JobOutcome {
  * reader that had seen no event yet resumes at '$', missing what came meanwhile.
  */
 const RECHECK_AFTER_RECONNECT_MS = 500;
+/**
+ * Every wait also asks Redis itself this often, whatever the events stream
+ * says: after a Sentinel failover its reader was seen delivering nothing for
+ * jobs added once the connections were back, which the workers had finished
+ * (docs/reliability.md#redis-failover-sentinel). Most jobs end before the first ask.
+ */
+const RECHECK_ALWAYS_MS = 1_000;
 
 export interface BullmqJobQueueOptions {
   /** A redis:// URL, or a Sentinel group (createRedis). */
@@ -89,6 +96,8 @@ export class BullmqJobQueue implements JobQueuePort {
   private lostTimer: NodeJS.Timeout | null = null;
   /** Waits to switch to asking Redis themselves once a connection has come back. */
   private readonly reconnectWatchers = new Set<() => void>();
+  /** When a connection last came back (0: never). */
+  private lastReconnectAt = 0;
 
   constructor(private readonly options: BullmqJobQueueOptions) {
     this.onError = options.onError ?? (() => undefined);
@@ -176,6 +185,7 @@ export class BullmqJobQueue implements JobQueuePort {
   };
 
   private readonly onReconnected = (): void => {
+    this.lastReconnectAt = Date.now();
     for (const watcher of this.reconnectWatchers) watcher();
   };
 
@@ -254,10 +264,12 @@ export class BullmqJobQueue implements JobQueuePort {
       const failedEvent = `failed:${jobId}`;
       let settled = false;
       let recheck: NodeJS.Timeout | null = null;
+      const waitStartedAt = Date.now();
       const settle = (outcome: JobOutcome) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        clearInterval(steadyCheck);
         if (recheck) clearInterval(recheck);
         this.reconnectWatchers.delete(onReconnect);
         emitter.off(completedEvent, onCompleted);
@@ -280,6 +292,9 @@ export class BullmqJobQueue implements JobQueuePort {
         recheck.unref();
       };
       const timer = setTimeout(() => settle({ failedReason: `no answer within ${ttl} ms` }), ttl);
+      // Not only after a reconnect this wait saw: the events can miss a job added just after one.
+      const steadyCheck = setInterval(() => void check(this.lastReconnectAt >= waitStartedAt), RECHECK_ALWAYS_MS);
+      steadyCheck.unref();
       emitter.on(completedEvent, onCompleted);
       emitter.on(failedEvent, onFailed);
       this.reconnectWatchers.add(onReconnect);

@@ -36,6 +36,25 @@ export interface BullmqJobWorkerOptions {
   closeTimeoutMs?: number;
   /** With tracing on: each job runs in a span that continues the trace the job was added in. */
   telemetry?: Telemetry;
+  /** The stall watchdog's bounds (docs/operate/redis-and-sentinel.md#a-worker-that-stops-taking-jobs). */
+  stall?: Partial<StallBounds>;
+}
+
+export interface StallBounds {
+  /** How often the watchdog looks (ms). */
+  checkIntervalMs: number;
+  /** Jobs waiting this long (ms) while this worker has a free slot and takes none: its connection is made anew. */
+  recreateAfterMs: number;
+  /** Still none taken this long (ms) after the stall began: the worker reports itself not live, for a restart. */
+  notLiveAfterMs: number;
+}
+
+const STALL_DEFAULTS: StallBounds = { checkIntervalMs: 1_000, recreateAfterMs: 5_000, notLiveAfterMs: 30_000 };
+
+/** The BullMQ workers of one connection, made together and replaced together. */
+export interface Generation {
+  connection: Redis;
+  workers: Worker[];
 }
 
 /**
@@ -45,30 +64,73 @@ export interface BullmqJobWorkerOptions {
  * outage is tried again, and reported as one when the tries run out.
  */
 export class BullmqJobWorker {
-  private readonly connection: Redis;
-  /** Commands of our own (the fair shares' virtual time); BullMQ may block on the workers' connection. */
+  private readonly prefix: string;
+  private current: Generation;
+  /** Earlier generations still finishing their running jobs after a stall made new ones. */
+  private readonly retiring = new Set<Promise<void>>();
+  /** Commands of our own (the fair shares' virtual time, the watchdog's counts); BullMQ may block on the workers' connection. */
   private readonly commands: Redis;
-  private readonly workers: Worker[];
   private closing: Promise<void> | null = null;
+  private readonly stall: StallBounds;
+  private readonly watchdog: NodeJS.Timeout;
+  /** Per queue: jobs running in this process, and when the latest one started. */
+  private readonly taking = new Map<string, { running: number; lastStartedAt: number }>();
+  /** When jobs were first seen waiting while a slot was free and none was taken; null while all is well. */
+  private stalledSince: number | null = null;
+  private recreatedAt: number | null = null;
+  private recreations = 0;
+  /** Checks the watchdog completed that could ask Redis. */
+  private checks = 0;
+  private watching = false;
+  private reportedNotLive = false;
 
   constructor(private readonly options: BullmqJobWorkerOptions) {
-    const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+    this.prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+    this.stall = { ...STALL_DEFAULTS, ...options.stall };
+    this.commands = createRedis(options.redis, {
+      role: 'client',
+      connectionName: `${this.prefix}:worker-commands`,
+      onError: (error) => options.logger.warn({ err: error }, 'redis connection error'),
+    });
+    for (const name of JOB_NAMES) this.taking.set(QUEUE_NAME_BY_JOB[name], { running: 0, lastStartedAt: 0 });
+    this.current = this.makeGeneration();
+    this.watchdog = setInterval(() => void this.watch(), this.stall.checkIntervalMs);
+    this.watchdog.unref();
+  }
+
+  /** Resolves once every worker is connected and taking jobs. */
+  async waitUntilReady(): Promise<void> {
+    await Promise.all(this.current.workers.map((w) => w.waitUntilReady()));
+  }
+
+  /**
+   * False once jobs have waited `notLiveAfterMs` while this worker had a free
+   * slot and took none, even after its connection was made anew: a process
+   * that cannot take jobs must be restarted rather than left running idle.
+   */
+  live(): boolean {
+    return this.stalledSince === null || Date.now() - this.stalledSince < this.stall.notLiveAfterMs;
+  }
+
+  /** The watchdog's view, for the health answer and the tests. */
+  stallState(): { stalledMs: number | null; recreations: number; checks: number } {
+    return { stalledMs: this.stalledSince === null ? null : Date.now() - this.stalledSince, recreations: this.recreations, checks: this.checks };
+  }
+
+  /** One connection (BullMQ duplicates it for each worker's blocking reads) and a BullMQ worker per queue on it. */
+  protected makeGeneration(): Generation {
+    const { options, prefix } = this;
     const logger = options.logger;
-    this.connection = createRedis(options.redis, {
+    const connection = createRedis(options.redis, {
       role: 'blocking',
       connectionName: `${prefix}:worker`,
       onError: (error) => logger.warn({ err: error }, 'redis connection error'),
     });
-    this.commands = createRedis(options.redis, {
-      role: 'client',
-      connectionName: `${prefix}:worker-commands`,
-      onError: (error) => logger.warn({ err: error }, 'redis connection error'),
-    });
-    this.workers = JOB_NAMES.map((name) => {
+    const workers = JOB_NAMES.map((name) => {
       const queueName = QUEUE_NAME_BY_JOB[name];
       const keys = { toKey: (type: string) => `${prefix}:${queueName}:${type}` };
       const worker = new (bullmq().Worker)(queueName, (job: Job) => this.process(job, queueName, keys), {
-        connection: this.connection,
+        connection,
         prefix,
         // Each kind in slots of its own: WORKER_CONCURRENCY renders, more of the light file stores (jobConcurrency).
         concurrency: jobConcurrency(name, options.concurrency),
@@ -81,11 +143,96 @@ export class BullmqJobWorker {
       worker.on('error', (error) => logger.error({ err: error, queue: worker.name }, 'worker error'));
       return worker;
     });
+    return { connection, workers };
   }
 
-  /** Resolves once every worker is connected and taking jobs. */
-  async waitUntilReady(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  /**
+   * The stall watchdog. BullMQ leaves reconnecting to ioredis, and after a
+   * Sentinel failover a worker's blocking connection has been seen left for
+   * good in a state it never leaves (BullMQ #4378, #3088): the process runs,
+   * jobs wait, none is taken. What counts is the effect, whatever the cause:
+   * jobs waiting while this worker has a free slot for them and takes none.
+   * Then the workers are made anew on a new connection; if that does not
+   * help either, live() turns false.
+   */
+  private async watch(): Promise<void> {
+    if (this.watching || this.closing) return;
+    this.watching = true;
+    try {
+      // Our own command connection must not be the one left behind.
+      if (this.commands.status === 'end') this.commands.connect().catch(() => undefined);
+      const starved = await this.starvedQueues();
+      if (starved !== null) this.checks += 1;
+      const now = Date.now();
+      if (starved === null || starved.length === 0) {
+        // Nothing waits for a free slot, or Redis cannot be asked: an outage, which a new connection would not end
+        // and a restart neither; the stall is counted again from when Redis answers.
+        if (this.stalledSince !== null && starved !== null)
+          this.options.logger.info({ stalledMs: now - this.stalledSince, recreations: this.recreations }, 'worker takes jobs again');
+        this.stalledSince = null;
+        this.reportedNotLive = false;
+        return;
+      }
+      this.stalledSince ??= now;
+      const since = Math.max(this.stalledSince, this.recreatedAt ?? 0);
+      if (now - since >= this.stall.recreateAfterMs) {
+        this.options.logger.error(
+          { queues: starved, stalledMs: now - this.stalledSince, recreations: this.recreations + 1 },
+          'jobs wait while this worker has free slots and takes none: making its Redis connection and workers anew',
+        );
+        this.recreate();
+      }
+      if (!this.live() && !this.reportedNotLive) {
+        this.reportedNotLive = true;
+        this.options.logger.error({ stalledMs: now - this.stalledSince, recreations: this.recreations }, 'worker still takes no jobs: reporting not live');
+      }
+    } finally {
+      this.watching = false;
+    }
+  }
+
+  /**
+   * Queues with jobs waiting for a slot this worker has free, where no job
+   * started since the stall began; null when Redis cannot be asked now.
+   */
+  private async starvedQueues(): Promise<string[] | null> {
+    if (this.commands.status !== 'ready') return null;
+    const queues = JOB_NAMES.map((name) => ({ name: QUEUE_NAME_BY_JOB[name], slots: jobConcurrency(name, this.options.concurrency) }));
+    let counts: number[];
+    try {
+      const pipeline = this.commands.pipeline();
+      for (const q of queues) pipeline.llen(`${this.prefix}:${q.name}:wait`).zcard(`${this.prefix}:${q.name}:prioritized`);
+      const replies = (await pipeline.exec()) ?? [];
+      if (replies.some(([error]) => error)) return null;
+      counts = replies.map(([, value]) => Number(value));
+    } catch {
+      return null;
+    }
+    const since = this.stalledSince ?? Date.now() - this.stall.checkIntervalMs;
+    return queues
+      .filter((q, i) => {
+        const waiting = counts[2 * i]! + counts[2 * i + 1]!;
+        const taking = this.taking.get(q.name)!;
+        return waiting > 0 && taking.running < q.slots && taking.lastStartedAt < since;
+      })
+      .map((q) => q.name);
+  }
+
+  /** New workers on a new connection at once; the old ones finish their running jobs (bounded) and close. */
+  private recreate(): void {
+    const old = this.current;
+    this.current = this.makeGeneration();
+    this.recreations += 1;
+    this.recreatedAt = Date.now();
+    const retired = this.retire(old).finally(() => this.retiring.delete(retired));
+    this.retiring.add(retired);
+  }
+
+  private async retire(generation: Generation): Promise<void> {
+    await Promise.all(generation.workers.map((worker) => this.closeWorker(worker)));
+    const redis = generation.connection;
+    if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+    else redis.disconnect();
   }
 
   /**
@@ -116,6 +263,11 @@ export class BullmqJobWorker {
       throw new (bullmq().UnrecoverableError)(`Unknown job name: ${name}`);
     }
     const started = Date.now();
+    const taking = this.taking.get(queue);
+    if (taking) {
+      taking.running += 1;
+      taking.lastStartedAt = started;
+    }
     log.info('job started');
     try {
       const result = await handler(job.data as never);
@@ -141,33 +293,36 @@ export class BullmqJobWorker {
         throw new (bullmq().UnrecoverableError)(encodeDomainError(new ServiceUnavailableError(reason)));
       }
       throw error;
+    } finally {
+      if (taking) taking.running -= 1;
     }
   }
 
   private async shutdown(): Promise<void> {
+    clearInterval(this.watchdog);
+    await Promise.all([this.retire(this.current), ...this.retiring]);
+    const redis = this.commands;
+    if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+    else redis.disconnect();
+  }
+
+  /** Lets its running jobs finish within the bound; past it they are left for BullMQ's stalled-job check. */
+  private async closeWorker(worker: Worker): Promise<void> {
     const timeoutMs = this.options.closeTimeoutMs ?? 20_000;
-    await Promise.all(
-      this.workers.map(async (worker) => {
-        const finished = await withTimeout(
-          worker.close().then(() => true),
-          timeoutMs,
-          { onTimeout: () => false },
-        ).catch(() => false);
-        if (!finished) {
-          this.options.logger.warn({ queue: worker.name, timeoutMs }, 'running jobs did not finish in time; handing them back');
-          // close() is already under way and cannot be forced any more; cutting Redis ends it.
-          // (BullMQ's disconnect waits for a first connect, so it gets a bound of its own.)
-          await withTimeout(
-            worker.disconnect().catch(() => undefined),
-            2_000,
-            { onTimeout: () => undefined, unref: true },
-          );
-        }
-      }),
-    );
-    for (const redis of [this.connection, this.commands]) {
-      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-      else redis.disconnect();
+    const finished = await withTimeout(
+      worker.close().then(() => true),
+      timeoutMs,
+      { onTimeout: () => false },
+    ).catch(() => false);
+    if (!finished) {
+      this.options.logger.warn({ queue: worker.name, timeoutMs }, 'running jobs did not finish in time; handing them back');
+      // close() is already under way and cannot be forced any more; cutting Redis ends it.
+      // (BullMQ's disconnect waits for a first connect, so it gets a bound of its own.)
+      await withTimeout(
+        worker.disconnect().catch(() => undefined),
+        2_000,
+        { onTimeout: () => undefined, unref: true },
+      );
     }
   }
 }

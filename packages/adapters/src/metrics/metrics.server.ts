@@ -8,6 +8,12 @@ import { envelope, Messages } from '@logi/domain';
 export interface HealthProbe {
   /** True once the process does its work, false while it starts or stops. */
   ready(): boolean;
+  /**
+   * False when the process cannot make progress and only a restart helps (a
+   * worker that takes no job while jobs wait, after making its connection
+   * anew; an event loop that no longer keeps time). Live when absent.
+   */
+  live?(): boolean;
 }
 
 export interface MetricsListener {
@@ -35,7 +41,8 @@ export async function startMetricsServer(
     res.setHeader('X-Content-Type-Options', 'nosniff');
     const path = new URL(req.url ?? '/', 'http://metrics').pathname;
     if (health && (path === '/health/live' || path === '/health/ready') && req.method === 'GET') {
-      answerHealth(res, path === '/health/live' ? 'live' : health.ready() ? 'ready' : 'not ready');
+      if (path === '/health/live') answerHealth(res, health.live?.() === false ? 'not live' : 'live');
+      else answerHealth(res, health.ready() ? 'ready' : 'not ready');
       return;
     }
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
@@ -82,9 +89,9 @@ export async function startMetricsServer(
   };
 }
 
-function answerHealth(res: http.ServerResponse, status: 'live' | 'ready' | 'not ready'): void {
+function answerHealth(res: http.ServerResponse, status: 'live' | 'not live' | 'ready' | 'not ready'): void {
   const body =
-    status === 'not ready'
+    status === 'not ready' || status === 'not live'
       ? envelope(503, Messages.SERVICE_UNAVAILABLE, { status })
       : envelope(200, Messages.OK, status === 'live' ? { status, uptime_seconds: Math.floor(process.uptime()) } : { status });
   res.writeHead(body.status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });

@@ -42,7 +42,53 @@ export function createRedis(endpoint: RedisEndpoint | string, options: CreateRed
   const redis = 'sentinels' in where ? sentinelRedis(where, { ...common, ...byRole }, options.role) : new Redis(where.url, { ...common, ...byRole });
   // Without a listener ioredis prints every failed reconnect as "Unhandled error event".
   redis.on('error', options.onError ?? (() => undefined));
+  reconnectWhenEndedByItself(redis, options.onError);
   return redis;
+}
+
+/** First pause before connecting again a connection that ended by itself; doubled each time, up to the retry strategy's 2 s. */
+const REVIVE_FIRST_DELAY_MS = 100;
+const REVIVE_MAX_DELAY_MS = 2_000;
+
+/**
+ * ioredis ends a connection for good ('end', no retry) when its connect
+ * fails before a socket exists: with Sentinel, a disconnect while it is
+ * still asking the sentinels for the master does that, and its own failover
+ * detector sends one on `+switch-master`, so a failover that catches a
+ * connection mid-reconnect leaves it dead while the process runs on
+ * (ioredis' retryStrategy is never asked; BullMQ #4378). Seen here: the
+ * API's queue connections ended 3 s after a master was killed and every PDF
+ * was answered 503 until a restart (docs/reliability.md#redis-failover-sentinel).
+ * So a connection that ends without its owner closing it is connected again.
+ */
+function reconnectWhenEndedByItself(redis: Redis, onError?: (error: Error) => void): void {
+  let closedByOwner = false;
+  let revivals = 0;
+  const quit = redis.quit.bind(redis) as (...args: unknown[]) => Promise<'OK'>;
+  const disconnect = redis.disconnect.bind(redis);
+  const connect = redis.connect.bind(redis);
+  redis.quit = (...args: unknown[]) => {
+    closedByOwner = true;
+    return quit(...args);
+  };
+  redis.disconnect = (reconnect = false) => {
+    if (!reconnect) closedByOwner = true;
+    disconnect(reconnect);
+  };
+  redis.connect = (callback?: () => void) => {
+    closedByOwner = false;
+    return connect(callback);
+  };
+  redis.on('ready', () => (revivals = 0));
+  redis.on('end', () => {
+    if (closedByOwner) return;
+    const delayMs = Math.min(REVIVE_FIRST_DELAY_MS * 2 ** Math.min(revivals, 5), REVIVE_MAX_DELAY_MS);
+    revivals += 1;
+    onError?.(new Error(`the Redis connection ended by itself (ioredis' terminal state); connecting again in ${delayMs} ms`));
+    setTimeout(() => {
+      if (redis.status === 'end' && !closedByOwner) connect().catch(() => undefined);
+    }, delayMs).unref();
+  });
 }
 
 function sentinelRedis(endpoint: Extract<RedisEndpoint, { sentinels: unknown }>, base: RedisOptions, role: CreateRedisOptions['role']): Redis {

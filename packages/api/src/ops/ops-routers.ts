@@ -8,7 +8,7 @@ import type { DashboardListener } from './dashboard/dashboard.server.js';
 import { DocsAssets } from './docs/docs-assets.js';
 import { createDocsRouter } from './docs/docs.routes.js';
 import { GuidePages, guidesDirectory } from './docs/guide-pages.js';
-import { createHealthRouter } from './health/health.routes.js';
+import { createHealthRouter, type LivenessProbe } from './health/health.routes.js';
 import type { ReadinessChecker } from './health/readiness.checker.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/openapi-document.js';
 
@@ -32,7 +32,7 @@ export function createOpsRouters(container: Container): Router[] {
   const document = servedOpenApiDocument(config);
   return [
     createDocsRouter(document, new DocsAssets(), new GuidePages(guidesDirectory(), config.docsBaseUrl)),
-    createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness)),
+    createHealthRouter(container.get<ReadinessChecker>(Tokens.Readiness), container.get<LivenessProbe>(Tokens.Liveness)),
   ];
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import {
   BullmqQueueInspector,
   createPdfRenderMetrics,
+  EventLoopWatch,
   MetricsPdfRenderer,
   registerQueueDepthGauge,
   registerReadReplicaMetrics,
@@ -51,6 +52,8 @@ export function bindOps(c: Container, config: AppConfig, logger: Logger): void {
   c.bind(Tokens.Readiness).toDynamicValue(
     () => new ReadinessChecker(dependencyChecks(c, config), logger, () => c.get<ReadReplicas | null>(Tokens.ReadReplicas)?.status() ?? null),
   );
+  // Started when the health routes are built (at server start), stopped with the container's other resources.
+  c.bind(Tokens.Liveness).toDynamicValue(() => new EventLoopWatch().start());
   c.onActivation<JobQueuePort>(Tokens.JobQueue, (_context, queue) => new MetricsJobQueue(queue, c.get<ApiMetrics>(Tokens.Metrics)));
   c.onActivation<PdfRendererPort>(Tokens.PdfRenderer, (_context, renderer) => new MetricsPdfRenderer(renderer, c.get<ApiMetrics>(Tokens.Metrics)));
 }

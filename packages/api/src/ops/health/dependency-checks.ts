@@ -12,22 +12,31 @@ const CHECK_TIMEOUT_MS = 2_000;
 const RENDERER_TIMEOUT_MS = 10_000;
 
 /**
- * What this process depends on, as configured. Dependencies are looked up on
+ * What this process depends on, as configured: the database for every
+ * request (`required`), the rest for some (`partial`: uploads and files need
+ * storage, PDFs and exports the queue or the renderer, idempotency keys Redis;
+ * lists, lookups and events need none of them). Dependencies are looked up on
  * each check, so a check never builds one at start and always asks the one
  * that requests use.
  */
 export function dependencyChecks(container: Container, config: AppConfig): DependencyCheck[] {
   const checks: DependencyCheck[] = [
-    { name: 'database', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<Knex>(Tokens.Knex).raw('select 1') },
-    { name: 'storage', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<FileStoragePort>(Tokens.FileStorage).ping() },
-    { name: 'job_queue', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<JobQueuePort>(Tokens.JobQueue).ping() },
+    // Every route but the documentation reads the database (the API keys are there): without it nothing is served.
+    { name: 'database', need: 'required', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<Knex>(Tokens.Knex).raw('select 1') },
+    { name: 'storage', need: 'partial', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<FileStoragePort>(Tokens.FileStorage).ping() },
+    { name: 'job_queue', need: 'partial', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<JobQueuePort>(Tokens.JobQueue).ping() },
   ];
   if (config.redis) {
     // The rate limiter's own connection; the queue's is checked by job_queue.
-    checks.push({ name: 'redis', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<Redis>(Tokens.Redis).ping() });
+    checks.push({ name: 'redis', need: 'partial', timeoutMs: CHECK_TIMEOUT_MS, probe: () => container.get<Redis>(Tokens.Redis).ping() });
   } else {
     // Embedded profile: PDFs are printed in this process, so its browser is a dependency.
-    checks.push({ name: 'pdf_renderer', timeoutMs: RENDERER_TIMEOUT_MS, probe: () => container.get<PdfRendererPort>(Tokens.PdfRenderer).ping() });
+    checks.push({
+      name: 'pdf_renderer',
+      need: 'partial',
+      timeoutMs: RENDERER_TIMEOUT_MS,
+      probe: () => container.get<PdfRendererPort>(Tokens.PdfRenderer).ping(),
+    });
   }
   return checks;
 }

@@ -8,8 +8,16 @@ const RETRY_INTERVAL_MS = 100;
 export const READINESS_MAX_AGE_MS = 1_000;
 
 export interface DependencyCheck {
-  /** Named in the 503 answer: `database`, `storage`, `job_queue`, `redis`, `pdf_renderer`. */
+  /** Named in the answer: `database`, `storage`, `job_queue`, `redis`, `pdf_renderer`. */
   name: string;
+  /**
+   * `required`: the main traffic needs it (the database), so the process is
+   * not ready without it. `partial`: only some requests need it (Redis,
+   * storage, the renderer); without it the process is ready and reports it
+   * as degraded, so a load balancer keeps sending it the lists and lookups it
+   * can still serve.
+   */
+  need: 'required' | 'partial';
   /** Resolves when the dependency answers; any rejection means it does not. */
   probe: () => Promise<unknown>;
   timeoutMs: number;
@@ -25,22 +33,35 @@ export interface ReplicaStatus {
 }
 
 export interface ReadinessReport {
+  /** False when a `required` dependency did not answer. */
   ready: boolean;
   checks: Record<string, CheckOutcome>;
-  /** Names of the dependencies that did not answer, in check order. */
+  /** Names of the `required` dependencies that did not answer, in check order: what makes the process unready. */
   failing: string[];
   /**
+   * Names of the parts that did not answer but do not make the process
+   * unready: `partial` dependencies in check order, then read replicas
+   * skipped (the primary serves their reads). For alerting.
+   */
+  degraded: string[];
+  /**
    * Read replicas (DATABASE_READ_URL) by name, as their last check found
-   * them, and the names of those skipped (`degraded`). Information only: the
-   * primary serves every read a replica cannot, so no replica makes the
-   * process unready. Absent when none is configured.
+   * them. Absent when none is configured.
    */
   replicas?: Record<string, { state: string; lag_seconds: number | null }>;
-  degraded?: string[];
+}
+
+interface DependencyReport {
+  checks: Record<string, CheckOutcome>;
+  failing: string[];
+  degraded: string[];
 }
 
 /**
- * Asks every dependency at once, each bounded by its own timeout, so one
+ * Readiness means the process can serve its main traffic: the database
+ * answers. Every other dependency is asked too and reported as degraded when
+ * it does not answer, without making the process unready
+ * (docs/operate/runbook.md#probes). Asks every dependency at once, each bounded by its own timeout, so one
  * that hangs cannot make the probe itself hang. Reasons go to the log only:
  * the endpoint is public and error texts may hold hosts or paths.
  *
@@ -50,8 +71,8 @@ export interface ReadinessReport {
  * within `maxAgeMs` plus one probe's time.
  */
 export class ReadinessChecker {
-  private latest: { checks: Record<string, CheckOutcome>; failing: string[]; finishedAt: number } | null = null;
-  private running: Promise<{ checks: Record<string, CheckOutcome>; failing: string[] }> | null = null;
+  private latest: (DependencyReport & { finishedAt: number }) | null = null;
+  private running: Promise<DependencyReport> | null = null;
 
   constructor(
     private readonly checks: readonly DependencyCheck[],
@@ -61,21 +82,21 @@ export class ReadinessChecker {
   ) {}
 
   async check(): Promise<ReadinessReport> {
-    const { checks, failing } = await this.dependencies();
+    const { checks, failing, degraded } = await this.dependencies();
     // The replicas' state is their own checker's, already in memory: read it on each call.
     const replicas = this.replicas();
-    if (!replicas) return { ready: failing.length === 0, checks, failing };
+    if (!replicas) return { ready: failing.length === 0, checks, failing, degraded };
     return {
       ready: failing.length === 0,
       checks,
       failing,
+      degraded: [...degraded, ...replicas.filter((r) => r.state !== 'ok').map((r) => r.name)],
       replicas: Object.fromEntries(replicas.map((r) => [r.name, { state: r.state, lag_seconds: r.lagSeconds }])),
-      degraded: replicas.filter((r) => r.state !== 'ok').map((r) => r.name),
     };
   }
 
   /** The latest report while it is young enough, else the probe in flight, else a new probe. */
-  private dependencies(): Promise<{ checks: Record<string, CheckOutcome>; failing: string[] }> {
+  private dependencies(): Promise<DependencyReport> {
     if (this.latest && Date.now() - this.latest.finishedAt < this.maxAgeMs) return Promise.resolve(this.latest);
     this.running ??= this.probe().finally(() => {
       this.running = null;
@@ -83,12 +104,13 @@ export class ReadinessChecker {
     return this.running;
   }
 
-  private async probe(): Promise<{ checks: Record<string, CheckOutcome>; failing: string[] }> {
+  private async probe(): Promise<DependencyReport> {
     const outcomes = await Promise.all(this.checks.map((check) => this.run(check)));
     const checks: Record<string, CheckOutcome> = {};
     this.checks.forEach((check, i) => (checks[check.name] = outcomes[i]!));
-    const failing = this.checks.filter((_, i) => outcomes[i] !== 'ok').map((check) => check.name);
-    this.latest = { checks, failing, finishedAt: Date.now() };
+    const notAnswering = (need: DependencyCheck['need']) =>
+      this.checks.filter((check, i) => check.need === need && outcomes[i] !== 'ok').map((check) => check.name);
+    this.latest = { checks, failing: notAnswering('required'), degraded: notAnswering('partial'), finishedAt: Date.now() };
     return this.latest;
   }
 
