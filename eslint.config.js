@@ -20,8 +20,9 @@ export default defineConfig(
       globals: globals.node,
       parserOptions: {
         // tsconfig.json covers the TypeScript and the launchers' and scripts' JavaScript; the tool
-        // configs, which no tsconfig includes, get the project service's default project.
-        projectService: { allowDefaultProject: ['eslint.config.js', '.dependency-cruiser.cjs'] },
+        // configs and the image test's S3 stand-in (run in its container), which no tsconfig includes,
+        // get the project service's default project.
+        projectService: { allowDefaultProject: ['eslint.config.js', '.dependency-cruiser.cjs', 'test/system/compose/standins/s3/server.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * Two groups, one after the other. The first runs two test files at a time:
@@ -57,7 +57,11 @@ export default defineConfig({
         },
       },
       { extends: true, test: { name: 'pdf', include: ['test/pdf/**/*.test.ts'], ...ALONE } },
-      { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], ...ALONE } },
+      {
+        extends: true,
+        // test/system/compose/ is the image step (its own config, run by scripts/test.sh after these).
+        test: { name: 'system', include: ['test/system/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/system/compose/**'], ...ALONE },
+      },
     ],
   },
 });

@@ -41,6 +41,11 @@ ensure_system_packages() {
   apt_install chromium fonts-noto-core fonts-noto-color-emoji fonts-dejavu-core python3 make g++ "$@"
 }
 
+# The image step of the test command (test/system/compose/run.sh): Podman (rootful, with runc and
+# CNI networking whose dnsname plugin lets the services find each other by name), podman-compose,
+# and debootstrap for the base image, which cannot be pulled here.
+IMAGE_TEST_PACKAGES=(podman runc containernetworking-plugins golang-github-containernetworking-plugin-dnsname podman-compose debootstrap)
+
 install_dependencies() {
   # better-sqlite3 compiles from source; Node's headers ship with Debian's nodejs in /usr/include/node.
   if [ -z "${npm_config_nodedir:-}" ] && [ -f /usr/include/node/node.h ]; then export npm_config_nodedir=/usr; fi
