@@ -246,11 +246,11 @@ beforeAll(async () => {
       const first = await timed('pdf', () => api.call('/invoices/9001/pdf?lang=de'));
       if (first.status !== 200) throw new Error(`first PDF answered ${first.status}: ${JSON.stringify(first.body)}`);
     },
-    { timeout: 60_000, interval: 200 },
+    { timeout: 120_000, interval: 200 },
   );
   const warm = await Promise.all([timed('list', () => api.call('/invoices?per_page=5')), sendUpload('warm.pdf')]);
   expect(warm.map((o) => o.status)).toEqual([200, 201]);
-}, 180_000);
+}, 240_000);
 
 afterAll(async () => {
   await api?.stop();

@@ -62,31 +62,21 @@ const REVIVE_MAX_DELAY_MS = 2_000;
  * So a connection that ends without its owner closing it is connected again.
  */
 function reconnectWhenEndedByItself(redis: Redis, onError?: (error: Error) => void): void {
-  let closedByOwner = false;
+  // ioredis ends a connection in two ways. Through its close handler ('close', then 'end'): only when its owner closed
+  // it, since our retry strategy always answers a delay. Straight from a failed connect ('end' with no 'close' before
+  // it): the owner's disconnect() during a connect does that too, and then leaves ioredis' `manuallyClosing` set.
+  let closedFirst = false;
   let revivals = 0;
-  const quit = redis.quit.bind(redis) as (...args: unknown[]) => Promise<'OK'>;
-  const disconnect = redis.disconnect.bind(redis);
-  const connect = redis.connect.bind(redis);
-  redis.quit = (...args: unknown[]) => {
-    closedByOwner = true;
-    return quit(...args);
-  };
-  redis.disconnect = (reconnect = false) => {
-    if (!reconnect) closedByOwner = true;
-    disconnect(reconnect);
-  };
-  redis.connect = (callback?: () => void) => {
-    closedByOwner = false;
-    return connect(callback);
-  };
+  redis.on('close', () => (closedFirst = true));
+  for (const status of ['connecting', 'connect', 'ready']) redis.on(status, () => (closedFirst = false));
   redis.on('ready', () => (revivals = 0));
   redis.on('end', () => {
-    if (closedByOwner) return;
+    if (closedFirst || (redis as unknown as { manuallyClosing?: boolean }).manuallyClosing) return;
     const delayMs = Math.min(REVIVE_FIRST_DELAY_MS * 2 ** Math.min(revivals, 5), REVIVE_MAX_DELAY_MS);
     revivals += 1;
     onError?.(new Error(`the Redis connection ended by itself (ioredis' terminal state); connecting again in ${delayMs} ms`));
     setTimeout(() => {
-      if (redis.status === 'end' && !closedByOwner) connect().catch(() => undefined);
+      if (redis.status === 'end' && !(redis as unknown as { manuallyClosing?: boolean }).manuallyClosing) redis.connect().catch(() => undefined);
     }, delayMs).unref();
   });
 }
