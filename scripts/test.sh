@@ -14,6 +14,18 @@ ensure_redis
 ensure_mariadb
 install_dependencies
 
+# The image step's base image (Debian by debootstrap, Node from npm: mostly downloads, a few minutes
+# on a machine that has none) is made in the background while the checks below run; the image step
+# after the tests waits for it. A run of named test files has no image step.
+image_base=
+if [ $# -eq 0 ]; then
+  log "image: the base image, in the background (test/system/compose/base-image.sh)"
+  mkdir -p .tmp
+  bash test/system/compose/base-image.sh >.tmp/image-base.log 2>&1 &
+  image_base=$!
+  trap '[ -z "$image_base" ] || kill "$image_base" 2>/dev/null || true' EXIT
+fi
+
 log "type check"
 pnpm -s typecheck
 
@@ -56,9 +68,12 @@ pnpm -s exec vitest run --reporter=default --reporter=json --outputFile.json="$r
 reports=("$report")
 
 # The image, after the other tests so that its build and containers have the machine to themselves
-# (about 4 minutes with the Podman store warm, 12 cold). A run of named test files leaves it out.
+# (figures: docs/benchmarks.md). A run of named test files leaves it out.
 if [ $# -eq 0 ]; then
   log "image: the Dockerfile built with Podman, docker-compose.yml run on it (test/system/compose/run.sh)"
+  # A failed base is made again by run.sh, which stops the step if it fails again.
+  wait "$image_base" || sed 's/^/    /' .tmp/image-base.log >&2
+  image_base=
   image_report=.tmp/image-test-report.json
   rm -f "$image_report"
   bash test/system/compose/run.sh --reporter=default --reporter=json --outputFile.json="$image_report" || status=1

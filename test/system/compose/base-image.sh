@@ -14,6 +14,7 @@
 # so those certificates are copied in and named by NODE_EXTRA_CA_CERTS (npm and pnpm in the build
 # stage reach the registry). On a host without extra certificates, nothing is added.
 set -euo pipefail
+export CONTAINERS_CONF="${CONTAINERS_CONF:-$(cd "$(dirname "$0")" && pwd)/containers.conf}"
 
 NODE_VERSION=22.23.3
 NPM_VERSION=10.9.9
@@ -51,7 +52,11 @@ path-exclude /usr/share/linda/*
 EOF
 
 echo "debootstrap $DEBIAN_RELEASE from $mirror"
-debootstrap --variant=minbase "$DEBIAN_RELEASE" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 \
+# The host's apt archive as its cache: the packages the host already has are not downloaded again.
+cache_dir=/var/cache/apt/archives
+[ -d "$cache_dir" ] && [ -w "$cache_dir" ] || cache_dir="$work/debs"
+mkdir -p "$cache_dir"
+debootstrap --variant=minbase --cache-dir="$cache_dir" "$DEBIAN_RELEASE" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 \
   || { tail -n 30 "$work/debootstrap.log"; exit 1; }
 # The host's apt sources when they are deb822 files (updates and security included), else debootstrap's.
 if ls /etc/apt/sources.list.d/*.sources >/dev/null 2>&1; then

