@@ -187,7 +187,9 @@ describe('ListEventsUseCase', () => {
     expect(firstIdAfterRestore({ restoredEnd: 5, highestIssued: 7_000_000_000, nowSeconds: 0 })).toBe(7_000_000_001);
     // Nov 2026: the clock's floor (a second restore of the same backup starts past the first one's new ids).
     expect(firstIdAfterRestore({ restoredEnd: 5, nowSeconds: 1_795_000_000 })).toBe(1_795_000_000 * RESTORE_IDS_PER_SECOND);
-    expect(firstIdAfterRestore({ restoredEnd: 5, nowSeconds: 1_795_000_010 })).toBeGreaterThan(firstIdAfterRestore({ restoredEnd: 5, nowSeconds: 1_795_000_000 }));
+    expect(firstIdAfterRestore({ restoredEnd: 5, nowSeconds: 1_795_000_010 })).toBeGreaterThan(
+      firstIdAfterRestore({ restoredEnd: 5, nowSeconds: 1_795_000_000 }),
+    );
     expect(() => firstIdAfterRestore({ restoredEnd: Number.MAX_SAFE_INTEGER - 10, nowSeconds: 0 })).toThrow(RangeError);
   });
 
