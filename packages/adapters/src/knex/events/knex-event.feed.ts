@@ -72,7 +72,7 @@ export class KnexEventFeed implements EventFeedPort {
       .select({ removed: 'removed_through', first: this.knex.raw('0') })
       .from('event_retention')
       .where({ directory })
-      .unionAll((union) => union.select({ removed: 'restored_end', first: 'first_new_id' }).from('feed_restores'))) as Array<{
+      .unionAll(this.knex.select({ removed: 'restored_end', first: 'first_new_id' }).from('feed_restores'))) as Array<{
       removed: unknown;
       first: unknown;
     }>;
