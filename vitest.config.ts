@@ -39,6 +39,7 @@ export default defineConfig({
             'test/api/cli.test.ts',
             'test/api/cli-webhooks.test.ts',
             'test/api/cli-keys.test.ts',
+            'test/api/cli-after-restore.test.ts',
             // Breaks local file storage (the embedded profile's); S3 faults: test/system/exports-faults.test.ts.
             'test/api/sdk-exports-errors.test.ts',
             'test/api/webhook-targets.test.ts',

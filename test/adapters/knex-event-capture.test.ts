@@ -190,7 +190,7 @@ describe.each(PROFILES)('event capture and feed on %s', (profile) => {
     expect(await timed(aborted, 1_000)).toBe('resolved');
   });
 
-  it('when retention removes events, then removedThrough names the highest removed id of each directory only', async () => {
+  it('when retention removes events, then cursorMarks names the highest removed id of each directory only', async () => {
     const south = await feed.page(SOUTH, 0, 500, []);
     expect(south.length).toBeGreaterThan(2);
     const cutoff = south[1]!.id;
@@ -199,8 +199,8 @@ describe.each(PROFILES)('event capture and feed on %s', (profile) => {
     expect(await feed.removeExpired(1_000, 1)).toBe(1);
     expect(await feed.removeExpired(1_000, 100)).toBe(1);
     expect(await feed.removeExpired(1_000, 100)).toBe(0);
-    expect(await feed.removedThrough(SOUTH)).toBe(cutoff);
-    expect(await feed.removedThrough(NORTH)).toBe(0);
+    expect(await feed.cursorMarks(SOUTH)).toEqual({ removedThrough: cutoff, restores: [] });
+    expect(await feed.cursorMarks(NORTH)).toEqual({ removedThrough: 0, restores: [] });
     expect((await feed.page(SOUTH, 0, 500, [])).map((event) => event.id)).toEqual(south.slice(2).map((event) => event.id));
   });
 

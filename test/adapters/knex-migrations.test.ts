@@ -23,6 +23,7 @@ const TABLES = [
   'api_keys',
   'webhook_private_targets',
   'exports',
+  'feed_restores',
 ];
 
 describe('migrateLatest', () => {
@@ -67,6 +68,7 @@ describe('migrateLatest', () => {
       '019-national-e-invoice-fields',
       '020-export-fair-claims',
       '021-webhook-next-due',
+      '022-feed-restores',
     ]);
     for (const table of TABLES) expect(await connections[0]!.schema.hasTable(table)).toBe(true);
     expect(await connections[0]!.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
@@ -100,6 +102,7 @@ describe('migrateLatest', () => {
       '019-national-e-invoice-fields',
       '020-export-fair-claims',
       '021-webhook-next-due',
+      '022-feed-restores',
     ]);
     const [rows] = (await mariadb.knex.raw(
       'SELECT TABLE_NAME AS name, ENGINE AS engine, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME',

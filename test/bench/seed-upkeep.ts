@@ -38,6 +38,7 @@ export const KEEP_DERIVED_DATA = new Set([
   // A nullable column and an index on the exports table.
   '020-export-fair-claims',
   '021-webhook-next-due',
+  '022-feed-restores',
 ]);
 
 /** Fresh statistics for the planner: every table of the schema. */

@@ -2,13 +2,19 @@ import { describe, expect, it } from 'vitest';
 import {
   decideInvoiceEvents,
   eventsOf,
+  EventsCursorRestoredError,
   EventsExpiredError,
+  firstIdAfterRestore,
   ListEventsUseCase,
+  refuseLostCursor,
+  RESTORE_ID_MARGIN,
+  RESTORE_IDS_PER_SECOND,
   TooManyWaitingRequestsError,
   previousAttributes,
   ValidationError,
   type ChangeEvent,
   type EventFeedPort,
+  type FeedRestore,
 } from '@logi/domain';
 
 const item = (overrides: Record<string, unknown> = {}) => ({
@@ -75,6 +81,7 @@ describe('eventsOf an order file', () => {
 class FakeFeed implements EventFeedPort {
   events: Array<ChangeEvent & { directory: string }> = [];
   removed = 0;
+  restores: FeedRestore[] = [];
   waits: Array<{ directory: string; after: number }> = [];
   private waiters: Array<{ directory: string; after: number; wake: () => void }> = [];
 
@@ -86,8 +93,8 @@ class FakeFeed implements EventFeedPort {
   async latestId(directory: string) {
     return this.events.filter((event) => event.directory === directory).reduce((max, event) => Math.max(max, event.id), 0);
   }
-  async removedThrough() {
-    return this.removed;
+  async cursorMarks() {
+    return { removedThrough: this.removed, restores: this.restores };
   }
   waitForEvents(directory: string, after: number, ms: number, signal?: AbortSignal) {
     this.waits.push({ directory, after });
@@ -137,6 +144,53 @@ describe('ListEventsUseCase', () => {
     const events = new ListEventsUseCase({ feed, clock, maxWaiting: 5 });
     await expect(events.execute({ directory: 'd', query: [['after', '2']] })).rejects.toBeInstanceOf(EventsExpiredError);
     await expect(events.execute({ directory: 'd', query: [['after', '3']] })).resolves.toMatchObject({ events: [] });
+  });
+
+  it('when a restore is recorded, then a cursor inside its gap is EventsCursorRestoredError, one at or below its end or at or past its first new id pages', async () => {
+    const feed = new FakeFeed();
+    for (let index = 0; index < 3; index += 1) feed.publish('d', 'invoice.created');
+    feed.restores = [{ restoredEnd: 2, firstNewId: 1_000 }];
+    feed.events.push({ id: 1_000, type: 'invoice.created', created: 1, data: { object: { id: 1_000 } }, directory: 'd' });
+    const events = new ListEventsUseCase({ feed, clock, maxWaiting: 5 });
+    for (const after of ['3', '999']) {
+      const refused = await events.execute({ directory: 'd', query: [['after', after]] }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(EventsCursorRestoredError);
+      expect(refused).toMatchObject({ code: 'EVENTS_CURSOR_RESTORED', message: 'This cursor is from before a restore; resynchronise.' });
+    }
+    // A long poll is refused before it waits.
+    await expect(
+      events.execute({
+        directory: 'd',
+        query: [
+          ['after', '500'],
+          ['wait', '30'],
+        ],
+      }),
+    ).rejects.toBeInstanceOf(EventsCursorRestoredError);
+    expect(feed.waits).toEqual([]);
+    expect((await events.execute({ directory: 'd', query: [['after', '1']] })).events.map((event) => event.id)).toEqual([2, 3, 1_000]);
+    expect((await events.execute({ directory: 'd', query: [['after', '2']] })).events.map((event) => event.id)).toEqual([3, 1_000]);
+    expect((await events.execute({ directory: 'd', query: [['after', '1000']] })).events).toEqual([]);
+  });
+
+  it('when a restore and retention both mark the feed, then each refuses its own cursors', () => {
+    const marks = { removedThrough: 5, restores: [{ restoredEnd: 10, firstNewId: 100 }] };
+    expect(() => refuseLostCursor(4, marks)).toThrow(EventsExpiredError);
+    expect(() => refuseLostCursor(11, marks)).toThrow(EventsCursorRestoredError);
+    expect(() => refuseLostCursor(5, marks)).not.toThrow();
+    expect(() => refuseLostCursor(10, marks)).not.toThrow();
+    expect(() => refuseLostCursor(100, marks)).not.toThrow();
+  });
+
+  it('when choosing the first id after a restore, then past the end by the margin, past the highest issued, past the clock, under 2^53', () => {
+    expect(firstIdAfterRestore({ restoredEnd: 5, nowSeconds: 0 })).toBe(5 + RESTORE_ID_MARGIN);
+    expect(firstIdAfterRestore({ restoredEnd: 5, highestIssued: 7_000_000_000, nowSeconds: 0 })).toBe(7_000_000_001);
+    // Nov 2026: the clock's floor (a second restore of the same backup starts past the first one's new ids).
+    expect(firstIdAfterRestore({ restoredEnd: 5, nowSeconds: 1_795_000_000 })).toBe(1_795_000_000 * RESTORE_IDS_PER_SECOND);
+    expect(firstIdAfterRestore({ restoredEnd: 5, nowSeconds: 1_795_000_010 })).toBeGreaterThan(
+      firstIdAfterRestore({ restoredEnd: 5, nowSeconds: 1_795_000_000 }),
+    );
+    expect(() => firstIdAfterRestore({ restoredEnd: Number.MAX_SAFE_INTEGER - 10, nowSeconds: 0 })).toThrow(RangeError);
   });
 
   it('when waiting with a types filter, then an event of another type does not end the wait and the next wait starts past it', async () => {

@@ -54,6 +54,7 @@ export * from './e-invoice-eu/e-invoice-eu.writer.js';
 export { toLibraryInvoice } from './e-invoice-eu/e-invoice-eu.mapper.js';
 export * from './knex/events/knex-event.capture.js';
 export * from './knex/events/knex-event.feed.js';
+export * from './knex/events/knex-feed-restores.js';
 export * from './maintenance/event-publishing.js';
 export * from './maintenance/webhook-delivering.js';
 export * from './maintenance/export-running.js';

@@ -74,6 +74,7 @@ export * from './invoices/download-e-invoice/download-e-invoice.use-case.js';
 export type * from './ports/e-invoice-writer.port.js';
 export * from './events/event.js';
 export * from './events/events.errors.js';
+export * from './events/feed-cursor.js';
 export * from './events/invoice-list-item.js';
 export * from './events/invoice-event.js';
 export * from './events/list-events/list-events.query.js';

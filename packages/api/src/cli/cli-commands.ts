@@ -11,6 +11,7 @@ import {
   type WebhookSecretStorePort,
 } from '@logi/domain';
 import { CommandError, progressBar, UsageError, type CliIo } from './cli-io.js';
+import type { FeedRestoresAdmin } from './restore-commands.js';
 
 export interface CommandContext {
   io: CliIo;
@@ -48,6 +49,8 @@ export interface CliDatabase {
   webhookSecrets(knex: Knex): WebhookSecretStorePort;
   /** The directories allowed private webhook targets. */
   webhookTargets(knex: Knex): PrivateTargetDirectories;
+  /** The restore marks of the event feed. */
+  feedRestores(knex: Knex): FeedRestoresAdmin;
 }
 
 export interface PrivateTargetDirectories {

@@ -57,6 +57,9 @@ export const USAGE = `Usage: pnpm cli <command> [options]
 
 Commands:
   db:migrate                                   create or update the database schema
+  db:after-restore [--highest-issued <id>]     once after a backup was restored, before the API serves:
+                                               new event ids start past any a client may have seen, and
+                                               the feed answers 410 to cursors the restore lost
   fixtures:load <file.json>                    migrate, then load a fixture file (idempotent)
   clients:create --directory <id> [--name <text>]
                                                create a client and print its new API key (every scope) once

@@ -16,6 +16,7 @@ import {
   newSecretKeyEntry,
   KnexWebhookSecretStore,
   KnexWebhookTargetPolicy,
+  KnexFeedRestores,
 } from '@logi/adapters';
 import { ConfigError, loadConfig } from '@logi/config';
 import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
@@ -32,6 +33,7 @@ import {
 } from './webhook-commands.js';
 import { keysCreate, keysList, keysRevoke } from './key-commands.js';
 import { exportsList } from './export-commands.js';
+import { dbAfterRestore } from './restore-commands.js';
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -43,6 +45,11 @@ interface CommandSpec {
 
 const COMMANDS: Record<string, CommandSpec> = {
   'db:migrate': { options: {}, positionals: 0, run: (ctx) => dbMigrate(ctx) },
+  'db:after-restore': {
+    options: { 'highest-issued': { type: 'string' } },
+    positionals: 0,
+    run: (ctx, values) => dbAfterRestore(ctx, { highestIssued: values['highest-issued'] as string | undefined }),
+  },
   'fixtures:load': { options: {}, positionals: 1, run: (ctx, _values, [file]) => fixturesLoad(ctx, file!) },
   'clients:create': {
     options: { directory: { type: 'string' }, name: { type: 'string' } },
@@ -169,6 +176,7 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
         keys: (db) => new KnexApiKeyRepository(db),
         webhookSecrets: (db) => new KnexWebhookSecretStore(db),
         webhookTargets: (db) => new KnexWebhookTargetPolicy(db),
+        feedRestores: (db) => new KnexFeedRestores(db),
       },
     };
     await spec.run(ctx, parsed.values, parsed.positionals);

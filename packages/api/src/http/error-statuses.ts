@@ -14,6 +14,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   // A writer refused the invoice's data: the same request fails again, so not a 503 (which clients retry).
   DOCUMENT_NOT_WRITABLE: 500,
   EVENTS_EXPIRED: 410,
+  EVENTS_CURSOR_RESTORED: 410,
   TOO_MANY_WAITING_REQUESTS: 429,
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,
   WEBHOOK_REPLAY_RUNNING: 409,

@@ -27,12 +27,17 @@ export function eventPaths(guides: GuideLinks) {
           'Keep `next_after` and send it as `after` next time: a cursor never skips an event and never sees one twice. While `has_more` is true, ask again at once. With `wait`, an answer with no event waits until one arrives for this client (or the time runs out): a long poll.',
           'A client may hold EVENTS_MAX_WAITING (5 by default) requests with `wait` > 0 open at once on one API process; one more is 429 `Too many waiting requests.` with `Retry-After: 1`: keep one long poll per consumer and send the next when it is answered.',
           'Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from an export (`POST /exports`), then follow the feed from its `events_cursor`.',
+          "After the service was restored from a backup, a cursor past the restored feed's end is 410 `This cursor is from before a restore; resynchronise.`: the events it passed were lost with the restore. Resync the same way; a cursor at or below the restored end goes on as before.",
           `What makes an event, how soon it is in the feed, and how to resync: ${guides.link('events-and-webhooks')}.`,
         ].join('\n\n'),
         parameters: queryParameters(listEventsQuerySchema),
         responses: {
           '200': jsonResponse('A page of events (empty when none is past `after`, after waiting up to `wait`).', ref('EventPageEnvelope'), COUNTED),
-          '410': errorResponse(410, 'Events past `after` were removed by retention: resync from the list.', Messages.EVENTS_EXPIRED),
+          '410': errorResponse(
+            410,
+            'Events past `after` were removed by retention (`Events after this cursor are no longer kept.`), or `after` is from before a restore of the service (`This cursor is from before a restore; resynchronise.`): resync from an export.',
+            [Messages.EVENTS_EXPIRED, Messages.EVENTS_CURSOR_RESTORED],
+          ),
           '422': validationResponse('`after`, `limit`, `types` or `wait` invalid, or sent twice.', invalidData, {
             status: 422,
             message: Messages.INVALID_DATA,

@@ -162,7 +162,10 @@ export function webhookEndpointPaths(guides: GuideLinks) {
             'An earlier replay of this endpoint is still being sent: try again once its events have had their first attempts.',
             Messages.WEBHOOK_REPLAY_RUNNING,
           ),
-          '410': errorResponse(410, 'Events past `after` were removed by retention.', Messages.EVENTS_EXPIRED),
+          '410': errorResponse(410, 'Events past `after` were removed by retention, or `after` is from before a restore of the service.', [
+            Messages.EVENTS_EXPIRED,
+            Messages.EVENTS_CURSOR_RESTORED,
+          ]),
           '422': invalid('`after` missing or invalid (`errors` names it; `body` when the body is not a JSON object).', 'after', 'The after field is required.'),
           ...commonErrors(),
           ...bodyErrors,

@@ -9,6 +9,17 @@ export class EventsExpiredError extends DomainError {
   }
 }
 
+/**
+ * The cursor lies past the end of a feed restored from a backup: the events it passed were lost with the
+ * restore, so the client must resync (410; docs/contribute/decisions/0051-after-a-restore.md).
+ */
+export class EventsCursorRestoredError extends DomainError {
+  readonly code = 'EVENTS_CURSOR_RESTORED';
+  constructor() {
+    super(Messages.EVENTS_CURSOR_RESTORED);
+  }
+}
+
 /** The directory already holds EVENTS_MAX_WAITING long polls on this process (429, try again in a second). */
 export class TooManyWaitingRequestsError extends DomainError {
   readonly code = 'TOO_MANY_WAITING_REQUESTS';

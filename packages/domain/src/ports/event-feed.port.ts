@@ -1,4 +1,5 @@
 import type { ChangeEvent, EventType } from '../events/event.js';
+import type { CursorMarks } from '../events/feed-cursor.js';
 
 /** The published events of every client directory, read by the feed. */
 export interface EventFeedPort {
@@ -11,8 +12,11 @@ export interface EventFeedPort {
   page(directory: string, after: number, limit: number, types: readonly string[]): Promise<ChangeEvent[]>;
   /** The directory's newest event id (0 when none). */
   latestId(directory: string): Promise<number>;
-  /** The highest id of the directory's events that retention removed; 0 when none was. */
-  removedThrough(directory: string): Promise<number>;
+  /**
+   * Retention's mark of the directory and every recorded restore, read in
+   * one round trip: the feed checks them on each page.
+   */
+  cursorMarks(directory: string): Promise<CursorMarks>;
   /**
    * Resolves once an event of the directory may have been published past
    * `after`, or after `ms`, or when `signal` aborts, whichever comes first.

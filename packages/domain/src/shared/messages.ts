@@ -28,6 +28,7 @@ export const Messages = {
   SERVER_ERROR: 'Server Error',
   OK: 'OK',
   EVENTS_EXPIRED: 'Events after this cursor are no longer kept.',
+  EVENTS_CURSOR_RESTORED: 'This cursor is from before a restore; resynchronise.',
   TOO_MANY_WAITING_REQUESTS: 'Too many waiting requests.',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found',
   WEBHOOK_REPLAY_RUNNING: 'A replay of this endpoint is still running.',

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { EVENT_TYPES, type ChangeEvent, type EventData, type EventFeedPort, type EventType } from '@logi/domain';
+import { EVENT_TYPES, type ChangeEvent, type CursorMarks, type EventData, type EventFeedPort, type EventType, type FeedRestore } from '@logi/domain';
 import { isMysql } from '../sql-dialect.js';
 
 /** How often waiting requests' directories are looked at while any request waits. */
@@ -62,9 +62,27 @@ export class KnexEventFeed implements EventFeedPort {
     return row?.id == null ? 0 : Number(row.id);
   }
 
-  async removedThrough(directory: string): Promise<number> {
-    const row = (await this.knex('event_retention').select('removed_through').where({ directory }).first()) as { removed_through: unknown } | undefined;
-    return row ? Number(row.removed_through) : 0;
+  /**
+   * One round trip, as retention's mark alone took before: restores are a
+   * handful of rows, read whole so that a restore recorded while this
+   * process runs counts from the next page (no cache to go stale).
+   */
+  async cursorMarks(directory: string): Promise<CursorMarks> {
+    const rows = (await this.knex
+      .select({ removed: 'removed_through', first: this.knex.raw('0') })
+      .from('event_retention')
+      .where({ directory })
+      .unionAll(this.knex.select({ removed: 'restored_end', first: 'first_new_id' }).from('feed_restores'))) as Array<{
+      removed: unknown;
+      first: unknown;
+    }>;
+    let removedThrough = 0;
+    const restores: FeedRestore[] = [];
+    for (const row of rows) {
+      if (Number(row.first) === 0) removedThrough = Number(row.removed);
+      else restores.push({ restoredEnd: Number(row.removed), firstNewId: Number(row.first) });
+    }
+    return { removedThrough, restores };
   }
 
   async removeExpired(createdBefore: number, limit: number): Promise<number> {

@@ -21,6 +21,7 @@ import * as webhookSecretsAtRest from './018-webhook-secrets-at-rest.migration.j
 import * as nationalEInvoiceFields from './019-national-e-invoice-fields.migration.js';
 import * as exportFairClaims from './020-export-fair-claims.migration.js';
 import * as webhookNextDue from './021-webhook-next-due.migration.js';
+import * as feedRestores from './022-feed-restores.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -55,6 +56,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '019-national-e-invoice-fields', up: nationalEInvoiceFields.up, down: nationalEInvoiceFields.down },
   { name: '020-export-fair-claims', up: exportFairClaims.up, down: exportFairClaims.down },
   { name: '021-webhook-next-due', up: webhookNextDue.up, down: webhookNextDue.down },
+  { name: '022-feed-restores', up: feedRestores.up, down: feedRestores.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

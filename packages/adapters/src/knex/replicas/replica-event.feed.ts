@@ -1,4 +1,4 @@
-import type { ChangeEvent, EventFeedPort } from '@logi/domain';
+import type { ChangeEvent, CursorMarks, EventFeedPort } from '@logi/domain';
 import { KnexEventFeed } from '../events/knex-event.feed.js';
 import type { ReadReplicas, ReadTarget } from './read-replicas.js';
 
@@ -29,8 +29,8 @@ export class ReplicaEventFeed implements EventFeedPort {
     return this.replicas.read((target) => this.on(target).latestId(directory));
   }
 
-  removedThrough(directory: string): Promise<number> {
-    return this.replicas.read((target) => this.on(target).removedThrough(directory));
+  cursorMarks(directory: string): Promise<CursorMarks> {
+    return this.replicas.read((target) => this.on(target).cursorMarks(directory));
   }
 
   waitForEvents(directory: string, after: number, ms: number, signal?: AbortSignal): Promise<void> {

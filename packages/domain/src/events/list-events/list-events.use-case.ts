@@ -1,7 +1,7 @@
 import type { ClockPort } from '../../ports/clock.port.js';
 import type { EventFeedPort } from '../../ports/event-feed.port.js';
 import type { ChangeEvent } from '../event.js';
-import { EventsExpiredError } from '../events.errors.js';
+import { refuseLostCursor } from '../feed-cursor.js';
 import { parseListEventsQuery, type ListEventsQuery } from './list-events.query.js';
 import { WaitingSlots } from './waiting-slots.js';
 
@@ -13,8 +13,8 @@ export interface EventPage {
 }
 
 /**
- * GET /events: validate the query, refuse a cursor retention has passed,
- * read one page; with `wait`, an empty page waits for the next event of the
+ * GET /events: validate the query, refuse a cursor retention has passed or
+ * one from before a restore, read one page; with `wait`, an empty page waits for the next event of the
  * directory (or the end of the wait, or the client leaving) and reads again.
  * A request with `wait` holds one of the directory's `maxWaiting` slots of
  * this process until it ends, however it ends.
@@ -43,7 +43,7 @@ export class ListEventsUseCase {
 
   private async read(directory: string, query: ListEventsQuery, signal: AbortSignal | undefined): Promise<EventPage> {
     const input = { directory, signal };
-    if ((await this.deps.feed.removedThrough(input.directory)) > query.after) throw new EventsExpiredError();
+    refuseLostCursor(query.after, await this.deps.feed.cursorMarks(input.directory));
     const deadline = this.deps.clock.now().getTime() + query.waitSeconds * 1000;
     for (;;) {
       // With a types filter, events of other types past `after` must not wake this wait again and again.

@@ -6,7 +6,7 @@ import type { WebhookTargetPolicyPort } from '../../ports/webhook-target-policy.
 import type { WebhookEndpointRepositoryPort } from '../../ports/webhook-endpoint-repository.port.js';
 import type { WebhookSignerPort } from '../../ports/webhook-signer.port.js';
 import { ValidationError } from '../../shared/common.errors.js';
-import { EventsExpiredError } from '../../events/events.errors.js';
+import { refuseLostCursor } from '../../events/feed-cursor.js';
 import { checkWebhookUrl, isForbiddenAddress } from '../webhook-target.rules.js';
 import { SECRET_OVERLAP_SECONDS, type WebhookDelivery, type WebhookEndpoint } from '../webhook-endpoint.js';
 import { WebhookEndpointNotFoundError, WebhookReplayRunningError } from '../webhooks.errors.js';
@@ -87,13 +87,13 @@ export class ManageWebhookEndpointsUseCase {
   }
 
   /**
-   * Schedules every kept event past `after` again; a cursor retention has passed is 410, as in the feed; while an
+   * Schedules every kept event past `after` again; a cursor retention has passed, or one from before a restore, is 410, as in the feed; while an
    * earlier replay is still being sent, 409 (replays cannot be stacked behind a slow endpoint).
    */
   async replay(directory: string, id: number, body: unknown): Promise<{ scheduled: number }> {
     await this.get(directory, id);
     const { after } = parseReplayWebhook(body);
-    if ((await this.deps.feed.removedThrough(directory)) > after) throw new EventsExpiredError();
+    refuseLostCursor(after, await this.deps.feed.cursorMarks(directory));
     const scheduled = await this.deps.endpoints.replay(directory, id, after, this.nowSeconds());
     if (scheduled === 'running') throw new WebhookReplayRunningError();
     return { scheduled };
