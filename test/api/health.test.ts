@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Knex } from 'knex';
 import { Tokens } from '@logi/api';
+import { SERVICE_VERSION } from '@logi/config';
 import type { FileStoragePort } from '@logi/domain';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { replaceDirectoryWithFile } from '../support/break-storage.js';
@@ -58,6 +59,7 @@ describe('GET /health/live', () => {
     const body = await envelopeOf(response);
     expect(body).toMatchObject({ status: 200, message: 'OK', data: { status: 'live' } });
     expect(body.data.uptime_seconds).toBeGreaterThanOrEqual(0);
+    expect(body.data.version).toBe(SERVICE_VERSION);
     expect(response.headers.get('x-request-id')).toBeTruthy();
   });
 });

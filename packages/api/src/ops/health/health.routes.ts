@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { SERVICE_VERSION } from '@logi/config';
 import { Messages } from '@logi/domain';
 import type { AppState } from '../../http/app-state.js';
 import { respond } from '../../http/respond.js';
@@ -16,7 +17,7 @@ export function createHealthRouter(readiness: ReadinessChecker): Router<AppState
 
   router.get('/health/live', (ctx) => {
     ctx.set('Cache-Control', 'no-store');
-    respond(ctx, 200, Messages.OK, { status: 'live', uptime_seconds: Math.floor(process.uptime()) });
+    respond(ctx, 200, Messages.OK, { status: 'live', uptime_seconds: Math.floor(process.uptime()), version: SERVICE_VERSION });
   });
 
   router.get('/health/ready', async (ctx) => {
