@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Knex } from 'knex';
 import { EventLoopWatch } from '@logi/adapters';
 import { Tokens } from '@logi/api';
+import { SERVICE_VERSION } from '@logi/config';
 import type { FileStoragePort } from '@logi/domain';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { replaceDirectoryWithFile } from '../support/break-storage.js';
@@ -60,6 +61,7 @@ describe('GET /health/live', () => {
     expect(body).toMatchObject({ status: 200, message: 'OK', data: { status: 'live' } });
     expect(body.data.uptime_seconds).toBeGreaterThanOrEqual(0);
     expect(body.data.event_loop_delay_ms).toBeGreaterThanOrEqual(0);
+    expect(body.data.version).toBe(SERVICE_VERSION);
     expect(response.headers.get('x-request-id')).toBeTruthy();
   });
 });

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type Router from '@koa/router';
-import type { AppConfig } from '@logi/config';
+import { SERVICE_VERSION, type AppConfig } from '@logi/config';
 import { withTimeout, type JobQueuePort, type PdfRendererPort } from '@logi/domain';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
@@ -95,7 +95,7 @@ export async function startServer(container: Container, options: { publicRouters
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  logger.info({ url }, 'API listening');
+  logger.info({ url, version: SERVICE_VERSION }, 'API listening');
   const tasks = container.get<ApiProcessTasks>(Tokens.ProcessTasks);
   const metricsListener = await tasks.startMetricsListener().catch(async (error: unknown) => {
     // Without its metrics listener the API does not start half-way: close what is open, then fail,

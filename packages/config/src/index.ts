@@ -3,3 +3,4 @@ export * from './database-tls.js';
 export * from './duration-buckets.js';
 export * from './redis-endpoint.js';
 export * from './retry-schedule.js';
+export * from './service-version.js';

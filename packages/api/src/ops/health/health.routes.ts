@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { SERVICE_VERSION } from '@logi/config';
 import { Messages } from '@logi/domain';
 import type { AppState } from '../../http/app-state.js';
 import { respond } from '../../http/respond.js';
@@ -25,7 +26,7 @@ export function createHealthRouter(readiness: ReadinessChecker, liveness: Livene
   router.get('/health/live', (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     const loop = liveness.state();
-    const facts = { uptime_seconds: Math.floor(process.uptime()), event_loop_delay_ms: Math.round(loop.delayMs) };
+    const facts = { uptime_seconds: Math.floor(process.uptime()), event_loop_delay_ms: Math.round(loop.delayMs), version: SERVICE_VERSION };
     if (loop.live) respond(ctx, 200, Messages.OK, { status: 'live', ...facts });
     else respond(ctx, 503, `${Messages.SERVICE_UNAVAILABLE}: event_loop`, { status: 'not live', ...facts });
   });

@@ -1,3 +1,4 @@
+import { SERVICE_VERSION } from '@logi/config';
 import { apiDescription, type DeploymentFacts } from './api-description.js';
 import { componentSchemas, securitySchemes } from './openapi-components.js';
 import { guideLinks } from './guides.js';
@@ -24,7 +25,7 @@ export function buildOpenApiDocument(facts: DeploymentFacts): OpenApiDocument {
     openapi: '3.1.0',
     info: {
       title: 'Logistics orders and invoices API',
-      version: '1.0.0',
+      version: SERVICE_VERSION,
       description: apiDescription(facts, guides),
     },
     externalDocs: guides.externalDocs('getting-started', 'Getting started, and the guides that explain this reference.'),
