@@ -6,12 +6,18 @@ import {
   type ApiKeyHasherPort,
   type ApiKeyRepositoryPort,
   type ClientRepositoryPort,
+  type FeedRestore,
   type FileStoragePort,
   type SecretCipherPort,
   type WebhookSecretStorePort,
 } from '@logi/domain';
 import { CommandError, progressBar, UsageError, type CliIo } from './cli-io.js';
-import type { FeedRestoresAdmin } from './restore-commands.js';
+
+/** The event feed's restore marks, as `db:after-restore` reads and writes them (restore-commands.ts). */
+export interface FeedRestoresAdmin {
+  hasFeed(): Promise<boolean>;
+  record(options: { highestIssued?: number; nowSeconds: number }): Promise<FeedRestore & { earlier: FeedRestore[] }>;
+}
 
 export interface CommandContext {
   io: CliIo;

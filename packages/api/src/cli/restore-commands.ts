@@ -1,13 +1,7 @@
-import type { FeedRestore } from '@logi/domain';
 import type { CommandContext } from './cli-commands.js';
 import { CommandError, UsageError } from './cli-io.js';
 
 /** The database work of db:after-restore, from the adapters (KnexFeedRestores). */
-export interface FeedRestoresAdmin {
-  hasFeed(): Promise<boolean>;
-  record(options: { highestIssued?: number; nowSeconds: number }): Promise<FeedRestore & { earlier: FeedRestore[] }>;
-}
-
 /**
  * After a backup was restored, before the API serves again: record where the restored feed ends and start new
  * event ids past any a client may have seen (docs/operate/backup-and-restore.md).
