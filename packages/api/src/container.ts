@@ -50,7 +50,7 @@ import {
   runExportSettings,
   HmacFileLinkSigner,
   loadFileLinkKey,
-  createKnex,
+  createPrimaryKnex,
   createPdfRenderer,
   EInvoiceEuWriter,
   FileTypeSniffer,
@@ -127,15 +127,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
   c.bind(Tokens.Config).toConstantValue(config);
   c.bind(Tokens.Logger).toConstantValue(logger);
   c.bind(Tokens.Clock).toConstantValue({ now: () => new Date() } satisfies ClockPort);
-  c.bind(Tokens.Knex).toDynamicValue(() =>
-    createKnex({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      queryTimeoutMs: config.databaseQueryTimeoutMs,
-      poolMax: config.databasePoolMax,
-      logger,
-    }),
-  );
+  c.bind(Tokens.Knex).toDynamicValue(() => createPrimaryKnex(config, logger));
   c.bind(Tokens.Redis).toDynamicValue(() =>
     config.redis
       ? createRedis(config.redis, {

@@ -20,6 +20,7 @@ import {
   createFileStorage,
   runExportSettings,
   createKnex,
+  createPrimaryKnex,
   createPdfRenderer,
   EInvoiceEuWriter,
   EventLoopWatch,
@@ -73,15 +74,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
 
   c.bind(WorkerTokens.Config).toConstantValue(config);
   c.bind(WorkerTokens.Logger).toConstantValue(logger);
-  c.bind(WorkerTokens.Knex).toDynamicValue(() =>
-    createKnex({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      queryTimeoutMs: config.databaseQueryTimeoutMs,
-      poolMax: config.databasePoolMax,
-      logger,
-    }),
-  );
+  c.bind(WorkerTokens.Knex).toDynamicValue(() => createPrimaryKnex(config, logger));
   // A render only reads: the invoice and its seller come from a replica when DATABASE_READ_URL names any (docs/operate/database-and-replicas.md#read-replicas-mariadb).
   c.bind(WorkerTokens.ReadReplicas).toDynamicValue(() => createReadReplicas(config, get<Knex>(WorkerTokens.Knex), logger));
   // The database adapters are bound wrapped: an outage leaves them as the domain's ServiceUnavailableError.

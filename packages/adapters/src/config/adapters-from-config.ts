@@ -7,6 +7,8 @@ import { LocalFileStorage } from '../fs/local-file.storage.js';
 import { MinioFileStorage } from '../minio/minio-file.storage.js';
 import { invoiceTemplateVersion } from '../handlebars/invoice-template.version.js';
 import { YazlExportArchive } from '../zip/yazl-export.archive.js';
+import { createKnex } from '../knex/create-knex.js';
+import type { Knex } from 'knex';
 import type { AppConfig } from '@logi/config';
 
 /**
@@ -16,6 +18,17 @@ import type { AppConfig } from '@logi/config';
  */
 export function createFileStorage(config: AppConfig): FileStoragePort {
   return config.s3 ? new MinioFileStorage(config.s3) : new LocalFileStorage(path.join(config.dataDir, 'files'));
+}
+
+/** The primary database of an API or worker process: its statements bounded (DB_QUERY_TIMEOUT_MS), its pool DB_POOL_MAX. */
+export function createPrimaryKnex(config: AppConfig, logger: Logger): Knex {
+  return createKnex({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+    poolMax: config.databasePoolMax,
+    logger,
+  });
 }
 
 export function createPdfRenderer(config: AppConfig): ChromiumPdfRenderer {
