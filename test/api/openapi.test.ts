@@ -217,8 +217,9 @@ describe('the OpenAPI document', () => {
     // Creation is also refused at the directory's maximum of endpoints, with a message of its own.
     expect(unprocessable('post', '/webhook-endpoints')).toContain('"const":"The given data was invalid."');
     expect(unprocessable('post', '/webhook-endpoints')).toContain('A client directory may have at most');
+    // A replay's 410: the cursor is past retention, or from before a restore (both messages, as the feed's).
     expect(JSON.stringify(contract.operation('post', '/webhook-endpoints/{endpoint_id}/replay').responses['410'])).toContain(
-      '"const":"Events after this cursor are no longer kept."',
+      '"enum":["Events after this cursor are no longer kept.","This cursor is from before a restore; resynchronise."]',
     );
     expect(JSON.stringify(contract.operation('post', '/webhook-endpoints/{endpoint_id}/replay').responses['409'])).toContain(
       '"const":"A replay of this endpoint is still running."',

@@ -359,6 +359,8 @@ export interface paths {
          *
          *     Events are kept EVENTS_RETENTION_DAYS (30 by default). When events past `after` were already removed, the answer is 410: resync from an export (`POST /exports`), then follow the feed from its `events_cursor`.
          *
+         *     After the service was restored from a backup, a cursor past the restored feed's end is 410 `This cursor is from before a restore; resynchronise.`: the events it passed were lost with the restore. Resync the same way; a cursor at or below the restored end goes on as before.
+         *
          *     What makes an event, how soon it is in the feed, and how to resync: [docs/integrate/events-and-webhooks.md](/v1/guides/events-and-webhooks).
          */
         get: operations["listEvents"];
@@ -7802,7 +7804,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Events past `after` were removed by retention. */
+            /** @description Events past `after` were removed by retention, or `after` is from before a restore of the service. */
             410: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -7836,8 +7838,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 410;
-                        /** @constant */
-                        message?: "Events after this cursor are no longer kept.";
+                        /** @enum {unknown} */
+                        message?: "Events after this cursor are no longer kept." | "This cursor is from before a restore; resynchronise.";
                     };
                 };
             };
@@ -8206,7 +8208,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Events past `after` were removed by retention: resync from the list. */
+            /** @description Events past `after` were removed by retention (`Events after this cursor are no longer kept.`), or `after` is from before a restore of the service (`This cursor is from before a restore; resynchronise.`): resync from an export. */
             410: {
                 headers: {
                     /** @description The request id: the one the client sent (up to 128 visible ASCII characters), else a new UUID. Every log line about the request carries it. */
@@ -8240,8 +8242,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @constant */
                         status?: 410;
-                        /** @constant */
-                        message?: "Events after this cursor are no longer kept.";
+                        /** @enum {unknown} */
+                        message?: "Events after this cursor are no longer kept." | "This cursor is from before a restore; resynchronise.";
                     };
                 };
             };
