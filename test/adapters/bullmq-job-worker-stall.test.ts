@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { BullmqJobQueue, BullmqJobWorker, type Generation } from '@logi/adapters';
 import type { JobHandlers, JobPayloads } from '@logi/domain';
 import { capturedLog } from '../support/captured-log.js';
+import { pdfKeyOf } from '../support/job-keys.js';
 
 /**
  * The worker's stall watchdog against the real Redis: a worker that stops
@@ -22,9 +23,6 @@ const STALL = { checkIntervalMs: 100, recreateAfterMs: 600, notLiveAfterMs: 2_00
 const { logger, lines } = capturedLog();
 const opened: Array<{ close(): Promise<void> }> = [];
 let admin: Redis;
-
-/** A hand-over key as the API makes it (a uuid): the queue refuses any other before it sends the job. */
-const pdfKeyOf = (invoiceId: number) => `pdf/00000000-0000-4000-8000-${String(invoiceId).padStart(12, '0')}.pdf`;
 
 const payload = (invoiceId: number): JobPayloads['render-invoice-pdf'] => ({
   directory: 'ACME',

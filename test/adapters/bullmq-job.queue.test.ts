@@ -14,15 +14,13 @@ import {
   type JobHandlers,
   type JobPayloads,
 } from '@logi/domain';
+import { pdfKeyOf } from '../support/job-keys.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const prefix = `test-${randomUUID().slice(0, 8)}`;
 let admin: Redis;
 const opened: Array<{ close(): Promise<void> }> = [];
 const { logger, lines: logLines } = capturedLog();
-
-/** The hand-over key of an invoice's PDF job, a uuid as the API makes it (the payload schema refuses any other). */
-const pdfKeyOf = (invoiceId: number) => `pdf/00000000-0000-4000-8000-${String(invoiceId).padStart(12, '0')}.pdf`;
 
 const pdfPayload = (invoiceId: number, requestId = 'req-test'): JobPayloads['render-invoice-pdf'] => ({
   directory: 'ACME',
