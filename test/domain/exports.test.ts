@@ -12,6 +12,7 @@ import {
   type Export,
   type ExportArchivePort,
   type ExportFailureReport,
+  type ExportRunObserver,
   type ExportRepositoryPort,
 } from '@logi/domain';
 import { FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js';
@@ -198,8 +199,16 @@ function setup(options: { invoices?: number; onPdf?: (count: number) => void; pd
   } as unknown as DownloadInvoicePdfUseCase;
   const invoices = new FakeInvoices(Array.from({ length: options.invoices ?? 3 }, (_, i) => sampleInvoice({ id: 100 + i, directory: 'baltic', nr: `N${i}` })));
   const reports: ExportFailureReport[] = [];
+  const observed: string[] = [];
+  const observer: ExportRunObserver = {
+    started: () => observed.push('started'),
+    ended: () => observed.push('ended'),
+    succeeded: (bytes) => observed.push(`succeeded ${bytes}`),
+    failed: (failure, final) => observed.push(`failed ${failure}${final ? ' final' : ''}`),
+  };
   const run = new RunExportUseCase({
     report: (entry) => reports.push(entry),
+    observer,
     exports,
     invoices,
     archives,
@@ -219,7 +228,7 @@ function setup(options: { invoices?: number; onPdf?: (count: number) => void; pd
     // Every reading moves the clock, so each invoice renews the lease (and sees a cancel).
     now: () => (clock += 10),
   });
-  return { run, exports, storage, archives, reports };
+  return { run, exports, storage, archives, reports, observed };
 }
 
 describe('RunExportUseCase', () => {
@@ -230,6 +239,27 @@ describe('RunExportUseCase', () => {
     expect([...storage.objects.keys()]).toEqual(['exports/5-2.zip']);
     expect(exports.calls.at(-1)).toBe('succeed');
     expect(archives.discarded).toBe(1);
+  });
+
+  it('when attempts run, then the observer (the runner’s metrics) sees each start and end, the archive’s bytes, and each failure with whether it was the last', async () => {
+    const succeeded = setup();
+    await succeeded.run.execute();
+    const size = succeeded.storage.objects.get('exports/5-2.zip')!.length;
+    expect(succeeded.observed).toEqual(['started', `succeeded ${size}`, 'ended']);
+
+    const failing = setup();
+    failing.exports.progress = async () => {
+      throw new Error('ER_LOCK_WAIT_TIMEOUT');
+    };
+    await expect(failing.run.execute()).rejects.toThrow('ER_LOCK_WAIT_TIMEOUT');
+    failing.exports.claimNext = async () => ({ export: failing.exports.item, attempt: 3 });
+    await failing.run.execute();
+    expect(failing.observed).toEqual(['started', 'failed database', 'ended', 'started', 'failed database final', 'ended']);
+
+    const idle = setup();
+    idle.exports.claimNext = async () => null;
+    expect(await idle.run.execute()).toBe(false);
+    expect(idle.observed).toEqual([]);
   });
 
   it('when the export is deleted while it runs, then it stops at the next renewal, stores nothing and removes its temporary file', async () => {

@@ -65,6 +65,35 @@ describe('worker metrics', () => {
     );
   });
 
+  it('when an export is made, then the worker that made it counts it succeeded with its archive’s bytes, and is not making one after', async () => {
+    const before = await scrapeMetrics(metricsPort);
+    expect(sample(before, 'logistics_exports_running')).toBe(0);
+    const created = await api.call('/exports', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ documents: ['ubl'], csv: true }),
+    });
+    expect(created.status).toBe(202);
+    const { id } = ((await created.json()) as { data: { id: number } }).data;
+    let done: { status: string; size: number | null } = { status: 'queued', size: null };
+    await expect
+      .poll(
+        async () => {
+          done = ((await (await api.call(`/exports/${id}`)).json()) as { data: typeof done }).data;
+          return done.status;
+        },
+        { timeout: 60_000, interval: 200 },
+      )
+      .toBe('succeeded');
+    const after = await scrapeMetrics(metricsPort);
+    const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+    expect(delta('logistics_exports_finished_total', { outcome: 'succeeded' })).toBe(1);
+    expect(delta('logistics_exports_finished_total', { outcome: 'failed' })).toBe(0);
+    expect(delta('logistics_export_bytes_total')).toBe(done.size);
+    expect(sample(after, 'logistics_export_attempt_failures_total', { failure: 'storage', final: 'true' })).toBe(0);
+    expect(sample(after, 'logistics_exports_running')).toBe(0);
+  });
+
   it('when a job fails with a domain error, then the failure is counted with its code as the reason', async () => {
     const { REDIS_URL, REDIS_PREFIX } = api.stack!.env;
     const connection = { url: REDIS_URL! };

@@ -37,6 +37,7 @@ export * from './knex/fixtures/fixture-validation.error.js';
 export { foldText, textSortKey } from './knex/unicode-text.js';
 export * from './bullmq/bullmq-queue.inspector.js';
 export * from './metrics/event-loop.watch.js';
+export * from './metrics/export-run.metrics.js';
 export * from './metrics/metrics.server.js';
 export * from './metrics/metrics-pdf.renderer.js';
 export * from './metrics/queue-depth.gauge.js';

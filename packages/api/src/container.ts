@@ -48,6 +48,7 @@ import {
   BullmqJobQueue,
   createFileStorage,
   runExportSettings,
+  exportRunMetrics,
   HmacFileLinkSigner,
   loadFileLinkKey,
   createPrimaryKnex,
@@ -374,6 +375,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       hasher: get<ContentHasherPort>(Tokens.ContentHasher),
       eInvoiceWriter: get<EInvoiceWriterPort>(Tokens.EInvoiceWriter),
       ...runExportSettings(config, logger),
+      observer: exportRunMetrics(get<ApiMetrics>(Tokens.Metrics).registry),
     }),
   );
   c.bind(Tokens.ProcessTasks).toDynamicValue((): ApiProcessTasks => ({

@@ -19,6 +19,7 @@ import {
   BullmqJobWorker,
   createFileStorage,
   runExportSettings,
+  exportRunMetrics,
   createKnex,
   createPrimaryKnex,
   createPdfRenderer,
@@ -179,6 +180,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
       hasher: new Sha256ContentHasher(),
       eInvoiceWriter,
       ...runExportSettings(config, logger),
+      observer: exportRunMetrics(get<WorkerMetrics>(WorkerTokens.Metrics).registry),
     });
   });
   c.bind(WorkerTokens.ProcessTasks).toDynamicValue((): WorkerProcessTasks => ({

@@ -8,7 +8,7 @@ import type { ExportRepositoryPort } from '../../ports/export-repository.port.js
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
 import type { JobQueuePort } from '../../ports/job-queue.port.js';
-import { RunExportUseCase, type ExportFailureReport } from './run-export.use-case.js';
+import { RunExportUseCase, type ExportFailureReport, type ExportRunObserver } from './run-export.use-case.js';
 
 /** How long a claim lasts without renewal: a runner that died is replaced after this. */
 export const EXPORT_LEASE_MS = 30_000;
@@ -47,6 +47,8 @@ export function buildRunExport(deps: {
   maxKeptBytes: number;
   /** Where a failure's detail goes (the log), with the export's id. */
   report?: (failure: ExportFailureReport) => void;
+  /** The runner's metrics. */
+  observer?: ExportRunObserver;
 }): RunExportUseCase {
   const pdf = new DownloadInvoicePdfUseCase({
     invoices: deps.invoices,
@@ -76,6 +78,7 @@ export function buildRunExport(deps: {
     pdf,
     eInvoice,
     report: deps.report,
+    observer: deps.observer,
     settings: {
       timeZone: deps.timeZone,
       maxInvoices: deps.maxInvoices,

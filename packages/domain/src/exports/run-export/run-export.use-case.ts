@@ -41,6 +41,17 @@ export interface ExportFailureReport {
   final: boolean;
 }
 
+/** What a runner's metrics see: an attempt that runs, and how each export ends. */
+export interface ExportRunObserver {
+  /** An attempt started running here (claimed); `ended` follows whatever happens. */
+  started(): void;
+  ended(): void;
+  /** The export succeeded with an archive of `bytes`. */
+  succeeded(bytes: number): void;
+  /** An attempt failed on `failure`; `final` when the export is now failed. */
+  failed(failure: ExportFailure, final: boolean): void;
+}
+
 /** An error raised in one step of an attempt, with the kind of failure the client is told. */
 class ExportStepError extends Error {
   constructor(
@@ -79,6 +90,8 @@ export class RunExportUseCase {
       settings: RunExportSettings;
       /** Where a failure's detail goes (the log), with the export's id; the client sees only the fixed text. */
       report?: (failure: ExportFailureReport) => void;
+      /** The runner's metrics. */
+      observer?: ExportRunObserver;
       /** Unix ms. */
       now?: () => number;
     },
@@ -89,7 +102,12 @@ export class RunExportUseCase {
     const now = this.now();
     const claimed = await this.deps.exports.claimNext(now, now + this.deps.settings.leaseMs);
     if (!claimed) return false;
-    await this.run(claimed);
+    this.deps.observer?.started();
+    try {
+      await this.run(claimed);
+    } finally {
+      this.deps.observer?.ended();
+    }
     return true;
   }
 
@@ -143,7 +161,10 @@ export class RunExportUseCase {
           maxKeptBytes: this.deps.settings.maxKeptBytes,
         }),
       );
-      if (marked === 'succeeded') return;
+      if (marked === 'succeeded') {
+        this.deps.observer?.succeeded(archive.size);
+        return;
+      }
       // Cancelled (or taken over) while storing, or past the directory's budget: the archive is nobody's.
       await this.deps.storage.delete(key).catch(() => undefined);
       if (marked === 'over-budget') {
@@ -252,6 +273,7 @@ export class RunExportUseCase {
   }
 
   private report(failure: ExportFailureReport): void {
+    this.deps.observer?.failed(failure.failure, failure.final);
     this.deps.report?.(failure);
   }
 
