@@ -1,7 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKnex } from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from '../adapters/knex-test-databases.js';
 import { cli } from '../support/cli-runner.js';
+import { freePort } from '../support/free-port.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const event = (id?: number) => ({ ...(id === undefined ? {} : { id }), directory: 'north', type: 'invoice.created', created: 1, data: '{}' });
 
@@ -74,6 +79,52 @@ describe.each(PROFILES)('pnpm cli db:after-restore (%s)', (profile) => {
     const firstNewId = Number(/^Restored feed ends at event 0; new events start at (\d+)\.$/m.exec(run.stdout)![1]);
     await db.knex('events').insert(event());
     expect(Number((await db.knex('events').max({ id: 'id' }).first())!.id)).toBe(firstNewId);
+  });
+});
+
+describe('pnpm cli db:after-restore with Redis', () => {
+  const prefix = `test-restore-${randomBytes(4).toString('hex')}`;
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const opened: TestDatabase[] = [];
+  afterAll(async () => {
+    const left = await redis.keys(`${prefix}:*`);
+    if (left.length > 0) await redis.del(...left);
+    redis.disconnect();
+    await Promise.all(opened.map((db) => db.drop()));
+  });
+
+  it('when Redis keeps Idempotency-Key answers, then it removes them (and only them) before it marks the feed', { timeout: 120_000 }, async () => {
+    const db = await openTestDatabase('sqlite', 'after-restore-redis');
+    opened.push(db);
+    // 1,200 answers: more than one SCAN page.
+    const answers = Array.from({ length: 1_200 }, (_, i) => `${prefix}:idempotency:${i.toString(16).padStart(64, '0')}`);
+    for (let at = 0; at < answers.length; at += 400) await redis.mset(...answers.slice(at, at + 400).flatMap((key) => [key, '{"f":"x","a":{}}']));
+    await redis.set(`${prefix}:rate:baltic`, '3');
+    await redis.set(`other-${prefix}:idempotency:${'f'.repeat(64)}`, '{}');
+
+    const run = await cli(['db:after-restore'], { DATA_DIR: db.dataDir, REDIS_URL, REDIS_PREFIX: prefix });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout.split('\n')[0]).toBe('Removed 1200 Idempotency-Key answers kept in Redis: a retried POST runs anew.');
+    expect(await redis.keys(`${prefix}:idempotency:*`)).toEqual([]);
+    expect(await redis.get(`${prefix}:rate:baltic`)).toBe('3');
+    expect(await redis.get(`other-${prefix}:idempotency:${'f'.repeat(64)}`)).toBe('{}');
+    await redis.del(`other-${prefix}:idempotency:${'f'.repeat(64)}`);
+    expect(await db.knex('feed_restores').count({ n: '*' })).toEqual([{ n: 1 }]);
+  });
+
+  it('when Redis cannot be reached, then it fails with one line, exit 1, and marks nothing (it can be run again)', { timeout: 120_000 }, async () => {
+    const db = await openTestDatabase('sqlite', 'after-restore-no-redis');
+    opened.push(db);
+    const closed = await freePort();
+    const run = await cli(['db:after-restore'], { DATA_DIR: db.dataDir, REDIS_URL: `redis://127.0.0.1:${closed}`, REDIS_PREFIX: prefix });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(
+      /^The Idempotency-Key answers in Redis could not be removed \(Redis is not reachable \(\w+\)\); nothing was marked\. Run the command again once Redis answers\.\n$/,
+    );
+    expect(await db.knex.schema.hasTable('feed_restores')).toBe(true);
+    expect(await db.knex('feed_restores').count({ n: '*' })).toEqual([{ n: 0 }]);
   });
 });
 

@@ -75,6 +75,18 @@ export class RedisIdempotencyStore implements IdempotencyStorePort {
     await this.command(() => this.redis.eval(IF_HELD, 1, this.redisKey(scope), token));
   }
 
+  /**
+   * Removes every kept answer and running claim of this prefix (after a database restore: they name rows the restore
+   * lost). How many keys were removed.
+   */
+  async forgetAll(): Promise<number> {
+    if (!(await whenRedisReady(this.redis, 5_000))) throw new Error(`Redis is not reachable (${this.redis.status})`);
+    let removed = 0;
+    const stream = this.redis.scanStream({ match: `${this.prefix}:idempotency:*`, count: 500 });
+    for await (const keys of stream as AsyncIterable<string[]>) if (keys.length > 0) removed += await this.redis.unlink(...keys);
+    return removed;
+  }
+
   /** Keys carry their own TTL. */
   async deleteExpired(): Promise<number> {
     return 0;

@@ -32,6 +32,11 @@ export interface CommandContext {
   allowPrivateTargetsEverywhere: boolean;
   /** The database work of the commands, from the adapters: run-cli.ts (the CLI's composition root) hands it over. */
   db: CliDatabase;
+  /**
+   * The `Idempotency-Key` answers kept in Redis (REDIS_URL or REDIS_SENTINELS); null without Redis, where they are
+   * in the database. Connected on first use.
+   */
+  idempotencyAnswers(): { forgetAll(): Promise<number> } | null;
 }
 
 /** Schema, fixtures, derived search data and clients, on the database `knex` opens. */

@@ -59,7 +59,8 @@ Commands:
   db:migrate                                   create or update the database schema
   db:after-restore [--highest-issued <id>]     once after a backup was restored, before the API serves:
                                                new event ids start past any a client may have seen, and
-                                               the feed answers 410 to cursors the restore lost
+                                               the feed answers 410 to cursors the restore lost; with
+                                               Redis, the kept Idempotency-Key answers are removed
   fixtures:load <file.json>                    migrate, then load a fixture file (idempotent)
   clients:create --directory <id> [--name <text>]
                                                create a client and print its new API key (every scope) once

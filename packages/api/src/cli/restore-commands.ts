@@ -1,10 +1,10 @@
 import type { CommandContext } from './cli-commands.js';
 import { CommandError, UsageError } from './cli-io.js';
 
-/** The database work of db:after-restore, from the adapters (KnexFeedRestores). */
 /**
  * After a backup was restored, before the API serves again: record where the restored feed ends and start new
- * event ids past any a client may have seen (docs/operate/backup-and-restore.md).
+ * event ids past any a client may have seen, and forget the `Idempotency-Key` answers Redis kept (they name rows the
+ * restore lost) (docs/operate/backup-and-restore.md).
  */
 export async function dbAfterRestore(ctx: CommandContext, options: { highestIssued?: string }): Promise<void> {
   const highestIssued = options.highestIssued === undefined ? undefined : Number(options.highestIssued);
@@ -15,6 +15,15 @@ export async function dbAfterRestore(ctx: CommandContext, options: { highestIssu
   const restores = ctx.db.feedRestores(knex);
   if (!(await restores.hasFeed())) {
     throw new CommandError('The database has no events table: it was never migrated, so no backup was restored into it. Nothing done.');
+  }
+  const answers = ctx.idempotencyAnswers();
+  if (answers) {
+    const forgotten = await answers.forgetAll().catch((error: unknown) => {
+      throw new CommandError(
+        `The Idempotency-Key answers in Redis could not be removed (${error instanceof Error ? error.message : String(error)}); nothing was marked. Run the command again once Redis answers.`,
+      );
+    });
+    ctx.io.out(`Removed ${forgotten} Idempotency-Key answers kept in Redis: a retried POST runs anew.`);
   }
   // A backup from an older release gets the current schema first (feed_restores among it).
   const migrated = await ctx.db.migrate(knex);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
+import type { Redis } from 'ioredis';
 import type { FileStoragePort, SecretCipherPort } from '@logi/domain';
 import {
   createFileStorage,
@@ -17,6 +18,8 @@ import {
   KnexWebhookSecretStore,
   KnexWebhookTargetPolicy,
   KnexFeedRestores,
+  createRedis,
+  RedisIdempotencyStore,
 } from '@logi/adapters';
 import { ConfigError, loadConfig } from '@logi/config';
 import { clientsCreate, clientsList, clientsRotateKey, dbMigrate, fixturesLoad, pdfCacheClear, searchReindex, type CommandContext } from './cli-commands.js';
@@ -153,6 +156,7 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
   let knex: Knex | null = null;
   let storage: FileStoragePort | null = null;
   let cipher: SecretCipherPort | null = null;
+  let redis: Redis | null = null;
   try {
     const config = loadConfig(env);
     const ctx: CommandContext = {
@@ -168,6 +172,11 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
       storage: () => (storage ??= createFileStorage(config)),
       secretCipher: () => (cipher ??= createSecretCipher(config)),
       allowPrivateTargetsEverywhere: config.webhooks.allowPrivateTargets,
+      idempotencyAnswers: () => {
+        if (!config.redis) return null;
+        redis ??= createRedis(config.redis, { role: 'client', connectionName: `${config.redisPrefix}:cli` });
+        return new RedisIdempotencyStore(redis, config.redisPrefix);
+      },
       db: {
         migrate: migrateLatest,
         loadFixtures,
@@ -192,6 +201,7 @@ export async function runCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv =
   } finally {
     // An open pool would keep the process alive.
     if (knex) await (knex as Knex).destroy();
+    (redis as Redis | null)?.disconnect();
   }
 }
 
