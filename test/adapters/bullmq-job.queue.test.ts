@@ -452,7 +452,15 @@ describe('BullmqJobQueue fair shares between directories', () => {
 
     const started: string[] = [];
     const render = handlers(async (p) => (started.push(`${p.directory}${p.invoiceId}`), { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' }));
-    const interactiveWorker = new BullmqJobWorker({ redis: REDIS_URL, prefix, concurrency: 1, logger, closeTimeoutMs: 5_000, handlers: render, queues: ['pdf'] });
+    const interactiveWorker = new BullmqJobWorker({
+      redis: REDIS_URL,
+      prefix,
+      concurrency: 1,
+      logger,
+      closeTimeoutMs: 5_000,
+      handlers: render,
+      queues: ['pdf'],
+    });
     opened.push(interactiveWorker);
     await Promise.all(jobs.slice(0, 16));
     await expect.poll(() => started.length).toBe(17);

@@ -201,7 +201,9 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
       invoices: poolsRun.total,
       seconds: poolsRun.seconds,
     };
-    log(`exports: pools (interactive + bulk worker): other client p95 ${pools.busyP95.toFixed(0)} ms during the export against ${pools.idleP95.toFixed(0)} ms idle`);
+    log(
+      `exports: pools (interactive + bulk worker): other client p95 ${pools.busyP95.toFixed(0)} ms during the export against ${pools.idleP95.toFixed(0)} ms idle`,
+    );
     api.assertRunning();
     return {
       at,

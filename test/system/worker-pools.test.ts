@@ -39,7 +39,11 @@ describe('when one worker takes WORKER_QUEUES=interactive and another WORKER_QUE
 
   it("then the export's renders run on the bulk worker only, and a client's PDF on the interactive one", async () => {
     const created = await envelopeOf(
-      await api.call('/exports', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ filters: { search: 'EXP/POOL' }, documents: ['pdf'] }) }),
+      await api.call('/exports', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ filters: { search: 'EXP/POOL' }, documents: ['pdf'] }),
+      }),
     );
     expect(created.status).toBe(202);
     const pdf = await api.call('/invoices/9001/pdf?lang=de');
