@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InlineJobQueue } from '@logi/adapters';
+import { InlineJobQueue, isBulkWork } from '@logi/adapters';
 import { InvoiceNotFoundError, ServiceUnavailableError, type JobHandlers, type JobPayloads } from '@logi/domain';
 
 const pdfPayload = (invoiceId: number): JobPayloads['render-invoice-pdf'] => ({
@@ -220,6 +220,37 @@ describe('InlineJobQueue fair shares', () => {
     expect(started.slice(0, 6)).toEqual(['A0', 'A1', 'B1', 'C1', 'A2', 'B2']);
     // Bulk jobs (exports) start after every job a request waits for.
     expect(started.slice(-3)).toEqual(['X1', 'X2', 'X3']);
+    await queue.close();
+  });
+
+  it('when exports queue renders on two slots, then they hold one and a request starts at once beside them, before the bulk backlog', async () => {
+    const started: string[] = [];
+    const running = { bulk: 0, maxBulk: 0 };
+    const gate = deferred();
+    const queue = new InlineJobQueue(
+      () =>
+        handlersWith(async (p) => {
+          const bulk = isBulkWork();
+          started.push(`${p.directory}${p.invoiceId}`);
+          if (bulk) running.bulk += 1;
+          running.maxBulk = Math.max(running.maxBulk, running.bulk);
+          await gate.promise;
+          if (bulk) running.bulk -= 1;
+          return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
+        }),
+      { concurrency: 2 },
+    );
+    const run = (directory: string, invoiceId: number, bulk = false) =>
+      queue.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), { jobId: `${directory}-${invoiceId}`, timeoutMs: 10_000, bulk });
+    const jobs = [1, 2, 3, 4].map((i) => run('X', i, true));
+    await expect.poll(() => started).toEqual(['X1']);
+    jobs.push(run('A', 1));
+    // The request takes the slot the exports leave free: no wait behind X2..X4.
+    await expect.poll(() => started).toEqual(['X1', 'A1']);
+    gate.resolve();
+    await Promise.all(jobs);
+    expect(started).toEqual(['X1', 'A1', 'X2', 'X3', 'X4']);
+    expect(running.maxBulk).toBe(1);
     await queue.close();
   });
 });

@@ -8,7 +8,9 @@
  *    `succeeded`, while the other client's PDFs are timed again: the export's PDFs/s against the bare renderer's
  *    (bare measured again after it; the better of the two), and the interactive p95 against idle;
  * 4. an export of all `BENCH_EXPORTS_RSS_INVOICES` invoices: the worker's RSS sampled throughout, its growth over the
- *    RSS before it.
+ *    RSS before it;
+ * 5. worker pools (ADR 0053): the worker replaced by one with `WORKER_QUEUES=interactive` and one with `bulk`, the other
+ *    client's PDFs idle and during the speed export again (in German: a cold PDF cache for both), p95 against idle.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -48,6 +50,8 @@ export interface ExportsResults {
   speed: { invoices: number; seconds: number; perSecond: number; barePerSecond: number; ratio: number };
   interactive: { samples: number; idleP50: number; idleP95: number; busyP50: number; busyP95: number; ratio: number };
   rss: { invoices: number; seconds: number; beforeMiB: number; maxMiB: number; growthMiB: number };
+  /** The same interactive figures with one interactive and one bulk worker (WORKER_QUEUES). */
+  pools?: { samples: number; idleP50: number; idleP95: number; busyP50: number; busyP95: number; ratio: number; invoices: number; seconds: number };
 }
 
 const wallNow = () => performance.timeOrigin + performance.now();
@@ -70,6 +74,7 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
   const prefix = `bench-exports-${randomBytes(4).toString('hex')}`;
   let s3: Awaited<ReturnType<typeof startS3>> | null = null;
   let worker: ChildProcess | null = null;
+  const poolWorkers: ChildProcess[] = [];
   let api: ApiProcess | null = null;
   const bare = new ChromiumPdfRenderer({ chromiumPath: config.chromiumPath, rendersPerBrowser: 100_000, renderTimeoutMs: 120_000, poolSize: POOL });
   try {
@@ -115,11 +120,11 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
         .orderBy('id')
         .limit(3 + 2 * pdfs)) as Array<{ id: unknown }>
     ).map((r) => Number(r.id));
-    const interactive = async (ids: number[]) => {
+    const interactive = async (ids: number[], lang = 'pl') => {
       const times: number[] = [];
       for (const id of ids) {
         const started = wallNow();
-        const answer = await call(SMALL, 'GET', `/v1/invoices/${id}/pdf?lang=pl`);
+        const answer = await call(SMALL, 'GET', `/v1/invoices/${id}/pdf?lang=${lang}`);
         if (answer.status !== 200) throw new Error(`exports: interactive PDF ${id} answered ${answer.status}`);
         times.push(wallNow() - started);
       }
@@ -170,6 +175,35 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
       },
     );
     log(`exports: worker RSS ${before.toFixed(0)} MiB before an export of ${rssRun.total} invoices, at most ${max.toFixed(0)} MiB during it`);
+
+    // 5. Worker pools: one interactive and one bulk worker in place of the one that takes everything.
+    await stopChild(worker, 25_000);
+    worker = null;
+    poolWorkers.push(await startWorker({ ...env, DATA_DIR: dataDir('worker-interactive'), WORKER_QUEUES: 'interactive' }));
+    poolWorkers.push(await startWorker({ ...env, DATA_DIR: dataDir('worker-bulk'), WORKER_QUEUES: 'bulk' }));
+    // In German: PDFs neither the cache nor the API's memory holds, for the export and the other client alike.
+    await interactive(smallIds.slice(0, 3), 'de');
+    const poolsIdle = await interactive(smallIds.slice(3, 3 + pdfs), 'de');
+    const poolsExport = await call(BIG, 'POST', '/v1/exports', { filters: SPEED_FILTER, documents: ['pdf'], lang: 'de' });
+    if (poolsExport.status !== 202) throw new Error(`exports: POST /v1/exports answered ${poolsExport.status}: ${poolsExport.body.toString().slice(0, 300)}`);
+    const poolsBeside: { pdfs: Promise<number[]> | null } = { pdfs: null };
+    const poolsRun = await waitFor(JSON.parse(poolsExport.body.toString()).data.id as number, () => {
+      poolsBeside.pdfs = interactive(smallIds.slice(3 + pdfs, 3 + 2 * pdfs), 'de');
+    });
+    const poolsBusy = poolsBeside.pdfs ? await poolsBeside.pdfs : [];
+    const pools = {
+      samples: poolsIdle.length,
+      idleP50: percentile(poolsIdle, 50),
+      idleP95: percentile(poolsIdle, 95),
+      busyP50: percentile(poolsBusy, 50),
+      busyP95: percentile(poolsBusy, 95),
+      ratio: percentile(poolsBusy, 95) / percentile(poolsIdle, 95),
+      invoices: poolsRun.total,
+      seconds: poolsRun.seconds,
+    };
+    log(
+      `exports: pools (interactive + bulk worker): other client p95 ${pools.busyP95.toFixed(0)} ms during the export against ${pools.idleP95.toFixed(0)} ms idle`,
+    );
     api.assertRunning();
     return {
       at,
@@ -186,11 +220,13 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
         ratio: percentile(busyTimes, 95) / percentile(idle, 95),
       },
       rss: { invoices: rssRun.total, seconds: rssRun.seconds, beforeMiB: before, maxMiB: max, growthMiB: max - before },
+      pools,
     };
   } finally {
     await bare.close();
     await api?.stop();
     if (worker) await stopChild(worker, 25_000);
+    for (const child of poolWorkers) await stopChild(child, 25_000);
     await s3?.stop();
     await deleteRedisKeys(config.redisUrl, prefix).catch(() => undefined);
     const admin = createKnex({ databaseUrl: `${config.mariadbUrl}/mysql`, dataDir: WORK_DIR });

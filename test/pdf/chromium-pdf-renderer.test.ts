@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ChromiumPdfRenderer, createPdfRenderer, RenderTimeoutError, sweepCrashHandlerDirs, type InvoiceHtmlTemplate } from '@logi/adapters';
+import { ChromiumPdfRenderer, createPdfRenderer, RenderTimeoutError, runAsBulkWork, sweepCrashHandlerDirs, type InvoiceHtmlTemplate } from '@logi/adapters';
 import { loadConfig } from '@logi/config';
 import { buildInvoiceDocument, xmlSafeText, type CompanyDetails, type DocumentLanguage, type InvoiceDetail, type InvoiceDocument } from '@logi/domain';
 import { sampleInvoice } from '../domain/fakes.js';
@@ -342,6 +342,26 @@ describe('ChromiumPdfRenderer', () => {
       expect(await pdfText(await single.render(documentFor('en', { nr: 'FV/AFTER/2' })))).toContain('FV/AFTER/2');
     } finally {
       await single.close();
+    }
+  });
+
+  it('when exports keep both pages busy, then a request still finds one: bulk renders hold one page and the request ends before the backlog', async () => {
+    const two = new ChromiumPdfRenderer({ rendersPerBrowser: 100, renderTimeoutMs: 60_000, poolSize: 2 });
+    try {
+      // Both pages open and warm.
+      await Promise.all([two.render(documentFor('en')), two.render(documentFor('en'))]);
+      const finished: string[] = [];
+      const bulk = Array.from({ length: 6 }, (_, i) =>
+        runAsBulkWork(true, () => two.render(documentFor('en', { nr: `FV/BULK/${i + 1}` }))).then(() => finished.push(`bulk${i + 1}`)),
+      );
+      const request = two.render(documentFor('en', { nr: 'FV/REQUEST/1' })).then(() => finished.push('request'));
+      await Promise.all([...bulk, request]);
+      // Bulk renders go one page at a time; the request, on the page kept for it, ends within one render's time of
+      // coming, so before the third bulk render (the first holds its page, the second waits for it).
+      expect(finished.indexOf('request')).toBeLessThan(finished.indexOf('bulk3'));
+      expect(finished.filter((name) => name.startsWith('bulk'))).toEqual(['bulk1', 'bulk2', 'bulk3', 'bulk4', 'bulk5', 'bulk6']);
+    } finally {
+      await two.close();
     }
   });
 

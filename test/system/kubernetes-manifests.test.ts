@@ -5,7 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { QUEUE_NAME_BY_JOB } from '@logi/adapters';
+import { BULK_QUEUE_NAME_BY_JOB, QUEUE_NAME_BY_JOB } from '@logi/adapters';
 import { loadConfig, requireSecretKeys, type AppConfig } from '@logi/config';
 import { stopLimitMs } from '../../packages/api/src/server.js';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
@@ -526,7 +526,10 @@ describe.each(TARGETS)('deploy/kubernetes/%s', (target) => {
     expect(scaled.triggers.map((t) => [t.type, t.metadata.listName])).toEqual([
       ['redis', `${config.redisPrefix}:${QUEUE_NAME_BY_JOB['render-invoice-pdf']}:prioritized`],
       ['redis', `${config.redisPrefix}:${QUEUE_NAME_BY_JOB['store-order-file']}:prioritized`],
+      // The worker takes every queue (WORKER_QUEUES=all): exports' renders too.
+      ['redis', `${config.redisPrefix}:${BULK_QUEUE_NAME_BY_JOB['render-invoice-pdf']}:prioritized`],
     ]);
+    expect(config.workerQueues).toContain(BULK_QUEUE_NAME_BY_JOB['render-invoice-pdf']);
     for (const trigger of scaled.triggers) {
       expect(trigger.metadata.address).toMatch(/^[a-z0-9.-]+:\d+$/);
       expect(Number(trigger.metadata.listLength)).toBeGreaterThan(0);

@@ -11,6 +11,8 @@ export * from './handlebars/handlebars-invoice.template.js';
 export * from './handlebars/invoice-template.version.js';
 export * from './chromium/chromium-pdf.renderer.js';
 export * from './chromium/render-timeout.error.js';
+export * from './chromium/render-permits.js';
+export { runAsBulkWork, isBulkWork } from './shared/bulk-work.js';
 export { sweepCrashHandlerDirs } from './chromium/crash-handler-dir.js';
 export * from './crypto/sha256-api-key.hasher.js';
 export * from './crypto/sha256-content.hasher.js';

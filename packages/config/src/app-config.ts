@@ -24,6 +24,44 @@ const positiveInt = (name: string, min = 1) =>
     return Number(value);
   });
 
+/**
+ * What a worker process can take (WORKER_QUEUES): the BullMQ queues (`pdf`: renders a request waits for, `pdf-bulk`:
+ * exports' renders, `uploads`: file stores) and the work claimed from the database (`exports`: the export runner,
+ * `webhooks`: deliveries, `events`: publishing captured changes) (docs/contribute/decisions/0053-worker-pools.md).
+ */
+export const WORKER_QUEUE_NAMES = ['pdf', 'uploads', 'webhooks', 'events', 'pdf-bulk', 'exports'] as const;
+export type WorkerQueueName = (typeof WORKER_QUEUE_NAMES)[number];
+
+/** WORKER_QUEUES' groups: `interactive` is what someone waits for, `bulk` the exports. */
+export const WORKER_QUEUE_GROUPS: Readonly<Record<'all' | 'interactive' | 'bulk', readonly WorkerQueueName[]>> = {
+  all: WORKER_QUEUE_NAMES,
+  interactive: ['pdf', 'uploads', 'webhooks', 'events'],
+  bulk: ['pdf-bulk', 'exports'],
+};
+
+/** `all`, `interactive`, `bulk`, or a comma list of queue names (groups allowed in it): the names, in WORKER_QUEUE_NAMES' order. */
+const workerQueues = (name: string) =>
+  z.string().transform((value, ctx) => {
+    const taken = new Set<WorkerQueueName>();
+    for (const entry of value.split(',').map((part) => part.trim())) {
+      const names = (WORKER_QUEUE_GROUPS as Record<string, readonly WorkerQueueName[]>)[entry] ?? (isWorkerQueueName(entry) ? [entry] : null);
+      if (!names) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be all, interactive, bulk or a comma list of ${WORKER_QUEUE_NAMES.join(', ')} (got "${entry}")`,
+          path: [name],
+        });
+        return z.NEVER;
+      }
+      for (const queue of names) taken.add(queue);
+    }
+    return WORKER_QUEUE_NAMES.filter((queue) => taken.has(queue));
+  });
+
+function isWorkerQueueName(value: string): value is WorkerQueueName {
+  return (WORKER_QUEUE_NAMES as readonly string[]).includes(value);
+}
+
 /** A TCP port: 0..65535 (0 means "any free port" for PORT, "off" for METRICS_PORT). */
 const portNumber = (name: string) =>
   z.string().transform((value, ctx) => {
@@ -203,6 +241,8 @@ const schema = z.object({
   DB_POOL_MAX: positiveInt('DB_POOL_MAX').default(10),
   /** Jobs one worker process runs at once. */
   WORKER_CONCURRENCY: positiveInt('WORKER_CONCURRENCY').default(2),
+  /** What a worker process takes: all, interactive, bulk, or a comma list of queue names (WORKER_QUEUE_NAMES). */
+  WORKER_QUEUES: workerQueues('WORKER_QUEUES').default([...WORKER_QUEUE_NAMES]),
   /** The PDF renderer restarts its browser after this many documents. */
   PDF_RENDERS_PER_BROWSER: positiveInt('PDF_RENDERS_PER_BROWSER').default(500),
   /** A render that takes longer is killed. */
@@ -327,6 +367,8 @@ export type AppConfig = {
   /** DB_POOL_MAX: connections per process to the primary, and to each replica. */
   databasePoolMax: number;
   workerConcurrency: number;
+  /** WORKER_QUEUES: what a worker process takes, in WORKER_QUEUE_NAMES' order (the API's in-process queue takes everything). */
+  workerQueues: readonly WorkerQueueName[];
   pdf: { rendersPerBrowser: number; renderTimeoutMs: number };
   /** The PDF cache's bounds; maxObjects 0 = off. */
   pdfCache: { maxAgeHours: number; maxObjects: number; memoryBytes: number };
@@ -438,6 +480,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseQueryTimeoutMs: c.DB_QUERY_TIMEOUT_MS,
     databasePoolMax: c.DB_POOL_MAX,
     workerConcurrency: c.WORKER_CONCURRENCY,
+    workerQueues: c.WORKER_QUEUES,
     pdf: { rendersPerBrowser: c.PDF_RENDERS_PER_BROWSER, renderTimeoutMs: c.PDF_RENDER_TIMEOUT_MS },
     pdfCache: { maxAgeHours: c.PDF_CACHE_MAX_AGE_HOURS, maxObjects: c.PDF_CACHE_MAX_OBJECTS, memoryBytes: c.PDF_MEMORY_CACHE_MB * 1024 * 1024 },
     events: { retentionDays: c.EVENTS_RETENTION_DAYS, publishIntervalMs: c.EVENTS_PUBLISH_INTERVAL_MS },

@@ -92,7 +92,8 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
   // Not wrapped: storage raises its own StorageError, whose message the domain shows per file.
   c.bind(WorkerTokens.FileStorage).toDynamicValue(() => createFileStorage(config));
   c.bind(WorkerTokens.PdfRenderer).toDynamicValue(() => {
-    const renderer = createPdfRenderer(config);
+    // A worker that takes only exports' renders keeps no page for interactive ones (ADR 0053).
+    const renderer = createPdfRenderer(config, { bulkOnly: !config.workerQueues.includes('pdf') });
     return telemetry ? telemetry.traceRenderer(renderer) : renderer;
   });
   c.bind(WorkerTokens.JobHandlers).toDynamicValue(() =>
@@ -127,6 +128,8 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         prefix: config.redisPrefix,
         handlers: get<JobHandlers>(WorkerTokens.JobHandlers),
         concurrency: config.workerConcurrency,
+        // WORKER_QUEUES: the BullMQ queues among them (docs/contribute/decisions/0053-worker-pools.md).
+        queues: config.workerQueues,
         lockDurationMs: config.jobLockMs,
         logger,
         telemetry: telemetry?.bullmq,
@@ -158,8 +161,8 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         nowSeconds: () => Math.floor(Date.now() / 1000),
       }),
   );
-  // Exports are made here in the production profile; their renders go on the queue as bulk jobs, behind every render a
-  // request waits for, and any worker (this one included) runs them.
+  // Exports are made here in the production profile (WORKER_QUEUES with `exports`); their renders go on the `pdf-bulk`
+  // queue, and any worker that takes it (this one included, if it does) runs them.
   c.bind(WorkerTokens.JobQueue).toDynamicValue(
     () =>
       new BullmqJobQueue({

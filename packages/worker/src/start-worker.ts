@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { describeRedisEndpoint, type AppConfig, type RedisEndpoint } from '@logi/config';
+import { describeRedisEndpoint, type AppConfig, type RedisEndpoint, type WorkerQueueName } from '@logi/config';
 import type { PdfRendererPort } from '@logi/domain';
 import { buildWorkerContainer } from './container.js';
-import type { WorkerProcessTasks } from './process-tasks.js';
+import type { Stoppable, WorkerProcessTasks } from './process-tasks.js';
 import { WorkerTokens } from './tokens.js';
 
 export interface RunningWorker {
@@ -12,7 +12,7 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** Starts taking jobs from every queue; resolves once the workers are connected. */
+/** Starts taking jobs from the queues WORKER_QUEUES names; resolves once the workers are connected. */
 export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, logger: Logger): Promise<RunningWorker> {
   const container = buildWorkerContainer(config, logger);
   const tasks = container.get<WorkerProcessTasks>(WorkerTokens.ProcessTasks);
@@ -34,10 +34,16 @@ export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, 
   worker = jobs;
   await jobs.waitUntilReady();
   ready = true;
-  logger.info({ concurrency: config.workerConcurrency, prefix: config.redisPrefix, redis: describeRedisEndpoint(config.redis) }, 'worker started');
-  const publishing = tasks.startEventPublishing();
-  const delivering = tasks.startWebhookDelivering();
-  const exporting = tasks.startExportRunning();
+  logger.info(
+    { concurrency: config.workerConcurrency, queues: config.workerQueues, prefix: config.redisPrefix, redis: describeRedisEndpoint(config.redis) },
+    'worker started',
+  );
+  // The work claimed from the database runs where WORKER_QUEUES names it (docs/contribute/decisions/0053-worker-pools.md).
+  const takes = (queue: WorkerQueueName) => config.workerQueues.includes(queue);
+  const idle: Stoppable = { stop: async () => undefined };
+  const publishing = takes('events') ? tasks.startEventPublishing() : idle;
+  const delivering = takes('webhooks') ? tasks.startWebhookDelivering() : idle;
+  const exporting = takes('exports') ? tasks.startExportRunning() : idle;
 
   let stopping: Promise<void> | null = null;
   const stop = async () => {

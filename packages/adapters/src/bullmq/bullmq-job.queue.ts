@@ -17,7 +17,7 @@ import type { RedisEndpoint } from '@logi/config';
 import { createRedis, whenRedisReady } from '../redis/create-redis.js';
 import { decodeJobFailure } from './job-failure.codec.js';
 import { fairPriority } from './fair-priority.js';
-import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+import { DEFAULT_QUEUE_PREFIX, queueNameOf } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
@@ -88,8 +88,8 @@ export class BullmqJobQueue implements JobQueuePort {
   private readonly blocking: Redis;
   private readonly prefix: string;
   private readonly onError: (error: Error) => void;
-  /** Made on first use with Redis up: BullMQ's close hangs on a connection that never became ready. */
-  private readonly channels = new Map<JobName, JobChannel>();
+  /** Per queue name, made on first use with Redis up: BullMQ's close hangs on a connection that never became ready. */
+  private readonly channels = new Map<string, JobChannel>();
   private closing: Promise<void> | null = null;
   /** Callers waiting on a job, each told when the connection is lost for good. */
   private readonly waiters = new Set<(error: ServiceUnavailableError) => void>();
@@ -124,7 +124,8 @@ export class BullmqJobQueue implements JobQueuePort {
     if (!(await whenRedisReady(this.client, Math.min(options.timeoutMs, CONNECTING_GRACE_MS)))) {
       throw new ServiceUnavailableError('job queue unavailable: Redis is not connected');
     }
-    const { queue, events } = this.channel(name);
+    // Bulk renders go on a queue of their own (docs/contribute/decisions/0053-worker-pools.md).
+    const { queue, events } = this.channel(queueNameOf(name, options.bulk ?? false));
     // The events stream holds the answer: with its connection gone, waiting for the deadline is pointless.
     const lost = new AbortController();
     const onLost = (error: ServiceUnavailableError) => lost.abort(error);
@@ -196,10 +197,9 @@ export class BullmqJobQueue implements JobQueuePort {
     }
   };
 
-  private channel(name: JobName): JobChannel {
-    let channel = this.channels.get(name);
+  private channel(queueName: string): JobChannel {
+    let channel = this.channels.get(queueName);
     if (!channel) {
-      const queueName = QUEUE_NAME_BY_JOB[name];
       const { telemetry } = this.options;
       // Made during a request: the events reader's endless loop must not run inside that request's trace.
       const { queue, events } = bullmq().withDetachedContext(telemetry, () => ({
@@ -210,7 +210,7 @@ export class BullmqJobQueue implements JobQueuePort {
       queue.on('error', this.onError);
       events.on('error', this.onError);
       channel = { queue, events };
-      this.channels.set(name, channel);
+      this.channels.set(queueName, channel);
     }
     return channel;
   }

@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import {
   DomainError,
   InvalidJobPayloadError,
-  JOB_NAMES,
   jobConcurrency,
   ServiceUnavailableError,
   withTimeout,
@@ -17,8 +16,9 @@ import type { RedisEndpoint } from '@logi/config';
 import { createRedis } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 import { encodeDomainError } from './job-failure.codec.js';
-import { fairStarted } from './fair-priority.js';
-import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+import { runAsBulkWork } from '../shared/bulk-work.js';
+import { fairStarted, isBulkPriority } from './fair-priority.js';
+import { DEFAULT_QUEUE_PREFIX, JOB_QUEUES } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
@@ -28,6 +28,8 @@ export interface BullmqJobWorkerOptions {
   handlers: JobHandlers;
   /** WORKER_CONCURRENCY: renders this worker runs at once (more file stores: `jobConcurrency`). */
   concurrency: number;
+  /** WORKER_QUEUES: the queues this worker takes (JOB_QUEUES' names); absent: every one. */
+  queues?: readonly string[];
   logger: Logger;
   prefix?: string;
   /** Lock on a running job; a dead worker's jobs go to another after it expires (checked every half of it). */
@@ -58,7 +60,7 @@ export interface Generation {
 }
 
 /**
- * Takes jobs from every queue and runs the shared job handlers. The processor
+ * Takes jobs from its queues (every one, or those WORKER_QUEUES names) and runs the shared job handlers. The processor
  * is a thin adapter; what it adds is the retry rule: a domain error will fail
  * the same way again, so it ends the job at once, carrying its code back; an
  * outage is tried again, and reported as one when the tries run out.
@@ -73,6 +75,8 @@ export class BullmqJobWorker {
   private closing: Promise<void> | null = null;
   private readonly stall: StallBounds;
   private readonly watchdog: NodeJS.Timeout;
+  /** The queues this worker takes, each with its slots. */
+  private readonly queues: ReadonlyArray<{ queue: string; job: JobName; bulk: boolean; slots: number }>;
   /** Per queue: jobs running in this process, and when the latest one started. */
   private readonly taking = new Map<string, { running: number; lastStartedAt: number }>();
   /** When jobs were first seen waiting while a slot was free and none was taken; null while all is well. */
@@ -92,7 +96,15 @@ export class BullmqJobWorker {
       connectionName: `${this.prefix}:worker-commands`,
       onError: (error) => options.logger.warn({ err: error }, 'redis connection error'),
     });
-    for (const name of JOB_NAMES) this.taking.set(QUEUE_NAME_BY_JOB[name], { running: 0, lastStartedAt: 0 });
+    const taken = JOB_QUEUES.filter((q) => options.queues?.includes(q.queue) ?? true);
+    this.queues = taken.map((q) => {
+      const slots = jobConcurrency(q.job, options.concurrency);
+      // Beside the same job's interactive queue, bulk jobs take one slot fewer: the renderer keeps a page for
+      // interactive renders anyway (RenderPermits), and a bulk job holding a slot only to wait for a page helps nobody.
+      const beside = q.bulk && taken.some((other) => other.job === q.job && !other.bulk);
+      return { ...q, slots: beside ? Math.max(1, slots - 1) : slots };
+    });
+    for (const q of this.queues) this.taking.set(q.queue, { running: 0, lastStartedAt: 0 });
     this.current = this.makeGeneration();
     this.watchdog = setInterval(() => void this.watch(), this.stall.checkIntervalMs);
     this.watchdog.unref();
@@ -117,7 +129,7 @@ export class BullmqJobWorker {
     return { stalledMs: this.stalledSince === null ? null : Date.now() - this.stalledSince, recreations: this.recreations, checks: this.checks };
   }
 
-  /** One connection (BullMQ duplicates it for each worker's blocking reads) and a BullMQ worker per queue on it. */
+  /** One connection (BullMQ duplicates it for each worker's blocking reads) and a BullMQ worker per queue taken on it. */
   protected makeGeneration(): Generation {
     const { options, prefix } = this;
     const logger = options.logger;
@@ -126,14 +138,13 @@ export class BullmqJobWorker {
       connectionName: `${prefix}:worker`,
       onError: (error) => logger.warn({ err: error }, 'redis connection error'),
     });
-    const workers = JOB_NAMES.map((name) => {
-      const queueName = QUEUE_NAME_BY_JOB[name];
+    const workers = this.queues.map(({ queue: queueName, bulk, slots }) => {
       const keys = { toKey: (type: string) => `${prefix}:${queueName}:${type}` };
-      const worker = new (bullmq().Worker)(queueName, (job: Job) => this.process(job, queueName, keys), {
+      const worker = new (bullmq().Worker)(queueName, (job: Job) => this.process(job, queueName, keys, bulk), {
         connection,
         prefix,
-        // Each kind in slots of its own: WORKER_CONCURRENCY renders, more of the light file stores (jobConcurrency).
-        concurrency: jobConcurrency(name, options.concurrency),
+        // Each queue in slots of its own: WORKER_CONCURRENCY renders, more of the light file stores (jobConcurrency).
+        concurrency: slots,
         lockDuration: options.lockDurationMs ?? 10_000,
         stalledInterval: Math.max(500, Math.floor((options.lockDurationMs ?? 10_000) / 2)),
         // The autorun loop starts with the process; nothing waits for a separate run() call.
@@ -197,7 +208,7 @@ export class BullmqJobWorker {
    */
   private async starvedQueues(): Promise<string[] | null> {
     if (this.commands.status !== 'ready') return null;
-    const queues = JOB_NAMES.map((name) => ({ name: QUEUE_NAME_BY_JOB[name], slots: jobConcurrency(name, this.options.concurrency) }));
+    const queues = this.queues.map((q) => ({ name: q.queue, slots: q.slots }));
     let counts: number[];
     try {
       const pipeline = this.commands.pipeline();
@@ -244,7 +255,7 @@ export class BullmqJobWorker {
     return this.closing;
   }
 
-  private async process(job: Job, queue: string, keys: { toKey(type: string): string }): Promise<unknown> {
+  private async process(job: Job, queue: string, keys: { toKey(type: string): string }, bulkQueue: boolean): Promise<unknown> {
     const name = job.name as JobName;
     // Read for the log only, as text: the payload is checked by the handler (parseJobPayload) before anything uses it.
     const requestId = (job.data as { requestId?: unknown } | null)?.requestId;
@@ -270,7 +281,9 @@ export class BullmqJobWorker {
     }
     log.info('job started');
     try {
-      const result = await handler(job.data as never);
+      // An export's render, from its own queue or (added by a release before ADR 0053) by its priority: the renderer
+      // keeps a page for interactive renders while it runs.
+      const result = await runAsBulkWork(bulkQueue || isBulkPriority(job.opts.priority), () => handler(job.data as never));
       log.info({ durationMs: Date.now() - started }, 'job completed');
       return result;
     } catch (error) {

@@ -1,10 +1,10 @@
 import type { Queue } from 'bullmq';
 import { lazyModule } from '../shared/lazy-module.js';
 import type { Redis } from 'ioredis';
-import { JOB_NAMES, withTimeout } from '@logi/domain';
+import { withTimeout } from '@logi/domain';
 import type { RedisEndpoint } from '@logi/config';
 import { createRedis, whenRedisReady } from '../redis/create-redis.js';
-import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+import { DEFAULT_QUEUE_PREFIX, JOB_QUEUES } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
@@ -12,7 +12,7 @@ const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 export const WATCHED_JOB_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 export type WatchedJobState = (typeof WATCHED_JOB_STATES)[number];
 
-/** Jobs per state, per queue name (`pdf`, `uploads`). */
+/** Jobs per state, per queue name (`pdf`, `uploads`, `pdf-bulk`). */
 export type QueueJobCounts = Record<string, Record<WatchedJobState, number>>;
 
 export interface BullmqQueueInspectorOptions {
@@ -39,8 +39,8 @@ export class BullmqQueueInspector {
     const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
     const onError = options.onError ?? (() => undefined);
     this.client = createRedis(options.redis, { role: 'client', connectionName: `${prefix}:api-inspector`, onError });
-    this.queues = JOB_NAMES.map((name) => {
-      const queue = new (bullmq().Queue)(QUEUE_NAME_BY_JOB[name], { connection: this.client, prefix });
+    this.queues = JOB_QUEUES.map(({ queue: name }) => {
+      const queue = new (bullmq().Queue)(name, { connection: this.client, prefix });
       // EventEmitter throws on an 'error' nobody listens to; these are reports.
       queue.on('error', onError);
       return queue;

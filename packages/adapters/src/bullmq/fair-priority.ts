@@ -89,3 +89,8 @@ export async function fairStarted(redis: Redis, queue: QueueKeys, priority: numb
   const tag = Math.floor((priority - 1 - (bulk ? BULK_BASE : 0)) / 2);
   await redis.eval(STARTED, 1, tagKeys(queue, bulk)[0], tag, TAG_TTL_MS);
 }
+
+/** A bulk job's priority: an export's render, on `pdf-bulk` or (added by a release before ADR 0053) on `pdf`. */
+export function isBulkPriority(priority: number | undefined): boolean {
+  return priority !== undefined && priority > BULK_BASE;
+}

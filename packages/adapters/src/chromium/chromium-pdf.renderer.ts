@@ -3,6 +3,7 @@ import { withTimeout, type InvoiceDocument, type PdfRendererPort } from '@logi/d
 import { HandlebarsInvoiceTemplate, type InvoiceHtmlTemplate } from '../handlebars/handlebars-invoice.template.js';
 import { ChromiumBrowserSession, type PageSlot } from './chromium-browser.session.js';
 import { sweepCrashHandlerDirs } from './crash-handler-dir.js';
+import { isBulkWork } from '../shared/bulk-work.js';
 import { RenderPermits } from './render-permits.js';
 import { RenderTimeoutError } from './render-timeout.error.js';
 
@@ -21,6 +22,11 @@ export interface ChromiumPdfRendererOptions {
   renderTimeoutMs: number;
   /** Pages rendering at once (default 2); further renders wait their turn, up to `renderTimeoutMs`. */
   poolSize?: number;
+  /**
+   * Pages bulk renders (exports') leave to interactive ones while they run (default 1; never all of them): a process
+   * that takes both keeps serving clients during an export. 0 where every render is bulk (a bulk-only worker).
+   */
+  reservedForInteractive?: number;
   /** Lays the document out; tests swap in hostile HTML to prove the network block. */
   template?: InvoiceHtmlTemplate;
 }
@@ -56,7 +62,7 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     if (!(options.renderTimeoutMs >= 1)) throw new Error('renderTimeoutMs must be at least 1');
     this.template = options.template ?? new HandlebarsInvoiceTemplate();
     this.poolSize = Math.max(1, options.poolSize ?? 2);
-    this.permits = new RenderPermits(this.poolSize);
+    this.permits = new RenderPermits(this.poolSize, options.reservedForInteractive ?? 1);
   }
 
   get stats(): ChromiumPdfRendererStats {
@@ -70,7 +76,9 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     // One budget for the whole render: the wait for a page, a browser launch and a second try included.
     const deadline = Date.now() + limitMs;
     const left = () => deadline - Date.now();
-    if (!(await this.permits.acquire(limitMs))) throw new RenderTimeoutError(limitMs, 'queue');
+    // An export's render (the queue says so: runAsBulkWork) waits behind interactive ones for a page.
+    const kind = { bulk: isBulkWork() };
+    if (!(await this.permits.acquire(limitMs, kind))) throw new RenderTimeoutError(limitMs, 'queue');
     try {
       try {
         return await this.renderOnce(html, footer, left(), limitMs);
@@ -81,7 +89,7 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
         return await this.renderOnce(html, footer, left(), limitMs);
       }
     } finally {
-      this.permits.release();
+      this.permits.release(kind);
     }
   }
 

@@ -31,13 +31,16 @@ export function createPrimaryKnex(config: AppConfig, logger: Logger): Knex {
   });
 }
 
-export function createPdfRenderer(config: AppConfig): ChromiumPdfRenderer {
+/** `bulkOnly`: every render of this process is an export's (a worker whose WORKER_QUEUES has `pdf-bulk` and not `pdf`). */
+export function createPdfRenderer(config: AppConfig, options: { bulkOnly?: boolean } = {}): ChromiumPdfRenderer {
   return new ChromiumPdfRenderer({
     chromiumPath: config.chromiumPath,
     rendersPerBrowser: config.pdf.rendersPerBrowser,
     renderTimeoutMs: config.pdf.renderTimeoutMs,
     // As many pages as PDF jobs run at once (WORKER_CONCURRENCY), so no job waits for a page.
     poolSize: config.workerConcurrency,
+    // One page kept for interactive renders while exports' run, unless none ever comes (ADR 0053).
+    reservedForInteractive: options.bulkOnly ? 0 : 1,
   });
 }
 

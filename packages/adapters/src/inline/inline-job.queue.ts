@@ -12,6 +12,7 @@ import {
   type JobResults,
   type RunJobOptions,
 } from '@logi/domain';
+import { runAsBulkWork } from '../shared/bulk-work.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 
 export interface InlineJobQueueOptions {
@@ -23,11 +24,22 @@ export interface InlineJobQueueOptions {
   onRefused?: (refused: { jobId: string; queue: JobName; issues: readonly string[] }) => void;
 }
 
-/** One kind of job's slots: how many run, how many may, and who waits. */
+/**
+ * One kind of job's slots: how many run, how many may, and who waits. Bulk jobs (exports') hold at most `limit - 1`
+ * of them when there are more than one, so a job a request waits for never waits behind a bulk backlog for a slot
+ * (docs/contribute/decisions/0053-worker-pools.md).
+ */
 interface Slots {
   active: number;
   limit: number;
-  waiting: FairQueue<() => void>;
+  bulkActive: number;
+  bulkLimit: number;
+  waiting: FairQueue<Waiter>;
+}
+
+interface Waiter {
+  bulk: boolean;
+  wake(): void;
 }
 
 interface Execution {
@@ -84,10 +96,7 @@ export class InlineJobQueue implements JobQueuePort {
     this.closed = true;
     // Woken with a slot of their own, they see `closed` and give it back without running.
     for (const slots of this.slots.values()) {
-      for (const wake of slots.waiting.drain()) {
-        slots.active += 1;
-        wake();
-      }
+      for (const waiter of slots.waiting.drain()) grant(slots, waiter);
     }
     const pending = [...this.running.values()].map((e) => e.promise.catch(() => undefined));
     await withTimeout(Promise.all(pending), this.options.closeTimeoutMs ?? 10_000, { onTimeout: () => undefined });
@@ -101,13 +110,15 @@ export class InlineJobQueue implements JobQueuePort {
         const slots = this.slotsOf(name);
         // The payload is checked by its handler (parseJobPayload); until then it is only a fair-share label.
         const directory = (payload as { directory?: unknown } | null)?.directory;
-        await acquireSlot(slots, typeof directory === 'string' ? directory : '', options.bulk ?? false);
+        const bulk = options.bulk ?? false;
+        await acquireSlot(slots, typeof directory === 'string' ? directory : '', bulk);
         try {
           if (this.closed) throw new ServiceUnavailableError('job queue is closed');
           if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
           const handler = this.handlers()[name] as JobHandler<N>;
           try {
-            return await handler(payload);
+            // The renderer keeps a page for interactive renders while an export's render runs.
+            return await runAsBulkWork(bulk, () => handler(payload));
           } catch (error) {
             if (error instanceof InvalidJobPayloadError) this.options.onRefused?.({ jobId, queue: name, issues: error.issues });
             // As the worker reports it: an outage is "unavailable" (503, try again), not a failure of the job.
@@ -115,7 +126,7 @@ export class InlineJobQueue implements JobQueuePort {
             throw error;
           }
         } finally {
-          releaseSlot(slots);
+          releaseSlot(slots, bulk);
         }
       } finally {
         this.running.delete(jobId);
@@ -130,7 +141,8 @@ export class InlineJobQueue implements JobQueuePort {
   private slotsOf(name: JobName): Slots {
     let slots = this.slots.get(name);
     if (!slots) {
-      slots = { active: 0, limit: jobConcurrency(name, this.options.concurrency), waiting: new FairQueue<() => void>() };
+      const limit = jobConcurrency(name, this.options.concurrency);
+      slots = { active: 0, limit, bulkActive: 0, bulkLimit: Math.max(1, limit - 1), waiting: new FairQueue<Waiter>() };
       this.slots.set(name, slots);
     }
     return slots;
@@ -138,18 +150,26 @@ export class InlineJobQueue implements JobQueuePort {
 }
 
 async function acquireSlot(slots: Slots, directory: string, bulk: boolean): Promise<void> {
-  if (slots.active < slots.limit) {
-    slots.active += 1;
+  if (slots.active < slots.limit && (!bulk || slots.bulkActive < slots.bulkLimit)) {
+    grant(slots, { bulk, wake: () => undefined });
     return;
   }
-  // releaseSlot hands its slot straight to the next waiter, so `active` is not touched here.
-  await new Promise<void>((resolve) => slots.waiting.push(directory, resolve, { bulk }));
+  // releaseSlot hands its slot straight to the next waiter (grant), so the counts are not touched here.
+  await new Promise<void>((resolve) => slots.waiting.push(directory, { bulk, wake: resolve }, { bulk }));
 }
 
-function releaseSlot(slots: Slots): void {
-  const next = slots.waiting.shift();
-  if (next) next();
-  else slots.active -= 1;
+function releaseSlot(slots: Slots, bulk: boolean): void {
+  slots.active -= 1;
+  if (bulk) slots.bulkActive -= 1;
+  // Interactive jobs first; a bulk one only while bulk jobs hold fewer than their share.
+  const next = slots.waiting.shift({ interactiveOnly: slots.bulkActive >= slots.bulkLimit });
+  if (next) grant(slots, next);
+}
+
+function grant(slots: Slots, waiter: Waiter): void {
+  slots.active += 1;
+  if (waiter.bulk) slots.bulkActive += 1;
+  waiter.wake();
 }
 
 function jobTimedOut(): never {

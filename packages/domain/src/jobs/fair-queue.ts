@@ -68,9 +68,9 @@ export class FairQueue<T> {
     line.splice(low, 0, entry);
   }
 
-  /** The next item: interactive ones first, each kind in slot order. */
-  shift(): T | undefined {
-    for (const kind of ['interactive', 'bulk'] as const) {
+  /** The next item: interactive ones first, each kind in slot order; with `interactiveOnly`, no bulk item. */
+  shift(options: { interactiveOnly?: boolean } = {}): T | undefined {
+    for (const kind of options.interactiveOnly ? (['interactive'] as const) : (['interactive', 'bulk'] as const)) {
       const entry = this.waiting[kind].shift();
       if (entry) {
         this.tags[kind].started(entry.slot);

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { RenderPermits } from '@logi/adapters';
+
+/** The renderer's pages between interactive and bulk renders (docs/contribute/decisions/0053-worker-pools.md). */
+describe('RenderPermits', () => {
+  const LONG = 60_000;
+
+  it('when bulk renders queue on two pages with one reserved, then they hold one page and an interactive render takes the other at once', async () => {
+    const permits = new RenderPermits(2, 1);
+    expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
+    const order: string[] = [];
+    const bulkWaiting = [1, 2, 3].map((i) => permits.acquire(LONG, { bulk: true }).then(() => order.push(`bulk${i}`)));
+    expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
+    // The reserved page: no wait.
+    expect(await permits.acquire(LONG)).toBe(true);
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
+    // An interactive render that comes while both pages are busy goes before every waiting bulk one.
+    const interactive = permits.acquire(LONG).then(() => order.push('interactive'));
+    permits.release({ bulk: true });
+    await interactive;
+    expect(order).toEqual(['interactive']);
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 3 });
+    // Interactive renders end: bulk ones go on, one page at a time, in their order.
+    permits.release();
+    await bulkWaiting[0];
+    permits.release();
+    expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 2 });
+    permits.release({ bulk: true });
+    await bulkWaiting[1];
+    expect(order).toEqual(['interactive', 'bulk1', 'bulk2']);
+    expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 1 });
+  });
+
+  it('when there is one page, then bulk renders may use it, and an interactive render waiting for it goes before the bulk backlog', async () => {
+    const permits = new RenderPermits(1, 1);
+    expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
+    const order: string[] = [];
+    const bulk = permits.acquire(LONG, { bulk: true }).then(() => order.push('bulk'));
+    const interactive = permits.acquire(LONG).then(() => order.push('interactive'));
+    permits.release({ bulk: true });
+    await interactive;
+    permits.release();
+    await bulk;
+    expect(order).toEqual(['interactive', 'bulk']);
+  });
+
+  it('when nothing is reserved (a bulk-only worker), then bulk renders use every page', async () => {
+    const permits = new RenderPermits(3, 0);
+    for (let i = 0; i < 3; i++) expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
+    expect(permits.state).toMatchObject({ held: 3, bulkHeld: 3 });
+  });
+
+  it('when a waiting render gives up, then it leaves the line and the page goes to the next one', async () => {
+    const permits = new RenderPermits(2, 1);
+    await permits.acquire(LONG, { bulk: true });
+    await permits.acquire(LONG);
+    expect(await permits.acquire(10)).toBe(false);
+    expect(await permits.acquire(10, { bulk: true })).toBe(false);
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
+    const next = permits.acquire(LONG, { bulk: true });
+    permits.release({ bulk: true });
+    expect(await next).toBe(true);
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
+  });
+});
