@@ -5,6 +5,7 @@ import { JOB_NAMES, withTimeout } from '@logi/domain';
 import type { RedisEndpoint } from '@logi/config';
 import { createRedis, whenRedisReady } from '../redis/create-redis.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAME_BY_JOB } from './job-queue-names.js';
+import { INTERACTIVE_SCORES } from './fair-priority.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
@@ -71,10 +72,11 @@ export class BullmqQueueInspector {
   }
 
   /**
-   * Per queue, when its oldest waiting job was added (Unix ms), or null when none waits; rejects when Redis does not
-   * answer within `timeoutMs`. Looks at the first OLDEST_SCAN jobs in the order they will start: with fair shares
-   * (ADR 0036) each backlogged directory's first job is among the first two per directory, and the oldest waiting job is
-   * one of those, so the answer is exact unless hundreds of directories have a backlog (then it is a lower bound).
+   * Per queue, when the oldest waiting job a request waits for was added (Unix ms), or null when none waits; an
+   * export's bulk renders, which wait behind every request by design, are left out. Rejects when Redis does not answer
+   * within `timeoutMs`. Looks at the first OLDEST_SCAN jobs in the order they will start: with fair shares (ADR 0036)
+   * each backlogged directory's first job is among the first two per directory, and the oldest waiting job is one of
+   * those, so the answer is exact unless hundreds of directories have a backlog (then it is a lower bound).
    */
   async oldestWaiting(timeoutMs: number): Promise<Record<string, number | null>> {
     if (this.closing) throw new Error('queue inspector is closed');
@@ -82,7 +84,12 @@ export class BullmqQueueInspector {
     if (!(await whenRedisReady(this.client, timeoutMs))) throw new Error('Redis is not connected');
     const oldest = Promise.all(
       this.queues.map(async (queue) => {
-        const ids = await queue.getRanges(['prioritized', 'wait'], 0, OLDEST_SCAN - 1, true);
+        // `wait` holds only jobs added without a priority (by a release before fair shares).
+        const [prioritized, plain] = await Promise.all([
+          this.client.zrangebyscore(queue.toKey('prioritized'), INTERACTIVE_SCORES.min, INTERACTIVE_SCORES.max, 'LIMIT', 0, OLDEST_SCAN),
+          this.client.lrange(queue.toKey('wait'), -OLDEST_SCAN, -1),
+        ]);
+        const ids = [...prioritized, ...plain];
         if (ids.length === 0) return [queue.name, null] as const;
         const pipeline = this.client.pipeline();
         for (const id of ids) pipeline.hget(queue.toKey(id), 'timestamp');

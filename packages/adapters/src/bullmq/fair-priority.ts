@@ -93,6 +93,9 @@ export function fairClassOf(priority: number | undefined): { kind: 'interactive'
   return { kind: kindOf(bulk), directoryClass: slot % 2 === 1 ? 'backlogged' : 'idle' } as const;
 }
 
+/** The `prioritized` scores of the jobs a request waits for (not bulk ones): ZRANGEBYSCORE bounds. */
+export const INTERACTIVE_SCORES = { min: String(SCORE_PER_PRIORITY), max: `(${String((BULK_BASE + 1) * SCORE_PER_PRIORITY)}` } as const;
+
 /** A worker started a job of this priority: the queue's virtual time moves on to its tag. */
 export async function fairStarted(redis: Redis, queue: QueueKeys, priority: number | undefined): Promise<void> {
   // A job without a priority was added by a release without fair shares.

@@ -3,7 +3,7 @@ import { Gauge, type Registry } from 'prom-client';
 /** Whatever can count the jobs of each queue by state (BullmqQueueInspector). */
 export interface QueueDepthSource {
   jobCounts(timeoutMs: number): Promise<Record<string, Record<string, number>>>;
-  /** Per queue, when its oldest waiting job was added (Unix ms), null when none waits. */
+  /** Per queue, when the oldest waiting job a request waits for was added (Unix ms), null when none waits. */
   oldestWaiting?(timeoutMs: number): Promise<Record<string, number | null>>;
 }
 
@@ -43,7 +43,7 @@ export function registerQueueDepthGauge(registry: Registry, source: QueueDepthSo
   if (oldestWaiting) {
     const age: Gauge<'queue'> = new Gauge({
       name: 'logistics_queue_oldest_job_age_seconds',
-      help: 'Age of the oldest job waiting in each queue (0 when none waits), read from Redis at scrape time.',
+      help: "Age of the oldest waiting job a request waits for, per queue (0 when none waits; exports' bulk renders left out), read from Redis at scrape time.",
       labelNames: ['queue'] as const,
       registers: [registry],
       async collect() {
