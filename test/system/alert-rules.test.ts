@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { metricNamesIn } from '../support/promql.js';
 
 /**
  * deploy/prometheus: the alerting and recording rules, their unit tests run by promtool (Debian's `prometheus` package,
@@ -32,53 +33,6 @@ async function rulesOf(file: string): Promise<Rule[]> {
 
 async function testFiles(): Promise<string[]> {
   return (await readdir(TESTS)).filter((name) => name.endsWith('.test.yml')).sort();
-}
-
-const PROMQL_WORDS = new Set([
-  'sum',
-  'min',
-  'max',
-  'avg',
-  'count',
-  'rate',
-  'increase',
-  'irate',
-  'histogram_quantile',
-  'absent',
-  'by',
-  'without',
-  'on',
-  'ignoring',
-  'group_left',
-  'group_right',
-  'and',
-  'or',
-  'unless',
-  'bool',
-  'offset',
-]);
-
-/** The expression with its label matchers `{...}` and ranges `[...]` blanked out (strings already emptied). */
-function withoutBrackets(expr: string): string {
-  let out = '';
-  let closing: string | null = null;
-  for (const char of expr) {
-    if (closing) {
-      if (char === closing) closing = null;
-    } else if (char === '{' || char === '[') {
-      closing = char === '{' ? '}' : ']';
-      out += ' ';
-    } else out += char;
-  }
-  return out;
-}
-
-/** The metric names an expression selects: identifiers left once strings, label matchers, groupings and ranges are gone. */
-function metricNamesIn(expr: string): string[] {
-  const bare = withoutBrackets(expr.replace(/"(?:[^"\\]|\\.)*"/g, '""')).replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
-  const names = new Set<string>();
-  for (const [token] of bare.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) if (!PROMQL_WORDS.has(token) && !/^\d/.test(token)) names.add(token);
-  return [...names];
 }
 
 /** Every metric the service's code defines with prom-client (API, workers, adapters), by type; prom-client's defaults aside. */
