@@ -47,6 +47,8 @@ export default defineConfig({
             'test/api/request-log.test.ts',
             'test/api/dashboard.test.ts',
             'test/api/queue-depth-metrics.test.ts',
+            // The embedded profile's pipeline metrics; the worker's: test/system/pipeline-metrics.test.ts.
+            'test/api/pipeline-metrics.test.ts',
             'test/api/sdk-examples.test.ts',
             'test/api/sdk-generated-types.test.ts',
             'test/api/quick-start.test.ts',

@@ -9,7 +9,7 @@ source scripts/lib/setup.sh
 
 ensure_node
 ensure_pnpm
-ensure_system_packages poppler-utils libxml2-utils docker-compose "${IMAGE_TEST_PACKAGES[@]}"
+ensure_system_packages poppler-utils libxml2-utils docker-compose prometheus "${IMAGE_TEST_PACKAGES[@]}"
 ensure_redis
 ensure_mariadb
 install_dependencies

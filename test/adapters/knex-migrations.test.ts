@@ -69,6 +69,7 @@ describe('migrateLatest', () => {
       '020-export-fair-claims',
       '021-webhook-next-due',
       '022-feed-restores',
+      '023-event-capture-time',
     ]);
     for (const table of TABLES) expect(await connections[0]!.schema.hasTable(table)).toBe(true);
     expect(await connections[0]!.raw('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
@@ -103,6 +104,7 @@ describe('migrateLatest', () => {
       '020-export-fair-claims',
       '021-webhook-next-due',
       '022-feed-restores',
+      '023-event-capture-time',
     ]);
     const [rows] = (await mariadb.knex.raw(
       'SELECT TABLE_NAME AS name, ENGINE AS engine, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?) ORDER BY TABLE_NAME',

@@ -35,7 +35,7 @@ describe('pnpm cli (embedded SQLite in DATA_DIR)', SPAWNING, () => {
     expect(first).toMatchObject({
       code: 0,
       stdout:
-        'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data, 004-covering-sort-indexes, 005-idempotency-keys, 006-e-invoice-fields, 007-client-data-version, 008-change-events, 009-webhooks, 010-event-retention-index, 011-vat-sort-index, 012-customer-name-counts, 013-directory-lock-first, 014-upload-quota-usage, 015-webhook-fair-claims, 016-exports, 017-api-keys, 018-webhook-secrets-at-rest, 019-national-e-invoice-fields, 020-export-fair-claims, 021-webhook-next-due, 022-feed-restores\n',
+        'Schema updated: 001-initial-schema, 002-sqlite-folded-indexes, 003-derived-search-data, 004-covering-sort-indexes, 005-idempotency-keys, 006-e-invoice-fields, 007-client-data-version, 008-change-events, 009-webhooks, 010-event-retention-index, 011-vat-sort-index, 012-customer-name-counts, 013-directory-lock-first, 014-upload-quota-usage, 015-webhook-fair-claims, 016-exports, 017-api-keys, 018-webhook-secrets-at-rest, 019-national-e-invoice-fields, 020-export-fair-claims, 021-webhook-next-due, 022-feed-restores, 023-event-capture-time\n',
     });
     expect(await cli(['db:migrate'], env)).toMatchObject({ code: 0, stdout: 'Schema is up to date.\n' });
     expect(await db().schema.hasTable('invoices')).toBe(true);

@@ -57,6 +57,25 @@ describe('queue depth metrics', () => {
     }
   });
 
+  it('when jobs wait with no worker running, then the oldest one’s age is exported per queue, and 0 once none waits', async () => {
+    const queue = new Queue('uploads', { connection: redis, prefix });
+    try {
+      // Added a minute ago and just now, behind and before each other in priority: the age is the oldest one's.
+      await queue.add('store-order-file', {}, { priority: 7, timestamp: Date.now() - 60_000 });
+      await queue.add('store-order-file', {}, { priority: 2 });
+      // An export's bulk render (priority past 2^20) waits behind requests by design: not counted, however old.
+      await queue.add('store-order-file', {}, { priority: 2 ** 20 + 5, timestamp: Date.now() - 3_600_000 });
+      const text = await scrapeMetrics(metricsPort);
+      expect(sample(text, 'logistics_queue_oldest_job_age_seconds', { queue: 'uploads' })).toBeGreaterThanOrEqual(60);
+      expect(sample(text, 'logistics_queue_oldest_job_age_seconds', { queue: 'uploads' })).toBeLessThan(90);
+      expect(sampleLine(text, 'logistics_queue_oldest_job_age_seconds', { queue: 'pdf' })).toMatch(/ 0$/);
+      await queue.obliterate({ force: true });
+      expect(sampleLine(await scrapeMetrics(metricsPort), 'logistics_queue_oldest_job_age_seconds', { queue: 'uploads' })).toMatch(/ 0$/);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('when a job is delayed, then it shows as delayed', async () => {
     const queue = new Queue('uploads', { connection: redis, prefix });
     try {

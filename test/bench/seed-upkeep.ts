@@ -39,6 +39,7 @@ export const KEEP_DERIVED_DATA = new Set([
   '020-export-fair-claims',
   '021-webhook-next-due',
   '022-feed-restores',
+  '023-event-capture-time',
 ]);
 
 /** Fresh statistics for the planner: every table of the schema. */

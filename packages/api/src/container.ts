@@ -93,6 +93,8 @@ import {
   startEventPublishing,
   startWebhookDelivering,
   startExportRunning,
+  eventCaptureLagMetrics,
+  webhookDeliveryMetrics,
   KnexExportRepository,
   startPeriodic,
   sweepTempFiles,
@@ -298,6 +300,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     database(
       new KnexEventCapture(get<Knex>(Tokens.Knex), {
         onUnreadable: (invoiceId, reason) => logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
+        onPublished: eventCaptureLagMetrics(get<ApiMetrics>(Tokens.Metrics).registry),
       }),
     ),
   );
@@ -400,6 +403,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
             attemptTimeoutMs: config.webhooks.timeoutMs,
             intervalMs: config.events.publishIntervalMs,
             logger,
+            observer: webhookDeliveryMetrics(get<ApiMetrics>(Tokens.Metrics).registry),
           }),
     startExportRunning: () => (config.redis ? null : startExportRunning({ run: get<RunExportUseCase>(Tokens.RunExport), intervalMs: EXPORT_POLL_MS, logger })),
     startPeriodic: (name, task, intervalMs) => startPeriodic(name, task, intervalMs, logger),

@@ -51,6 +51,9 @@ import {
   startEventPublishing,
   startWebhookDelivering,
   startExportRunning,
+  eventCaptureLagMetrics,
+  webhookDeliveryMetrics,
+  fairShareWaitMetrics,
   BullmqJobQueue,
   KnexExportRepository,
 } from '@logi/adapters';
@@ -133,6 +136,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         lockDurationMs: config.jobLockMs,
         logger,
         telemetry: telemetry?.bullmq,
+        onFirstStart: fairShareWaitMetrics(get<WorkerMetrics>(WorkerTokens.Metrics).registry),
       }),
   );
   c.bind(WorkerTokens.EventLoop).toDynamicValue(() => new EventLoopWatch().start());
@@ -144,6 +148,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
           new KnexEventCapture(get<Knex>(WorkerTokens.Knex), {
             onUnreadable: (invoiceId, reason) =>
               logger.warn({ invoiceId, reason }, 'an invoice row the list cannot show was changed; no event for this change'),
+            onPublished: eventCaptureLagMetrics(get<WorkerMetrics>(WorkerTokens.Metrics).registry),
           }),
         ),
       }),
@@ -211,6 +216,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
         attemptTimeoutMs: config.webhooks.timeoutMs,
         intervalMs: config.events.publishIntervalMs,
         logger,
+        observer: webhookDeliveryMetrics(get<WorkerMetrics>(WorkerTokens.Metrics).registry),
       }),
   }));
   return c;

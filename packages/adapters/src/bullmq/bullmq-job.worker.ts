@@ -17,7 +17,7 @@ import { createRedis } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 import { encodeDomainError } from './job-failure.codec.js';
 import { runAsBulkWork } from '../shared/bulk-work.js';
-import { fairStarted, isBulkPriority } from './fair-priority.js';
+import { fairClassOf, fairStarted, isBulkPriority } from './fair-priority.js';
 import { DEFAULT_QUEUE_PREFIX, JOB_QUEUES } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
@@ -40,6 +40,16 @@ export interface BullmqJobWorkerOptions {
   telemetry?: Telemetry;
   /** The stall watchdog's bounds (docs/operate/redis-and-sentinel.md#a-worker-that-stops-taking-jobs). */
   stall?: Partial<StallBounds>;
+  /** Told when a job's first attempt starts, with how long it waited since it was added (the fair-share wait metric). */
+  onFirstStart?: (start: JobFirstStart) => void;
+}
+
+/** A job whose first attempt starts now. */
+export interface JobFirstStart {
+  queue: string;
+  waitedMs: number;
+  /** Its place in the queue's fair shares (fairClassOf); null for a job added without one. */
+  fair: ReturnType<typeof fairClassOf>;
 }
 
 export interface StallBounds {
@@ -274,6 +284,7 @@ export class BullmqJobWorker {
       throw new (bullmq().UnrecoverableError)(`Unknown job name: ${name}`);
     }
     const started = Date.now();
+    if (job.attemptsMade === 0) this.options.onFirstStart?.({ queue, waitedMs: Math.max(0, started - job.timestamp), fair: fairClassOf(job.opts.priority) });
     const taking = this.taking.get(queue);
     if (taking) {
       taking.running += 1;

@@ -48,7 +48,7 @@ if tonumber(redis.call('GET', KEYS[1]) or '-1') < tonumber(ARGV[1]) then redis.c
 return 0
 `;
 
-function kindOf(bulk: boolean): string {
+function kindOf(bulk: boolean): 'interactive' | 'bulk' {
   return bulk ? 'bulk' : 'interactive';
 }
 
@@ -80,6 +80,21 @@ export async function fairPriority(redis: Redis, queue: QueueKeys, directory: st
     settled: () => void redis.zrem(assigning, token).catch(() => undefined),
   };
 }
+
+/**
+ * Where a job of this priority stood in its fair share when it was added: its kind (a request's job or a bulk one) and
+ * whether its directory already had jobs of that kind waiting (`backlogged`, the odd slots) or none (`idle`). Null for a
+ * job without a priority (added by a release without fair shares).
+ */
+export function fairClassOf(priority: number | undefined): { kind: 'interactive' | 'bulk'; directoryClass: 'idle' | 'backlogged' } | null {
+  if (!priority || priority < 1) return null;
+  const bulk = priority > BULK_BASE;
+  const slot = priority - 1 - (bulk ? BULK_BASE : 0);
+  return { kind: kindOf(bulk), directoryClass: slot % 2 === 1 ? 'backlogged' : 'idle' } as const;
+}
+
+/** The `prioritized` scores of the jobs a request waits for (not bulk ones): ZRANGEBYSCORE bounds. */
+export const INTERACTIVE_SCORES = { min: String(SCORE_PER_PRIORITY), max: `(${String((BULK_BASE + 1) * SCORE_PER_PRIORITY)}` } as const;
 
 /** A worker started a job of this priority: the queue's virtual time moves on to its tag. */
 export async function fairStarted(redis: Redis, queue: QueueKeys, priority: number | undefined): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ClaimedDelivery, DeliverWebhookUseCase, DeliveryOutcome, WebhookDeliveryQueuePort } from '@logi/domain';
 import type { PeriodicTask } from './periodic-task.js';
+import type { WebhookDeliveryObserver } from '../metrics/webhook-delivery.metrics.js';
 
 export interface WebhookDeliveringOptions {
   deliver: DeliverWebhookUseCase;
@@ -16,6 +17,8 @@ export interface WebhookDeliveringOptions {
   intervalMs: number;
   logger: Logger;
   nowSeconds?: () => number;
+  /** Told of every attempt's outcome (the metrics). */
+  observer?: WebhookDeliveryObserver;
 }
 
 /** What a claim holds beyond its attempt's time (recording its outcome), before another process may take it. */
@@ -144,6 +147,7 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     const attempt = deliver
       .execute(claimed)
       .then((outcome) => {
+        options.observer?.attempted(claimed, outcome);
         finished.push(outcome);
         if (finished.length >= concurrency) void flush();
         else recordTimer ??= setTimeout(() => void flush(), RECORD_EVERY_MS);

@@ -3,6 +3,8 @@ import { Gauge, type Registry } from 'prom-client';
 /** Whatever can count the jobs of each queue by state (BullmqQueueInspector). */
 export interface QueueDepthSource {
   jobCounts(timeoutMs: number): Promise<Record<string, Record<string, number>>>;
+  /** Per queue, when the oldest waiting job a request waits for was added (Unix ms), null when none waits. */
+  oldestWaiting?(timeoutMs: number): Promise<Record<string, number | null>>;
 }
 
 export interface QueueDepthGaugeOptions {
@@ -13,7 +15,7 @@ export interface QueueDepthGaugeOptions {
 }
 
 /**
- * `logistics_queue_jobs{queue,state}`, read from Redis at scrape time rather
+ * `logistics_queue_jobs{queue,state}` (and `logistics_queue_oldest_job_age_seconds{queue}` when the source can tell), read from Redis at scrape time rather
  * than kept up to date by events, so it is right whichever process added or
  * took the jobs. When Redis does not answer in time the series are left out
  * of that scrape (absent, not stale), and the rest of /metrics is served.
@@ -37,5 +39,24 @@ export function registerQueueDepthGauge(registry: Registry, source: QueueDepthSo
       }
     },
   });
+  const oldestWaiting = source.oldestWaiting?.bind(source);
+  if (oldestWaiting) {
+    const age: Gauge<'queue'> = new Gauge({
+      name: 'logistics_queue_oldest_job_age_seconds',
+      help: "Age of the oldest waiting job a request waits for, per queue (0 when none waits; exports' bulk renders left out), read from Redis at scrape time.",
+      labelNames: ['queue'] as const,
+      registers: [registry],
+      async collect() {
+        age.reset();
+        try {
+          const now = Date.now();
+          for (const [queue, addedAt] of Object.entries(await oldestWaiting(timeoutMs)))
+            age.set({ queue }, addedAt === null ? 0 : Math.max(0, now - addedAt) / 1000);
+        } catch (error) {
+          options.onError?.(error);
+        }
+      },
+    });
+  }
   return gauge;
 }

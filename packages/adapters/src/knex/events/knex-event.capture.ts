@@ -12,6 +12,11 @@ const EVENTS_PER_INSERT = 100;
 export interface KnexEventCaptureOptions {
   /** A captured invoice the list cannot show (a row another system wrote with an unknown status): its change is dropped, and said here. */
   onUnreadable?: (invoiceId: number, reason: string) => void;
+  /**
+   * After a batch is committed: how long each of its changes waited between the write that captured it and its
+   * publication (seconds; changes captured by a release without the capture time are left out).
+   */
+  onPublished?: (lagsSeconds: number[]) => void;
   now?: () => number;
 }
 
@@ -37,7 +42,7 @@ export class KnexEventCapture implements EventCapturePort {
     const work = async (trx: Knex.Transaction) => {
       await trx('event_publisher').where({ id: 1 }).increment('runs', 1);
       const pending = await this.claim(trx, limit);
-      if (pending.length === 0) return { changes: 0, events: 0 };
+      if (pending.length === 0) return { changes: 0, events: 0, capturedMs: [] };
       const invoiceIds = pending.filter((row) => row.kind === PENDING_INVOICE).map((row) => row.entityId);
       const fileIds = pending.filter((row) => row.kind === PENDING_FILE).map((row) => row.entityId);
       const exportIds = pending.filter((row) => row.kind === PENDING_EXPORT).map((row) => row.entityId);
@@ -54,9 +59,17 @@ export class KnexEventCapture implements EventCapturePort {
       await this.storeEvents(trx, drafts);
       await this.rememberPublished(trx, all);
       await this.forget(trx, pending);
-      return { changes: pending.length, events: drafts.length };
+      return { changes: pending.length, events: drafts.length, capturedMs: pending.flatMap((row) => (row.capturedMs === null ? [] : [row.capturedMs])) };
     };
-    return this.mysql ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work);
+    const { changes, events, capturedMs } = await (this.mysql
+      ? this.knex.transaction(work, { isolationLevel: 'read committed' })
+      : this.knex.transaction(work));
+    if (capturedMs.length > 0 && this.options.onPublished) {
+      // Visible to readers from the commit on: the lag ends here.
+      const now = this.options.now?.() ?? Date.now();
+      this.options.onPublished(capturedMs.map((ms) => Math.max(0, now - ms) / 1000));
+    }
+    return { changes, events };
   }
 
   /**
@@ -64,22 +77,22 @@ export class KnexEventCapture implements EventCapturePort {
    * invoices), then invoices, each a range of the primary key: no sort over
    * the whole table, however many changes wait.
    */
-  private async claim(trx: Knex.Transaction, limit: number): Promise<Array<{ kind: number; entityId: number }>> {
-    const claimed: Array<{ kind: number; entityId: number }> = [];
+  private async claim(trx: Knex.Transaction, limit: number): Promise<Array<{ kind: number; entityId: number; capturedMs: number | null }>> {
+    const claimed: Array<{ kind: number; entityId: number; capturedMs: number | null }> = [];
     for (const kind of [PENDING_EXPORT, PENDING_FILE, PENDING_INVOICE]) {
       const left = limit - claimed.length;
       if (left <= 0) break;
       const rows = (
         this.mysql
           ? (
-              (await trx.raw('SELECT entity_id FROM event_pending WHERE kind = ? ORDER BY entity_id LIMIT ? FOR UPDATE SKIP LOCKED', [
+              (await trx.raw('SELECT entity_id, captured_ms FROM event_pending WHERE kind = ? ORDER BY entity_id LIMIT ? FOR UPDATE SKIP LOCKED', [
                 kind,
                 left,
-              ])) as unknown as [Array<{ entity_id: unknown }>]
+              ])) as unknown as [Array<{ entity_id: unknown; captured_ms: unknown }>]
             )[0]
-          : await trx('event_pending').select('entity_id').where({ kind }).orderBy('entity_id').limit(left)
-      ) as Array<{ entity_id: unknown }>;
-      for (const row of rows) claimed.push({ kind, entityId: Number(row.entity_id) });
+          : await trx('event_pending').select('entity_id', 'captured_ms').where({ kind }).orderBy('entity_id').limit(left)
+      ) as Array<{ entity_id: unknown; captured_ms: unknown }>;
+      for (const row of rows) claimed.push({ kind, entityId: Number(row.entity_id), capturedMs: row.captured_ms == null ? null : Number(row.captured_ms) });
     }
     return claimed;
   }

@@ -217,7 +217,7 @@ export class KnexExportRepository implements ExportRepositoryPort {
   private async finishIn(trx: Knex.Transaction, id: number, attempt: number, values: Record<string, unknown>): Promise<boolean> {
     const updated = await trx('exports').where({ id, attempt, status: 'running' }).update(values);
     if (updated !== 1) return false;
-    await trx('event_pending').insert({ kind: PENDING_EXPORT, entity_id: id }).onConflict(['kind', 'entity_id']).ignore();
+    await trx('event_pending').insert({ kind: PENDING_EXPORT, entity_id: id, captured_ms: Date.now() }).onConflict(['kind', 'entity_id']).ignore();
     return true;
   }
 }

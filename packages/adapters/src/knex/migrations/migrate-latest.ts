@@ -22,6 +22,7 @@ import * as nationalEInvoiceFields from './019-national-e-invoice-fields.migrati
 import * as exportFairClaims from './020-export-fair-claims.migration.js';
 import * as webhookNextDue from './021-webhook-next-due.migration.js';
 import * as feedRestores from './022-feed-restores.migration.js';
+import * as eventCaptureTime from './023-event-capture-time.migration.js';
 
 interface NamedMigration extends Knex.Migration {
   name: string;
@@ -57,6 +58,7 @@ const MIGRATIONS: NamedMigration[] = [
   { name: '020-export-fair-claims', up: exportFairClaims.up, down: exportFairClaims.down },
   { name: '021-webhook-next-due', up: webhookNextDue.up, down: webhookNextDue.down },
   { name: '022-feed-restores', up: feedRestores.up, down: feedRestores.down },
+  { name: '023-event-capture-time', up: eventCaptureTime.up, down: eventCaptureTime.down },
 ];
 
 class InCodeMigrationSource implements Knex.MigrationSource<NamedMigration> {

@@ -19,6 +19,13 @@ const REPLAY_QUEUEING_LEASE_SECONDS = 60;
 export class KnexWebhookEndpointRepository implements WebhookEndpointRepositoryPort {
   constructor(private readonly knex: Knex) {}
 
+  /** Enabled endpoints of every directory whose attempts have all failed since their latest success (the operator's gauge). */
+  async countFailing(): Promise<number> {
+    const row = (await this.knex('webhook_endpoints').where('enabled', 1).whereNotNull('failing_since').count({ n: '*' }).first()) as
+      { n: unknown } | undefined;
+    return Number(row?.n ?? 0);
+  }
+
   async create(endpoint: NewWebhookEndpoint, max: number): Promise<WebhookEndpoint | null> {
     return this.knex.transaction(async (trx) => {
       // The directory's rows are read under lock, so two creations at once cannot pass the bound together.

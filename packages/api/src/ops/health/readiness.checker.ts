@@ -95,6 +95,11 @@ export class ReadinessChecker {
     };
   }
 
+  /** Each dependency's outcome at the latest finished probe, however old; null before the first one ends. */
+  latestChecks(): Record<string, CheckOutcome> | null {
+    return this.latest ? { ...this.latest.checks } : null;
+  }
+
   /** The latest report while it is young enough, else the probe in flight, else a new probe. */
   private dependencies(): Promise<DependencyReport> {
     if (this.latest && Date.now() - this.latest.finishedAt < this.maxAgeMs) return Promise.resolve(this.latest);

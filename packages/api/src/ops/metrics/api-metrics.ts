@@ -1,6 +1,9 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DURATION_BUCKETS } from '@logi/config';
 
+export const FILE_DOWNLOAD_OUTCOMES = ['served', 'not_found', 'link_invalid', 'link_expired', 'link_revoked', 'unavailable', 'failed'] as const;
+export const QUOTA_KINDS = ['upload_bytes', 'export_active', 'export_storage', 'export_invoices'] as const;
+
 /** Makes the PDF print series on a registry. */
 export type PdfRenderSeries = (registry: Registry) => { pdfRenderDuration: Histogram; pdfRenderFailures: Counter };
 
@@ -75,6 +78,27 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  readonly fileDownloads = new Counter({
+    name: 'logistics_file_downloads_total',
+    help: 'Order file downloads asked for, by kind (direct = the file route, link = a token link) and outcome (served, not_found, link_invalid, link_expired, link_revoked, unavailable, failed).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly fileLinksCreated = new Counter({
+    name: 'logistics_file_links_created_total',
+    help: 'Order file links made, by kind (presigned = a storage URL, token = a link to the API).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly quotaRefusals = new Counter({
+    name: 'logistics_quota_refusals_total',
+    help: 'Requests or files refused by a quota or limit, by kind (upload_bytes, export_active, export_storage, export_invoices).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   /** The print series, defined once for every process that prints (the root hands over their definition). */
   readonly pdfRenderDuration: Histogram;
   readonly pdfRenderFailures: Counter;
@@ -82,6 +106,10 @@ export class ApiMetrics {
   constructor(options: { pdfRender: PdfRenderSeries; defaultMetrics?: boolean }) {
     ({ pdfRenderDuration: this.pdfRenderDuration, pdfRenderFailures: this.pdfRenderFailures } = options.pdfRender(this.registry));
     this.registry.setDefaultLabels({ service: 'api' });
+    // Every series of a bounded label set exists from the start: a rate over it is 0 rather than absent.
+    for (const kind of ['direct', 'link']) for (const outcome of FILE_DOWNLOAD_OUTCOMES) this.fileDownloads.inc({ kind, outcome }, 0);
+    for (const kind of ['presigned', 'token']) this.fileLinksCreated.inc({ kind }, 0);
+    for (const kind of QUOTA_KINDS) this.quotaRefusals.inc({ kind }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 }
