@@ -9,6 +9,8 @@ export interface ProcessInfo {
   startTime: number;
   comm: string;
   args: string[];
+  /** Its nice value (-20 to 19). */
+  nice: number;
 }
 
 /** A process as it was when read, or null when it is gone (or its pid now belongs to another process). */
@@ -25,7 +27,7 @@ export function readProcess(pid: number): ProcessInfo | null {
     } catch {
       // exited between the two reads
     }
-    return { pid, ppid: Number(fields[1]), state: fields[0]!, startTime: Number(fields[19]), comm, args };
+    return { pid, ppid: Number(fields[1]), state: fields[0]!, startTime: Number(fields[19]), comm, args, nice: Number(fields[16]) };
   } catch {
     return null;
   }

@@ -41,8 +41,8 @@ export class ProductionStack {
   }
 
   /** Starts a worker (another one, if one runs already); call after the schema exists. */
-  async startWorker(dataDir: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
-    const worker = await WorkerProcess.start({ ...this.env, DATA_DIR: dataDir, ...env });
+  async startWorker(dataDir: string, env: Record<string, string> = {}, options: { runUnder?: string[] } = {}): Promise<WorkerProcess> {
+    const worker = await WorkerProcess.start({ ...this.env, DATA_DIR: dataDir, ...env }, options);
     this.workers.push(worker);
     return worker;
   }

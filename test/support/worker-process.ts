@@ -12,8 +12,10 @@ export class WorkerProcess {
 
   private constructor(private readonly child: ChildProcess) {}
 
-  static async start(env: Record<string, string>): Promise<WorkerProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')], {
+  /** `runUnder`: a command the worker is run through (`setpriv ... --`), which must exec it in place (same pid). */
+  static async start(env: Record<string, string>, options: { runUnder?: string[] } = {}): Promise<WorkerProcess> {
+    const command = [...(options.runUnder ?? []), process.execPath, '--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')];
+    const child = spawn(command[0]!, command.slice(1), {
       cwd: ROOT,
       env: withTestSecretKey({ ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.j
 import { insertInvoiceRow } from '../support/sql-writes.js';
 import { DIRS } from '../support/test-fixture.js';
 import { WorkerProcess } from '../support/worker-process.js';
+import { descendantsOf, isChromium, readProcess } from '../support/process-tree.js';
 
 /**
  * Worker pools (WORKER_QUEUES, docs/contribute/decisions/0053-worker-pools.md), production profile: one worker for
@@ -30,8 +31,10 @@ describe('when one worker takes WORKER_QUEUES=interactive and another WORKER_QUE
         },
       },
     );
-    interactive = await api.stack!.startWorker(api.dataDir, { WORKER_QUEUES: 'interactive' });
-    bulk = await api.stack!.startWorker(api.dataDir, { WORKER_QUEUES: 'bulk' });
+    // As the image runs them (USER node): without CAP_SYS_NICE, which root has and Chromium would use to set its own.
+    const unprivileged = ['setpriv', '--bounding-set', '-sys_nice', '--inh-caps', '-sys_nice', '--'];
+    interactive = await api.stack!.startWorker(api.dataDir, { WORKER_QUEUES: 'interactive' }, { runUnder: unprivileged });
+    bulk = await api.stack!.startWorker(api.dataDir, { WORKER_QUEUES: 'bulk' }, { runUnder: unprivileged });
   }, 180_000);
   afterAll(async () => {
     await api?.stop();
@@ -59,6 +62,23 @@ describe('when one worker takes WORKER_QUEUES=interactive and another WORKER_QUE
     expect(bulk.logs.find((line) => line.msg === 'worker started')?.queues).toEqual(['pdf-bulk', 'exports']);
     expect(interactive.logs.find((line) => line.msg === 'worker started')?.queues).toEqual(['pdf', 'uploads', 'webhooks', 'events']);
   }, 240_000);
+
+  it('then the bulk worker and its Chromium run at nice 10, yielding the cores, and the interactive one and its Chromium at the nice they were given', () => {
+    const given = readProcess(process.pid)!.nice;
+    expect(readProcess(bulk.pid)!.nice).toBe(Math.max(given, 10));
+    expect(bulk.logs.find((line) => line.msg === 'worker started')?.nice).toBe(Math.max(given, 10));
+    const bulkChromium = descendantsOf(bulk.pid).filter(isChromium);
+    // It rendered the export's PDFs (the test above), so its browser is running.
+    expect(bulkChromium.length).toBeGreaterThan(0);
+    expect(new Set(bulkChromium.map((p) => p.nice))).toEqual(new Set([Math.max(given, 10)]));
+    expect(readProcess(interactive.pid)!.nice).toBe(given);
+    // Chromium raises the nice of renderers it sees as idle by 5 (allowed without privilege); none goes to the bulk level.
+    const interactiveNice = descendantsOf(interactive.pid)
+      .filter(isChromium)
+      .map((p) => p.nice);
+    expect(interactiveNice).toContain(given);
+    expect(interactiveNice.every((nice) => nice === given || nice === given + 5)).toBe(true);
+  });
 
   it('when WORKER_QUEUES names a queue that does not exist, then the worker stops at start with one line naming WORKER_QUEUES', async () => {
     const failure = await WorkerProcess.start({ ...api.stack!.env, DATA_DIR: api.dataDir, WORKER_QUEUES: 'pdf,pdf-exports' }).then(

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import type { Logger } from 'pino';
 import { describeRedisEndpoint, type AppConfig, type RedisEndpoint, type WorkerQueueName } from '@logi/config';
 import type { PdfRendererPort } from '@logi/domain';
@@ -12,8 +13,20 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/** The queues whose work nobody waits for: a worker that takes only these yields the cores (BULK_WORKER_NICE). */
+const BULK_ONLY: readonly WorkerQueueName[] = ['pdf-bulk', 'exports'];
+
+/**
+ * The nice value of a worker that takes only bulk work (WORKER_QUEUES=bulk): its process and the Chromium it starts
+ * (which inherits it) give the cores to interactive workers on the same host (docs/contribute/decisions/0053-worker-pools.md).
+ */
+export const BULK_WORKER_NICE = 10;
+
 /** Starts taking jobs from the queues WORKER_QUEUES names; resolves once the workers are connected. */
 export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, logger: Logger): Promise<RunningWorker> {
+  // Before Chromium is started, so that it inherits the priority. Only ever lowered: a process may not raise its own.
+  const bulkOnly = config.workerQueues.every((queue) => BULK_ONLY.includes(queue));
+  if (bulkOnly && os.getPriority() < BULK_WORKER_NICE) os.setPriority(BULK_WORKER_NICE);
   const container = buildWorkerContainer(config, logger);
   const tasks = container.get<WorkerProcessTasks>(WorkerTokens.ProcessTasks);
   // Before any job is taken: a worker that could not sign its deliveries must not take them.
@@ -35,7 +48,13 @@ export async function startWorker(config: AppConfig & { redis: RedisEndpoint }, 
   await jobs.waitUntilReady();
   ready = true;
   logger.info(
-    { concurrency: config.workerConcurrency, queues: config.workerQueues, prefix: config.redisPrefix, redis: describeRedisEndpoint(config.redis) },
+    {
+      concurrency: config.workerConcurrency,
+      queues: config.workerQueues,
+      nice: os.getPriority(),
+      prefix: config.redisPrefix,
+      redis: describeRedisEndpoint(config.redis),
+    },
     'worker started',
   );
   // The work claimed from the database runs where WORKER_QUEUES names it (docs/contribute/decisions/0053-worker-pools.md).
