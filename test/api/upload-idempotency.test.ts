@@ -175,8 +175,13 @@ describe('POST /orders/{id}/files with Idempotency-Key', () => {
       if (other.status === 409) expect(other.retryAfter).toBe('1');
       else expect(other).toEqual({ ...ran[0], replayed: 'true' });
     }
+    // What ran says what it stored: on a loaded machine a file whose store job was not taken in time is listed as
+    // failed, to be sent again, and nothing of it is kept; every file is one or the other, and stored once.
+    const { uploaded, failed } = ran[0]!.body.data as { uploaded: Array<{ id: number; name: string }>; failed: Array<{ name: string; error: string }> };
+    expect([...uploaded, ...failed].map((file) => file.name).sort()).toEqual(['a.pdf', 'b.pdf']);
+    for (const file of failed) expect(file.error).toBe('The file could not be stored in time; nothing was kept. Send it again.');
     const after = await stored();
-    expect(after.rows).toHaveLength(2);
+    expect(after.rows.map((row) => row.id)).toEqual(uploaded.map((file) => file.id).sort((a, b) => a - b));
     expect(after.objects).toEqual(after.rows.map((r) => r.storage_key).sort());
   });
 
