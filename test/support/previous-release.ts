@@ -127,9 +127,14 @@ async function lockIsStale(lock: string): Promise<boolean> {
  * one a later try makes. (The tree holds no absolute path that running it needs: pnpm's links are relative.)
  */
 async function build(release: Release, dir: string): Promise<void> {
-  try {
-    await run('git', ['-C', ROOT, 'cat-file', '-e', `${release.commit}^{commit}`]);
-  } catch {
+  const present = () =>
+    run('git', ['-C', ROOT, 'cat-file', '-e', `${release.commit}^{commit}`]).then(
+      () => true,
+      () => false,
+    );
+  // A shallow CI checkout: the commit is fetched from the clone's origin, if it has one that holds it.
+  if (!(await present())) await run('git', ['-C', ROOT, 'fetch', '--quiet', 'origin', release.commit]).catch(() => undefined);
+  if (!(await present())) {
     throw new Error(
       `release ${release.version} (commit ${release.commit}, test/support/releases.ts) is not in this clone's history: ` +
         'fetch it (`git fetch --unshallow`, or a CI checkout with the full history)',
