@@ -166,11 +166,11 @@ describe('the queue dashboard, with DASHBOARD_USER, DASHBOARD_PASSWORD and REDIS
     expect((await fetch(`${dashboard.root}/admin/queues/${asset}`, { headers: from() })).status).toBe(401);
   });
 
-  it('when its API is asked for the queues, then it lists pdf and uploads with their counts, read-only', async () => {
+  it('when its API is asked for the queues, then it lists pdf, pdf-bulk (exports’ renders) and uploads with their counts, read-only', async () => {
     const response = await fetch(`${dashboard.root}/admin/queues/api/queues`, { headers: from(basic(USER, PASSWORD)) });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { queues: Array<{ name: string; counts: Record<string, number>; readOnlyMode: boolean }> };
-    expect(body.queues.map((q) => q.name).sort()).toEqual(['pdf', 'uploads']);
+    expect(body.queues.map((q) => q.name).sort()).toEqual(['pdf', 'pdf-bulk', 'uploads']);
     for (const queue of body.queues) expect(queue).toMatchObject({ counts: { waiting: 0 }, readOnlyMode: true });
   });
 

@@ -31,7 +31,7 @@ describe('queue depth metrics', () => {
   it('when no job was sent, then every queue shows 0 jobs in every state', async () => {
     const text = await scrapeMetrics(metricsPort);
     expect(text).toContain('# TYPE logistics_queue_jobs gauge');
-    for (const queue of ['pdf', 'uploads']) {
+    for (const queue of ['pdf', 'pdf-bulk', 'uploads']) {
       for (const state of ['waiting', 'active', 'delayed', 'failed']) {
         expect(sampleLine(text, 'logistics_queue_jobs', { queue, state })).toMatch(/ 0$/);
       }
