@@ -4,6 +4,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { vi } from 'vitest';
 import { PREVIOUS_RELEASE } from './releases.js';
 
 const run = promisify(execFile);
@@ -57,12 +58,16 @@ export async function materialiseRelease(release: Release = PREVIOUS_RELEASE): P
   if (await markerMatches(dir, release)) return { ...done(), built: false };
   await mkdir(cache, { recursive: true });
   const lock = `${dir}.lock`;
-  for (;;) {
-    if (await acquireLock(lock)) break;
-    // Another process builds it: wait for its marker, or for its lock to go (it failed: this one tries).
-    if (await markerMatches(dir, release)) return { ...done(), built: false };
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  // Another process may be building it: wait for its marker, or for its lock to go (it failed: this one builds).
+  const state = await vi.waitFor(
+    async () => {
+      if (await acquireLock(lock)) return 'locked' as const;
+      if (await markerMatches(dir, release)) return 'built' as const;
+      throw new Error(`release ${release.version}: another process still holds ${lock}`);
+    },
+    { timeout: STALE_LOCK_MS + 60_000, interval: 500 },
+  );
+  if (state === 'built') return { ...done(), built: false };
   try {
     if (await markerMatches(dir, release)) return { ...done(), built: false };
     await build(release, dir);
