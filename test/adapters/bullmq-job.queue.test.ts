@@ -1,94 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { capturedLog } from '../support/captured-log.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Queue } from 'bullmq';
-import { BullmqJobQueue, BullmqJobWorker, isBulkWork, QUEUE_NAME_BY_JOB } from '@logi/adapters';
+import { BullmqJobWorker, QUEUE_NAME_BY_JOB } from '@logi/adapters';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import {
-  InvalidJobPayloadError,
-  InvoiceNotFoundError,
-  JobOutcomeUnknownError,
-  ServiceUnavailableError,
-  ValidationError,
-  type JobHandlers,
-  type JobPayloads,
-} from '@logi/domain';
+import { InvalidJobPayloadError, InvoiceNotFoundError, JobOutcomeUnknownError, ServiceUnavailableError, ValidationError, type JobPayloads } from '@logi/domain';
+import { bullmqHarness, deferred, handlers, pdfPayload, REDIS_URL } from '../support/bullmq-harness.js';
 import { pdfKeyOf } from '../support/job-keys.js';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
-const prefix = `test-${randomUUID().slice(0, 8)}`;
-let admin: Redis;
-const opened: Array<{ close(): Promise<void> }> = [];
-const { logger, lines: logLines } = capturedLog();
-
-const pdfPayload = (invoiceId: number, requestId = 'req-test'): JobPayloads['render-invoice-pdf'] => ({
-  directory: 'ACME',
-  invoiceId,
-  deadline: Date.UTC(2100, 0, 1),
-  lang: 'de',
-  duplicate: true,
-  pdfKey: pdfKeyOf(invoiceId),
-  requestId,
-});
-
-function deferred<T = void>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function handlers(render: JobHandlers['render-invoice-pdf'], store?: JobHandlers['store-order-file']): JobHandlers {
-  return { 'render-invoice-pdf': render, 'store-order-file': store ?? (async () => ({ fileId: 1 })) };
-}
-
-function queue(overrides: Partial<ConstructorParameters<typeof BullmqJobQueue>[0]> = {}): BullmqJobQueue {
-  const q = new BullmqJobQueue({ redis: REDIS_URL, prefix, backoffMs: 20, ...overrides });
-  opened.push(q);
-  return q;
-}
-
-async function worker(h: JobHandlers): Promise<BullmqJobWorker> {
-  const w = new BullmqJobWorker({ redis: REDIS_URL, prefix, handlers: h, concurrency: 2, logger, closeTimeoutMs: 5_000 });
-  opened.push(w);
-  await w.waitUntilReady();
-  return w;
-}
-
-/** Waits until the queue's client connection is ready, by the readiness check itself. */
-async function ready(q: BullmqJobQueue): Promise<void> {
-  for (let i = 0; i < 250; i++) {
-    if (
-      await q.ping().then(
-        () => true,
-        () => false,
-      )
-    )
-      return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('queue never became ready');
-}
-
-beforeAll(async () => {
-  admin = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  await admin.ping();
-});
-
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((o) => o.close()));
-});
-
-afterAll(async () => {
-  let cursor = '0';
-  do {
-    const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length) await admin.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  expect(await admin.keys(`${prefix}:*`)).toEqual([]);
-  await admin.quit();
-});
+const harness = bullmqHarness();
+const { prefix, logger, logLines, opened, queue, worker, ready } = harness;
 
 describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
   it('when a worker runs the job, then the caller gets its result and the worker logs the request id', async () => {
@@ -230,7 +150,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     expect((error as ServiceUnavailableError).reason).toBe('job timed out');
     expect(elapsed).toBeGreaterThanOrEqual(390);
     expect(elapsed).toBeLessThan(1_500);
-    expect(await admin.exists(`${prefix}:pdf:${jobId}`)).toBe(0);
+    expect(await harness.admin().exists(`${prefix}:pdf:${jobId}`)).toBe(0);
   });
 
   it('when Redis is unreachable, then runAndWait and ping fail fast with ServiceUnavailableError', async () => {
@@ -279,7 +199,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       // No worker yet: the job waits in the queue, and so does its caller.
       const jobId = `pdf-${randomUUID()}`;
       const waiting = q.runAndWait('render-invoice-pdf', pdfPayload(31), { jobId, timeoutMs: 20_000 }).catch((e: unknown) => e);
-      await vi.waitFor(async () => expect(await admin.exists(`${prefix}:pdf:${jobId}`)).toBe(1), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(async () => expect(await harness.admin().exists(`${prefix}:pdf:${jobId}`)).toBe(1), { timeout: 5_000, interval: 20 });
       const cutAt = Date.now();
       await proxy.cut();
       const error = await waiting;
@@ -410,112 +330,8 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     await w.close();
     // The bound is closeTimeoutMs plus at most 2 s for cutting Redis.
     expect(Date.now() - closing).toBeLessThan(2_300);
-    expect(await admin.lrange(`${prefix}:pdf:active`, 0, -1)).toContain(jobId);
+    expect(await harness.admin().lrange(`${prefix}:pdf:active`, 0, -1)).toContain(jobId);
     release.resolve();
     expect(await result).toBeInstanceOf(ServiceUnavailableError);
-  });
-});
-
-describe('BullmqJobQueue fair shares between directories', () => {
-  const payloadOf = (directory: string, invoiceId: number): JobPayloads['render-invoice-pdf'] => ({ ...pdfPayload(invoiceId), directory });
-
-  it('when one directory queues a backlog, then a job of another waits behind at most one job of each busy directory, and bulk jobs wait on their own queue in their own fair order', async () => {
-    const q = queue();
-    await ready(q);
-    const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
-    const inspectBulk = new Queue('pdf-bulk', { connection: { host: '127.0.0.1', port: 6379 }, prefix });
-    opened.push(inspect, inspectBulk);
-    const jobs: Array<Promise<unknown>> = [];
-    const run = (directory: string, invoiceId: number, bulk = false) =>
-      jobs.push(
-        q.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), {
-          jobId: `fair-${directory}-${invoiceId}-${randomUUID()}`,
-          timeoutMs: 30_000,
-          bulk,
-        }),
-      );
-    // Added in this order with no worker running: A's backlog, then B's, then exports of X and Y, then one job of C.
-    const queued = async (count: number, bulk = 0) => {
-      await expect.poll(() => inspect.getPrioritizedCount(), { timeout: 10_000 }).toBe(count);
-      await expect.poll(() => inspectBulk.getPrioritizedCount(), { timeout: 10_000 }).toBe(bulk);
-    };
-    for (let i = 1; i <= 8; i++) run('A', i);
-    await queued(8);
-    for (let i = 1; i <= 8; i++) run('B', i);
-    await queued(16);
-    for (let i = 1; i <= 2; i++) run('X', i, true);
-    await queued(16, 2);
-    run('Y', 1, true);
-    await queued(16, 3);
-    run('C', 1);
-    await queued(17, 3);
-
-    const started: string[] = [];
-    const render = handlers(async (p) => (started.push(`${p.directory}${p.invoiceId}`), { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' }));
-    const interactiveWorker = new BullmqJobWorker({
-      redis: REDIS_URL,
-      prefix,
-      concurrency: 1,
-      logger,
-      closeTimeoutMs: 5_000,
-      handlers: render,
-      queues: ['pdf'],
-    });
-    opened.push(interactiveWorker);
-    await Promise.all(jobs.slice(0, 16));
-    await expect.poll(() => started.length).toBe(17);
-    expect(started.slice(0, 5)).toEqual(['A1', 'B1', 'C1', 'A2', 'B2']);
-    // Each directory's own jobs keep their order.
-    expect(started.filter((s) => s.startsWith('A'))).toEqual(Array.from({ length: 8 }, (_, i) => `A${i + 1}`));
-    // A worker that does not take `pdf-bulk` leaves the exports' renders where they wait.
-    expect(await inspectBulk.getPrioritizedCount()).toBe(3);
-
-    const bulkWorker = new BullmqJobWorker({ redis: REDIS_URL, prefix, concurrency: 1, logger, closeTimeoutMs: 5_000, handlers: render, queues: ['pdf-bulk'] });
-    opened.push(bulkWorker);
-    await Promise.all(jobs);
-    expect(started.slice(17)).toEqual(['X1', 'Y1', 'X2']);
-  });
-
-  it('when an older release put an export render on `pdf` with a bulk priority, then a worker that takes `pdf` runs it, as bulk work', async () => {
-    const legacy = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
-    opened.push(legacy);
-    const seen: Array<{ invoiceId: number; bulk: boolean }> = [];
-    await worker(handlers(async (p) => (seen.push({ invoiceId: p.invoiceId, bulk: isBulkWork() }), { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' })));
-    // What a release before ADR 0053 added for an export: the render job on `pdf`, its priority above 2^20.
-    await legacy.add('render-invoice-pdf', payloadOf('OLD', 41), { jobId: `legacy-${randomUUID()}`, priority: 2 ** 20 + 1 });
-    await legacy.add('render-invoice-pdf', payloadOf('OLD', 42), { jobId: `legacy-${randomUUID()}`, priority: 1 });
-    await expect.poll(() => seen.length).toBe(2);
-    expect(seen.sort((a, b) => a.invoiceId - b.invoiceId)).toEqual([
-      { invoiceId: 41, bulk: true },
-      { invoiceId: 42, bulk: false },
-    ]);
-  });
-
-  it('when a worker takes both render queues, then a bulk backlog holds at most WORKER_CONCURRENCY - 1 slots and requests start beside it', async () => {
-    const q = queue();
-    await ready(q);
-    const running = { bulk: 0, interactive: 0, maxBulk: 0 };
-    const gate = deferred();
-    await worker(
-      handlers(async (p) => {
-        const kind = isBulkWork() ? 'bulk' : 'interactive';
-        running[kind] += 1;
-        running.maxBulk = Math.max(running.maxBulk, running.bulk);
-        await gate.promise;
-        running[kind] -= 1;
-        return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
-      }),
-    );
-    const run = (invoiceId: number, bulk: boolean) =>
-      q.runAndWait('render-invoice-pdf', payloadOf(bulk ? 'X' : 'A', invoiceId), { jobId: `slots-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000, bulk });
-    const bulkJobs = [1, 2, 3, 4].map((i) => run(i, true));
-    await expect.poll(() => running.bulk).toBe(1);
-    const requests = [11, 12].map((i) => run(i, false));
-    // Both requests run while the bulk backlog still waits: its one slot stays its one slot.
-    await expect.poll(() => running.interactive).toBe(2);
-    expect(running.bulk).toBe(1);
-    gate.resolve();
-    await Promise.all([...bulkJobs, ...requests]);
-    expect(running.maxBulk).toBe(1);
   });
 });
