@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { databaseTlsOf } from './database-tls.js';
 import { parseSentinelList, type RedisEndpoint } from './redis-endpoint.js';
 import { parseRetrySchedule } from './retry-schedule.js';
+import { parseWorkerQueues, WORKER_QUEUE_NAMES, type WorkerQueueName } from './worker-queues.js';
 
 /** The contract's retry delays, in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
@@ -24,43 +25,20 @@ const positiveInt = (name: string, min = 1) =>
     return Number(value);
   });
 
-/**
- * What a worker process can take (WORKER_QUEUES): the BullMQ queues (`pdf`: renders a request waits for, `pdf-bulk`:
- * exports' renders, `uploads`: file stores) and the work claimed from the database (`exports`: the export runner,
- * `webhooks`: deliveries, `events`: publishing captured changes) (docs/contribute/decisions/0053-worker-pools.md).
- */
-export const WORKER_QUEUE_NAMES = ['pdf', 'uploads', 'webhooks', 'events', 'pdf-bulk', 'exports'] as const;
-export type WorkerQueueName = (typeof WORKER_QUEUE_NAMES)[number];
-
-/** WORKER_QUEUES' groups: `interactive` is what someone waits for, `bulk` the exports. */
-export const WORKER_QUEUE_GROUPS: Readonly<Record<'all' | 'interactive' | 'bulk', readonly WorkerQueueName[]>> = {
-  all: WORKER_QUEUE_NAMES,
-  interactive: ['pdf', 'uploads', 'webhooks', 'events'],
-  bulk: ['pdf-bulk', 'exports'],
-};
-
-/** `all`, `interactive`, `bulk`, or a comma list of queue names (groups allowed in it): the names, in WORKER_QUEUE_NAMES' order. */
+/** WORKER_QUEUES (parseWorkerQueues): the names it picks, in WORKER_QUEUE_NAMES' order. */
 const workerQueues = (name: string) =>
   z.string().transform((value, ctx) => {
-    const taken = new Set<WorkerQueueName>();
-    for (const entry of value.split(',').map((part) => part.trim())) {
-      const names = (WORKER_QUEUE_GROUPS as Record<string, readonly WorkerQueueName[]>)[entry] ?? (isWorkerQueueName(entry) ? [entry] : null);
-      if (!names) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be all, interactive, bulk or a comma list of ${WORKER_QUEUE_NAMES.join(', ')} (got "${entry}")`,
-          path: [name],
-        });
-        return z.NEVER;
-      }
-      for (const queue of names) taken.add(queue);
+    const parsed = parseWorkerQueues(value);
+    if ('unknown' in parsed) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be all, interactive, bulk or a comma list of ${WORKER_QUEUE_NAMES.join(', ')} (got "${parsed.unknown}")`,
+        path: [name],
+      });
+      return z.NEVER;
     }
-    return WORKER_QUEUE_NAMES.filter((queue) => taken.has(queue));
+    return parsed.queues;
   });
-
-function isWorkerQueueName(value: string): value is WorkerQueueName {
-  return (WORKER_QUEUE_NAMES as readonly string[]).includes(value);
-}
 
 /** A TCP port: 0..65535 (0 means "any free port" for PORT, "off" for METRICS_PORT). */
 const portNumber = (name: string) =>

@@ -4,3 +4,4 @@ export * from './duration-buckets.js';
 export * from './redis-endpoint.js';
 export * from './retry-schedule.js';
 export * from './service-version.js';
+export * from './worker-queues.js';
