@@ -1,4 +1,6 @@
+import { ValidationError } from '../shared/common.errors.js';
 import { DomainError } from '../shared/domain-error.js';
+import { Messages } from '../shared/messages.js';
 
 export class ExportNotFoundError extends DomainError {
   readonly code = 'EXPORT_NOT_FOUND';
@@ -36,5 +38,15 @@ export class ExportStorageQuotaError extends DomainError {
   readonly code = 'EXPORT_STORAGE_QUOTA_EXCEEDED';
   constructor(readonly retryAfterSeconds: number) {
     super('Export storage quota exceeded.');
+  }
+}
+
+/** More invoices match than one export may hold (EXPORT_MAX_INVOICES): a 422 on `filters`, as any invalid filter is. */
+export class ExportTooLargeError extends ValidationError {
+  constructor(
+    readonly maxInvoices: number,
+    readonly total: number,
+  ) {
+    super(Messages.INVALID_DATA, { filters: [`More than ${maxInvoices} invoices match these filters (${total}); narrow them or make several exports.`] });
   }
 }

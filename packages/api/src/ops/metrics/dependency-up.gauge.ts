@@ -1,4 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
+import { withTimeout } from '@logi/domain';
 import type { ReadinessChecker } from '../health/readiness.checker.js';
 
 /**
@@ -15,13 +16,8 @@ export function registerDependencyUpGauge(registry: Registry, readiness: Readine
     labelNames: ['dependency'] as const,
     registers: [registry],
     async collect() {
-      let timer: NodeJS.Timeout | undefined;
-      const waited = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, waitMs);
-      });
-      // The probe's own failures are its outcomes; the checker never rejects.
-      await Promise.race([readiness.check().catch(() => undefined), waited]);
-      clearTimeout(timer);
+      // The probe's own failures are its outcomes; a slow one is read by a later scrape.
+      await withTimeout(() => readiness.check().catch(() => undefined), waitMs, { onTimeout: () => undefined });
       gauge.reset();
       for (const [dependency, outcome] of Object.entries(readiness.latestChecks() ?? {})) gauge.set({ dependency }, outcome === 'ok' ? 1 : 0);
     },

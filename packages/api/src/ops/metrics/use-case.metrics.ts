@@ -1,4 +1,4 @@
-import { DomainError, Messages, ValidationError, type AttachFilesUseCase, type ManageExportsUseCase, type OrderFilesUseCase } from '@logi/domain';
+import { DomainError, ExportTooLargeError, Messages, type AttachFilesUseCase, type ManageExportsUseCase, type OrderFilesUseCase } from '@logi/domain';
 import type { ApiMetrics, FILE_DOWNLOAD_OUTCOMES, QUOTA_KINDS } from './api-metrics.js';
 
 type DownloadOutcome = (typeof FILE_DOWNLOAD_OUTCOMES)[number];
@@ -72,8 +72,7 @@ function exportRefusalOf(error: unknown): QuotaKind | null {
   if (!(error instanceof DomainError)) return null;
   if (error.code === 'TOO_MANY_EXPORTS') return 'export_active';
   if (error.code === 'EXPORT_STORAGE_QUOTA_EXCEEDED') return 'export_storage';
-  // The invoice limit is a 422 on `filters` (ManageExportsUseCase.create), told apart from a malformed filter by its text.
-  if (error instanceof ValidationError && (error.errors.filters ?? []).some((message) => message.startsWith('More than '))) return 'export_invoices';
+  if (error instanceof ExportTooLargeError) return 'export_invoices';
   return null;
 }
 

@@ -3,9 +3,15 @@ import type { EventFeedPort } from '../../ports/event-feed.port.js';
 import type { ExportRepositoryPort } from '../../ports/export-repository.port.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { InvoiceRepositoryPort } from '../../ports/invoice-repository.port.js';
-import { ValidationError } from '../../shared/common.errors.js';
 import { exportArchiveKey, type Export } from '../export.js';
-import { ExportExpiredError, ExportNotFoundError, ExportNotReadyError, ExportStorageQuotaError, TooManyExportsError } from '../exports.errors.js';
+import {
+  ExportExpiredError,
+  ExportNotFoundError,
+  ExportNotReadyError,
+  ExportStorageQuotaError,
+  ExportTooLargeError,
+  TooManyExportsError,
+} from '../exports.errors.js';
 import { exportCriteria, parseExportRequest } from './export-request.input.js';
 
 /** The newest exports `GET /v1/exports` shows. */
@@ -47,9 +53,7 @@ export class ManageExportsUseCase {
     const request = parseExportRequest(body, context);
     const { total } = await this.deps.invoices.list({ ...exportCriteria(request.filters, context), page: 1, perPage: 1 });
     if (total > this.deps.settings.maxInvoices) {
-      throw ValidationError.invalidData({
-        filters: [`More than ${this.deps.settings.maxInvoices} invoices match these filters (${total}); narrow them or make several exports.`],
-      });
+      throw new ExportTooLargeError(this.deps.settings.maxInvoices, total);
     }
     // Read before the export exists: every change committed after the answer gets an event past it.
     const eventsCursor = await this.deps.feed.latestId(directory);
