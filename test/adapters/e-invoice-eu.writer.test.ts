@@ -5,11 +5,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { InvoiceService } from '@e-invoice-eu/core';
 import { PDFArray, PDFDict, PDFDocument, PDFHeader, PDFHexString, PDFName, PDFString, StandardFonts } from '@cantoo/pdf-lib';
-import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EInvoiceEuWriter, toLibraryInvoice } from '@logi/adapters';
 import { ValidationError, type EInvoice } from '@logi/domain';
 import { KSEF_CATALOG, XSD, xsdErrors } from '../support/xml-validation.js';
+import { generatedNames, NAMES, XML_1_0_FORBIDDEN, xmlSafe } from '../support/names-in-every-script.js';
 import { iccComponents, iccProblems, infoXmpDisagreements, parseXmp, pdfAFacts, xmpText, xmpValues, XMP_TWIN } from '../support/pdfa-facts.js';
 
 const run = promisify(execFile);
@@ -217,22 +217,6 @@ describe('EInvoiceEuWriter: Factur-X as a PDF/A-3 validator reads it', () => {
   });
 });
 
-/** Names in every script a seller or buyer may have, and characters XML 1.0 forbids (dropped, never written). */
-const NAMES = [
-  'SIA Kuļļi',
-  'Łódź Ćma Spółka',
-  'ООО «Ромашка»',
-  'Ελληνική Μεταφορική Α.Ε.',
-  'İĞŞıöç Lojistik A.Ş.',
-  'Cafe\u0301 Transports', // a combining acute accent
-  'Emoji 🚚 Freight 👨‍👩‍👧', // with a ZWJ sequence
-  'הובלות ישראל בע"מ',
-  'شركة النقل',
-  'Con\u0001trol\u0008 \u000B\u000Cchars\uFFFE\uFFFF and a lone \uD800 surrogate',
-];
-// eslint-disable-next-line no-control-regex -- the characters XML 1.0 forbids, written out here as the oracle
-const XML_1_0_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/u;
-
 describe('EInvoiceEuWriter: every name prints in every format', () => {
   const writer = new EInvoiceEuWriter();
   let dir: string;
@@ -245,16 +229,13 @@ describe('EInvoiceEuWriter: every name prints in every format', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const generated = fc.sample(
-    fc.string({ unit: fc.constantFrom('a', 'ļ', 'Ж', 'λ', 'ı', 'e\u0301', '🚚', 'ש', '&', '<', '"', ' ', '\u0002', '\uFFFF'), minLength: 1, maxLength: 24 }),
-    { numRuns: 4, seed: 35 },
-  );
+  const generated = generatedNames(4, 35);
   const { seller: polishSeller, national } = KSEF_READY;
 
   it.each([...NAMES, ...generated].map((name) => [JSON.stringify(name), name]))(
     'when the seller and the buyer are named %s, then UBL, CII, XRechnung (UBL and CII), Peppol, CIUS-RO and FA(3) validate against the XSD of their syntax and carry the names without what XML forbids, and Factur-X names the seller',
     async (_label, name) => {
-      const safe = name.replace(new RegExp(XML_1_0_FORBIDDEN.source, 'gu'), '');
+      const safe = xmlSafe(name);
       expect(XML_1_0_FORBIDDEN.test(safe)).toBe(false);
       const named: EInvoice = { ...invoice, seller: { ...polishSeller, name }, buyer: { ...invoice.buyer, name: `${name} GmbH` }, national };
       const documents = [

@@ -1,9 +1,12 @@
+import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtures, Sha256ApiKeyHasher } from '@logi/adapters';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
 import { KSEF_CATALOG, schematronFailures, XSD, xsdErrors, type RuleSet } from '../support/xml-validation.js';
+import { generatedNames, NAMES, xmlSafe } from '../support/names-in-every-script.js';
 
 /**
  * Every invoice of the demo fixture (fixtures/demo.json) in each national format over HTTP: each answer is the
@@ -247,4 +250,150 @@ describe('national e-invoices of the demo fixture', () => {
     },
     120_000,
   );
+});
+
+/**
+ * Names in every script (test/support/names-in-every-script.ts, the set the writer's own test runs through each
+ * syntax's XSD) through the national rules too: over HTTP, each name as a seller (the client's company), a buyer and an
+ * item, in XRechnung (UBL and CII), Peppol and CIUS-RO, checked by the EN 16931 rules and then the national ones.
+ */
+describe('national e-invoices of names in every script', () => {
+  const SCHEMATRON_FORMATS = Object.keys(RULES) as Array<keyof typeof RULES>;
+  const names = [...NAMES, ...generatedNames(4, 38)];
+  /** Half the names on each of two invoices a format applies to: as the buyer (joined) and one an item. */
+  const halves = [names.slice(0, Math.ceil(names.length / 2)), names.slice(Math.ceil(names.length / 2))];
+  const run = promisify(execFile);
+  const picked = new Map<Format, Array<{ invoice: DemoInvoice; names: string[] }>>();
+  const taken = new Set<number>();
+  const takenClients = new Set<string>();
+  for (const format of SCHEMATRON_FORMATS) {
+    const candidates = demo.invoices.filter((invoice) => APPLIES[format](invoice) && invoice.type !== 'p' && !taken.has(invoice.id));
+    // Invoices of clients not renamed yet first, so that more sellers carry a name.
+    const ordered = [...candidates.filter((invoice) => !takenClients.has(invoice.directory)), ...candidates];
+    const chosen: DemoInvoice[] = [];
+    for (const invoice of ordered) if (chosen.length < 2 && !chosen.includes(invoice) && invoice.items.length > 0) chosen.push(invoice);
+    for (const invoice of chosen) {
+      taken.add(invoice.id);
+      takenClients.add(invoice.directory);
+    }
+    picked.set(
+      format,
+      chosen.map((invoice, half) => ({ invoice, names: halves[half]! })),
+    );
+  }
+  /** Each client a name of the list as its company, so a seller carries it. */
+  const companyNames = new Map(demo.clients.map((client, index) => [client.directory, names[index % names.length]!]));
+  const buyerName = (half: string[]) => half.join(' | ');
+
+  let namedApi: TestApi;
+  let namedDir: string;
+  const named = new Map<string, string>();
+  /**
+   * Each name as the database gives it back: UTF-8 cannot carry a lone surrogate, and MariaDB keeps one U+FFFD in its
+   * place where SQLite keeps three; the writer gets what is stored.
+   */
+  const stored = new Map<string, string>();
+  const storedName = (name: string) => stored.get(name)!;
+
+  beforeAll(async () => {
+    namedApi = await startTestApi(
+      {},
+      {
+        label: 'einvoice-national-names',
+        beforeStart: async (_dataDir, { knex }) => {
+          await loadFixtures(knex, demo, { hasher: new Sha256ApiKeyHasher() });
+          // Written to the rows, past the loader, so that what XML forbids reaches the writer as a client's data could.
+          for (const [directory, name] of companyNames) await knex('clients').where({ directory }).update({ company_name: name });
+          for (const chosen of picked.values()) {
+            for (const { invoice, names: half } of chosen) {
+              await knex('invoices')
+                .where({ id: invoice.id })
+                .update({ customer_name: buyerName(half) });
+              const items = await knex('invoice_items').where({ invoice_id: invoice.id }).orderBy('position').select<Array<{ position: number }>>('position');
+              for (const [index, { position }] of items.entries())
+                await knex('invoice_items')
+                  .where({ invoice_id: invoice.id, position })
+                  .update({ name: half[index % half.length] });
+            }
+          }
+          // Each name once through a row and back (the first client's, left with its own name after).
+          const probe = knex('clients').where({ directory: demo.clients[0]!.directory });
+          for (const name of [...names, ...halves.map(buyerName)]) {
+            await probe.clone().update({ company_name: name });
+            stored.set(name, (await probe.clone().first<{ company_name: string }>('company_name')).company_name);
+          }
+          await probe.clone().update({ company_name: companyNames.get(demo.clients[0]!.directory)! });
+        },
+      },
+    );
+    namedDir = path.join(namedApi.dataDir, 'national-names');
+    await mkdir(namedDir, { recursive: true });
+    for (const [format, chosen] of picked) {
+      for (const { invoice } of chosen) {
+        const response = await fetch(`${namedApi.base}/invoices/${invoice.id}/e-invoice?format=${format}`, {
+          headers: { Authorization: `Bearer ${keys.get(invoice.directory)}`, 'X-Client-Directory': invoice.directory },
+        });
+        const body = Buffer.from(await response.arrayBuffer());
+        expect(response.status, `${format} ${invoice.id}: ${body.toString('utf8').slice(0, 300)}`).toBe(200);
+        const file = path.join(namedDir, `${format}-${invoice.id}.xml`);
+        await writeFile(file, body);
+        named.set(`${format} ${invoice.id}`, file);
+      }
+    }
+  }, 300_000);
+
+  afterAll(async () => {
+    await namedApi?.stop();
+  });
+
+  /** The text of the first element with this local name under the first one with that parent's local name. */
+  async function textAt(file: string, parent: string, child: string): Promise<string> {
+    const xpath = `string((//*[local-name()='${parent}']//*[local-name()='${child}'])[1])`;
+    const { stdout } = await run('xmllint', ['--nonet', '--xpath', xpath, file]);
+    // xmllint ends what it prints with a line break.
+    return stdout.slice(0, -1);
+  }
+
+  it('when names in every script are the seller, the buyer and the items, then each format applies to two invoices carrying them all', () => {
+    for (const format of SCHEMATRON_FORMATS) {
+      expect(
+        picked.get(format)!.map(({ names: half }) => half),
+        format,
+      ).toEqual(halves);
+    }
+    expect(new Set([...picked.values()].flat().map(({ invoice }) => invoice.directory)).size).toBeGreaterThan(1);
+  });
+
+  it.each(SCHEMATRON_FORMATS)(
+    'when %s carries names in every script, then the EN 16931 and the national rules raise no fatal or error, and the names are there without what XML forbids',
+    async (format) => {
+      const failures: string[] = [];
+      const UBL = format !== 'xrechnung-cii';
+      for (const { invoice, names: half } of picked.get(format)!) {
+        const file = named.get(`${format} ${invoice.id}`)!;
+        for (const rules of RULES[format]) for (const failure of await blockingFailures(rules, file)) failures.push(`${invoice.id} ${rules}: ${failure}`);
+        const [buyerParty, sellerParty, nameOf] = UBL
+          ? ['AccountingCustomerParty', 'AccountingSupplierParty', 'RegistrationName']
+          : ['BuyerTradeParty', 'SellerTradeParty', 'Name'];
+        expect(await textAt(file, buyerParty, nameOf), `${format} ${invoice.id} buyer`).toBe(xmlSafe(storedName(buyerName(half))));
+        expect(await textAt(file, sellerParty, nameOf), `${format} ${invoice.id} seller`).toBe(xmlSafe(storedName(companyNames.get(invoice.directory)!)));
+        const itemNames = await itemTexts(file, UBL ? 'Item' : 'SpecifiedTradeProduct');
+        expect(itemNames, `${format} ${invoice.id} items`).toEqual(half.slice(0, itemNames.length).map((name) => xmlSafe(storedName(name))));
+        expect(itemNames.length).toBe(Math.min(half.length, invoice.items.length));
+      }
+      expect(failures).toEqual([]);
+    },
+    300_000,
+  );
+
+  /** The names of an invoice's items, in order: each element with the local name Name right under one named `parent`. */
+  async function itemTexts(file: string, parent: string): Promise<string[]> {
+    const count = Number((await run('xmllint', ['--nonet', '--xpath', `count(//*[local-name()='${parent}']/*[local-name()='Name'])`, file])).stdout);
+    const texts: string[] = [];
+    for (let nth = 1; nth <= count; nth += 1) {
+      const { stdout } = await run('xmllint', ['--nonet', '--xpath', `string((//*[local-name()='${parent}']/*[local-name()='Name'])[${nth}])`, file]);
+      texts.push(stdout.slice(0, -1));
+    }
+    return texts;
+  }
 });
