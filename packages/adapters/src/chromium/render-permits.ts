@@ -1,3 +1,5 @@
+import { currentRenderWork } from '../shared/bulk-work.js';
+
 /** A render waiting for a page: its fair rank, when it came, and how it is told. */
 interface Waiter {
   rank: number;
@@ -105,4 +107,20 @@ function takeBest(line: Waiter[]): Waiter | undefined {
     if (w.rank < b.rank || (w.rank === b.rank && w.seq < b.seq)) best = i;
   }
   return line.splice(best, 1)[0];
+}
+
+/**
+ * A page for the render running now, by what its queue put in its async context (runAsRenderWork): its kind and fair
+ * rank. The wait is added to the job's `pageWaitMs`, and the job is told once it has the page (`onPage`: the queue's
+ * fair virtual time moves on to it). Resolves the kind to release with, or null after `timeoutMs` without a page.
+ */
+export async function acquirePage(permits: RenderPermits, timeoutMs: number): Promise<{ bulk: boolean } | null> {
+  const work = currentRenderWork();
+  const kind = { bulk: work?.bulk ?? false };
+  const waitStart = Date.now();
+  const granted = await permits.acquire(timeoutMs, { ...kind, rank: work?.rank });
+  if (work) work.pageWaitMs += Date.now() - waitStart;
+  if (!granted) return null;
+  work?.onPage?.();
+  return kind;
 }
