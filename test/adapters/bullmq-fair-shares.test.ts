@@ -119,7 +119,7 @@ describe('BullmqJobQueue fair shares between directories', () => {
     const lockDurationMs = 1_000;
     // Four pages, as the renderer's (one kept from bulk renders); each render holds its page until its gate opens.
     const permits = new RenderPermits(4, 1);
-    const gates = new Map<string, ReturnType<typeof deferred>>();
+    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
     const gate = (name: string) => gates.get(name) ?? (gates.set(name, deferred()), gates.get(name)!);
     const rendered: string[] = [];
     const render = handlers(async (p) => {
