@@ -185,4 +185,46 @@ describe('BullmqJobQueue fair shares between directories', () => {
     // No job ran twice: none lost its lock while it waited.
     expect(rendered).toHaveLength(13);
   });
+  it("when a worker has taken a directory's whole backlog and some of it waits for a page, then a job the directory adds meanwhile renders after them, not on tags started over", async () => {
+    const q = queue();
+    await ready(q);
+    const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
+    opened.push(inspect);
+    const permits = new RenderPermits(2, 1);
+    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
+    const gate = (name: string) => gates.get(name) ?? (gates.set(name, deferred()), gates.get(name)!);
+    const rendered: string[] = [];
+    const render = handlers(async (p) => {
+      const name = `${p.directory}${p.invoiceId}`;
+      const page = await acquirePage(permits, 60_000);
+      if (!page) throw new Error(`${name} got no page`);
+      rendered.push(name);
+      await gate(name).promise;
+      permits.release(page);
+      return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
+    });
+    const run = (invoiceId: number) =>
+      q.runAndWait('render-invoice-pdf', payloadOf('A', invoiceId), { jobId: `over-A-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000 });
+    const jobs = [1, 2, 3, 4].map(run);
+    await expect.poll(() => inspect.getPrioritizedCount(), { timeout: 10_000 }).toBe(4);
+    const w = new BullmqJobWorker({ redis: REDIS_URL, prefix, concurrency: 2, logger, closeTimeoutMs: 5_000, handlers: render, queues: ['pdf'] });
+    opened.push(w);
+    // Two render, two wait for a page; nothing of A's is left in Redis.
+    await vi.waitFor(() => expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 2, waitingBulk: 0 }), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await admin().zcard(`${prefix}:pdf:fair:interactive:fetched`)).toBe(2));
+    expect(await inspect.getPrioritizedCount()).toBe(0);
+    jobs.push(run(5));
+    await expect.poll(() => inspect.getPrioritizedCount(), { timeout: 10_000 }).toBe(1);
+    // A1 ends: its page goes to A3, its slot takes A5, which waits beside A4.
+    gate('A1').resolve();
+    await vi.waitFor(() => expect(rendered).toHaveLength(3), { timeout: 10_000 });
+    await vi.waitFor(() => expect(permits.state.waitingInteractive).toBe(2), { timeout: 10_000 });
+    // The next page goes to A4: A5's tag follows A's earlier ones, it did not start over at 0.
+    gate('A2').resolve();
+    await vi.waitFor(() => expect(rendered).toHaveLength(4), { timeout: 10_000 });
+    for (const name of ['A3', 'A4', 'A5']) gate(name).resolve();
+    await Promise.all(jobs);
+    expect(rendered.slice(2)).toEqual(['A3', 'A4', 'A5']);
+    expect(await admin().zcard(`${prefix}:pdf:fair:interactive:fetched`)).toBe(0);
+  });
 });

@@ -17,7 +17,7 @@ import { createRedis } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 import { encodeDomainError } from './job-failure.codec.js';
 import { runAsRenderWork } from '../shared/bulk-work.js';
-import { fairClassOf, fairStarted, isBulkPriority } from './fair-priority.js';
+import { fairClassOf, fairFetched, fairStarted, isBulkPriority } from './fair-priority.js';
 import { DEFAULT_QUEUE_PREFIX, JOB_QUEUES } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
@@ -290,13 +290,17 @@ export class BullmqJobWorker {
     // (a job fetched ahead that still waits must not make a newcomer's tag later than its own: ADR 0054), or when
     // it ends without one (a cached PDF); any other job now. Off the job's path: a lost update only makes the next
     // jobs' shares less exact, never wrong.
+    // A render job is noted as waiting meanwhile, so that the tags do not start over under it (fairFetched). Both on
+    // the same connection, in this order.
+    const fetchedId = job.id ?? '';
     let started = false;
     const markStarted = () => {
       if (started) return;
       started = true;
-      fairStarted(this.commands, keys, job.opts.priority).catch((error: unknown) => log.warn({ err: error }, 'fair share not updated'));
+      fairStarted(this.commands, keys, job.opts.priority, fetchedId).catch((error: unknown) => log.warn({ err: error }, 'fair share not updated'));
     };
     if (name !== 'render-invoice-pdf') markStarted();
+    else fairFetched(this.commands, keys, job.opts.priority, fetchedId).catch((error: unknown) => log.warn({ err: error }, 'fair share not updated'));
     const handler = this.options.handlers[name] as JobHandler<JobName> | undefined;
     if (!handler) {
       log.error('unknown job name');
