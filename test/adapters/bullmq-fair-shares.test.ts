@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Queue } from 'bullmq';
-import { BullmqJobWorker, isBulkWork, QUEUE_NAME_BY_JOB } from '@logi/adapters';
+import { acquirePage, BullmqJobWorker, isBulkWork, QUEUE_NAME_BY_JOB, RenderPermits } from '@logi/adapters';
 import type { JobPayloads } from '@logi/domain';
 import { bullmqHarness, deferred, handlers, pdfPayload, REDIS_URL } from '../support/bullmq-harness.js';
 
 /** Fair shares between directories and the bulk queue (ADR 0036, ADR 0053), on the real Redis. */
 const harness = bullmqHarness();
-const { prefix, logger, opened, queue, worker, ready } = harness;
+const { prefix, logger, opened, queue, worker, ready, admin } = harness;
 
 describe('BullmqJobQueue fair shares between directories', () => {
   const payloadOf = (directory: string, invoiceId: number): JobPayloads['render-invoice-pdf'] => ({ ...pdfPayload(invoiceId), directory });
@@ -84,7 +84,7 @@ describe('BullmqJobQueue fair shares between directories', () => {
     ]);
   });
 
-  it('when a worker takes both render queues, then a bulk backlog holds at most WORKER_CONCURRENCY - 1 slots and requests start beside it', async () => {
+  it('when a worker takes both render queues, then a bulk backlog holds at most twice WORKER_CONCURRENCY - 1 slots (two jobs per page bulk renders may hold) and requests start beside it', async () => {
     const q = queue();
     await ready(q);
     const running = { bulk: 0, interactive: 0, maxBulk: 0 };
@@ -102,13 +102,129 @@ describe('BullmqJobQueue fair shares between directories', () => {
     const run = (invoiceId: number, bulk: boolean) =>
       q.runAndWait('render-invoice-pdf', payloadOf(bulk ? 'X' : 'A', invoiceId), { jobId: `slots-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000, bulk });
     const bulkJobs = [1, 2, 3, 4].map((i) => run(i, true));
-    await expect.poll(() => running.bulk).toBe(1);
+    await expect.poll(() => running.bulk).toBe(2);
     const requests = [11, 12].map((i) => run(i, false));
-    // Both requests run while the bulk backlog still waits: its one slot stays its one slot.
+    // Both requests run while the bulk backlog still waits: its two slots (one page, fetched ahead: ADR 0054) stay two.
     await expect.poll(() => running.interactive).toBe(2);
-    expect(running.bulk).toBe(1);
+    expect(running.bulk).toBe(2);
     gate.resolve();
     await Promise.all([...bulkJobs, ...requests]);
-    expect(running.maxBulk).toBe(1);
+    expect(running.maxBulk).toBe(2);
+  });
+  it("when a worker fetches render jobs ahead of its pages and a busy directory fills them, then a job of another directory added later gets the next page before the busy one's fetched jobs, and the waiting jobs keep their locks", async () => {
+    const q = queue();
+    await ready(q);
+    const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
+    opened.push(inspect);
+    const lockDurationMs = 1_000;
+    // Four pages, as the renderer's (one kept from bulk renders); each render holds its page until its gate opens.
+    const permits = new RenderPermits(4, 1);
+    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
+    const gate = (name: string) => gates.get(name) ?? (gates.set(name, deferred()), gates.get(name)!);
+    const rendered: string[] = [];
+    const render = handlers(async (p) => {
+      const name = `${p.directory}${p.invoiceId}`;
+      const page = await acquirePage(permits, 60_000);
+      if (!page) throw new Error(`${name} got no page`);
+      rendered.push(name);
+      await gate(name).promise;
+      permits.release(page);
+      return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
+    });
+    const run = (directory: string, invoiceId: number) =>
+      q.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), { jobId: `ahead-${directory}-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000 });
+    // More of A's jobs than the worker fetches: the backlog goes on in Redis, so the fair tags do not start over.
+    const jobs = Array.from({ length: 12 }, (_, i) => run('A', i + 1));
+    await expect.poll(() => inspect.getPrioritizedCount(), { timeout: 10_000 }).toBe(12);
+
+    const w = new BullmqJobWorker({
+      redis: REDIS_URL,
+      prefix,
+      concurrency: 4,
+      logger,
+      closeTimeoutMs: 5_000,
+      handlers: render,
+      queues: ['pdf'],
+      lockDurationMs,
+    });
+    opened.push(w);
+    // Four of A's jobs render, and four more were fetched ahead and wait for a page.
+    await vi.waitFor(() => expect(permits.state).toEqual({ held: 4, bulkHeld: 0, waitingInteractive: 4, waitingBulk: 0 }), { timeout: 10_000 });
+    expect(new Set(rendered)).toEqual(new Set(['A1', 'A2', 'A3', 'A4']));
+    expect(await inspect.getPrioritizedCount()).toBe(4);
+    const fetchedAt = Date.now();
+    // The queue's fair virtual time stands at the tags of the jobs on a page (0..3), not at those fetched ahead (up to 7),
+    // so a newcomer's tag is lower than theirs.
+    await vi.waitFor(async () => expect(await admin().get(`${prefix}:pdf:fair:interactive:virtual`)).toBe('3'));
+    // The jobs waiting for a page past their lock's duration keep it (BullMQ renews the locks of every job it runs).
+    const a8 = (await inspect.getActive()).find((job) => job.data.invoiceId === 8 && job.data.directory === 'A');
+    expect(a8).toBeDefined();
+    await vi.waitFor(
+      async () => {
+        expect(Date.now() - fetchedAt).toBeGreaterThan(1.5 * lockDurationMs);
+        expect(await admin().exists(`${prefix}:pdf:${a8!.id}:lock`)).toBe(1);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+
+    jobs.push(run('B', 1));
+    await expect.poll(() => inspect.getPrioritizedCount(), { timeout: 10_000 }).toBe(5);
+    // A1 ends: its page goes to A5 (B's job is not fetched yet), its slot takes B's job, which waits beside A6..A8.
+    gate('A1').resolve();
+    await vi.waitFor(() => expect(rendered).toHaveLength(5), { timeout: 10_000 });
+    expect(rendered[4]).toBe('A5');
+    await vi.waitFor(() => expect(permits.state).toEqual({ held: 4, bulkHeld: 0, waitingInteractive: 4, waitingBulk: 0 }), { timeout: 10_000 });
+    expect(await inspect.getPrioritizedCount()).toBe(4);
+    // The next free page goes to B's job: its fair tag is lower than those of A's jobs fetched ahead.
+    gate('A2').resolve();
+    await vi.waitFor(() => expect(rendered).toHaveLength(6), { timeout: 10_000 });
+    expect(rendered[5]).toBe('B1');
+    for (const name of ['A3', 'A4', 'A5', 'A6', 'A7', 'A8', 'A9', 'A10', 'A11', 'A12', 'B1']) gate(name).resolve();
+    await Promise.all(jobs);
+    expect(rendered.slice(4)).toEqual(['A5', 'B1', 'A6', 'A7', 'A8', 'A9', 'A10', 'A11', 'A12']);
+    // No job ran twice: none lost its lock while it waited.
+    expect(rendered).toHaveLength(13);
+  });
+  it("when a worker has taken a directory's whole backlog and some of it waits for a page, then a job the directory adds meanwhile renders after them, not on tags started over", async () => {
+    const q = queue();
+    await ready(q);
+    const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
+    opened.push(inspect);
+    const permits = new RenderPermits(2, 1);
+    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
+    const gate = (name: string) => gates.get(name) ?? (gates.set(name, deferred()), gates.get(name)!);
+    const rendered: string[] = [];
+    const render = handlers(async (p) => {
+      const name = `${p.directory}${p.invoiceId}`;
+      const page = await acquirePage(permits, 60_000);
+      if (!page) throw new Error(`${name} got no page`);
+      rendered.push(name);
+      await gate(name).promise;
+      permits.release(page);
+      return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
+    });
+    const run = (invoiceId: number) =>
+      q.runAndWait('render-invoice-pdf', payloadOf('A', invoiceId), { jobId: `over-A-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000 });
+    const jobs = [1, 2, 3, 4].map(run);
+    await expect.poll(() => inspect.getPrioritizedCount(), { timeout: 10_000 }).toBe(4);
+    const w = new BullmqJobWorker({ redis: REDIS_URL, prefix, concurrency: 2, logger, closeTimeoutMs: 5_000, handlers: render, queues: ['pdf'] });
+    opened.push(w);
+    // Two render, two wait for a page; nothing of A's is left in Redis.
+    await vi.waitFor(() => expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 2, waitingBulk: 0 }), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await admin().zcard(`${prefix}:pdf:fair:interactive:fetched`)).toBe(2));
+    expect(await inspect.getPrioritizedCount()).toBe(0);
+    jobs.push(run(5));
+    await expect.poll(() => inspect.getPrioritizedCount(), { timeout: 10_000 }).toBe(1);
+    // A1 ends: its page goes to A3, its slot takes A5, which waits beside A4.
+    gate('A1').resolve();
+    await vi.waitFor(() => expect(rendered).toHaveLength(3), { timeout: 10_000 });
+    await vi.waitFor(() => expect(permits.state.waitingInteractive).toBe(2), { timeout: 10_000 });
+    // The next page goes to A4: A5's tag follows A's earlier ones, it did not start over at 0.
+    gate('A2').resolve();
+    await vi.waitFor(() => expect(rendered).toHaveLength(4), { timeout: 10_000 });
+    for (const name of ['A3', 'A4', 'A5']) gate(name).resolve();
+    await Promise.all(jobs);
+    expect(rendered.slice(2)).toEqual(['A3', 'A4', 'A5']);
+    expect(await admin().zcard(`${prefix}:pdf:fair:interactive:fetched`)).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RenderPermits } from '@logi/adapters';
 
 /** The renderer's pages between interactive and bulk renders (docs/contribute/decisions/0053-worker-pools.md). */
@@ -61,5 +61,40 @@ describe('RenderPermits', () => {
     permits.release({ bulk: true });
     expect(await next).toBe(true);
     expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
+  });
+  it('when renders of several ranks wait for a page, then a freed page goes to the lowest rank, interactive before bulk, first come among equals', async () => {
+    const permits = new RenderPermits(1, 0);
+    expect(await permits.acquire(LONG, { rank: 1 })).toBe(true);
+    const order: string[] = [];
+    const wait = (name: string, options: { bulk?: boolean; rank?: number }) => permits.acquire(LONG, options).then((granted) => granted && order.push(name));
+    // Fetched in this order (a worker takes more jobs than it has pages): a busy directory's later tags first, a bulk
+    // job of the best bulk tag, then a newcomer's job whose fair tag is lower than theirs, then one of the same tag.
+    const waiting = [
+      wait('A-7', { rank: 7 }),
+      wait('A-9', { rank: 9 }),
+      wait('X-bulk', { bulk: true, rank: 2 ** 20 + 1 }),
+      wait('B-4', { rank: 4 }),
+      wait('C-4', { rank: 4 }),
+    ];
+    expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 4, waitingBulk: 1 });
+    for (let released = 1; released <= 5; released++) {
+      permits.release({ bulk: order.at(-1) === 'X-bulk' });
+      await vi.waitFor(() => expect(order).toHaveLength(released));
+    }
+    await Promise.all(waiting);
+    expect(order).toEqual(['B-4', 'C-4', 'A-7', 'A-9', 'X-bulk']);
+  });
+
+  it('when renders come without a rank (the in-process queue), then they get pages first come', async () => {
+    const permits = new RenderPermits(1, 0);
+    expect(await permits.acquire(LONG)).toBe(true);
+    const order: number[] = [];
+    const waiting = [1, 2, 3].map((i) => permits.acquire(LONG).then(() => order.push(i)));
+    for (let released = 1; released <= 3; released++) {
+      permits.release();
+      await vi.waitFor(() => expect(order).toHaveLength(released));
+    }
+    await Promise.all(waiting);
+    expect(order).toEqual([1, 2, 3]);
   });
 });

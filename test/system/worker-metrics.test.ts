@@ -33,7 +33,7 @@ describe('worker metrics', () => {
     expect(text).not.toContain('http_request_duration_seconds');
   });
 
-  it('when a PDF is downloaded through the API, then the worker counts the job by queue and job name and times the render', async () => {
+  it('when a PDF is downloaded through the API, then the worker counts the job by queue and job name, times the render and each stage of the job', async () => {
     const before = await scrapeMetrics(metricsPort);
     const response = await api.call('/invoices/9001/pdf?lang=de');
     expect(response.status).toBe(200);
@@ -49,6 +49,11 @@ describe('worker metrics', () => {
     expect(delta('logistics_worker_job_duration_seconds_sum', { ...pdfJob, outcome: 'completed' })).toBeGreaterThan(0);
     expect(delta('logistics_worker_job_failures_total', pdfJob)).toBe(0);
     expect(delta('logistics_pdf_render_duration_seconds_count')).toBe(1);
+    // Where the job's time went, stage by stage (ADR 0054): each stage once, the render on the page taking time.
+    for (const stage of ['data', 'cache_lookup', 'page_wait', 'render', 'store'])
+      expect({ stage, count: delta('logistics_pdf_job_stage_seconds_count', { stage, kind: 'interactive' }) }).toEqual({ stage, count: 1 });
+    expect(delta('logistics_pdf_job_stage_seconds_sum', { stage: 'render', kind: 'interactive' })).toBeGreaterThan(0);
+    expect(delta('logistics_pdf_job_stage_seconds_count', { stage: 'facturx', kind: 'interactive' })).toBe(0);
     expect(sample(after, 'logistics_worker_jobs_in_progress', pdfJob)).toBe(0);
     expect(delta('logistics_worker_job_duration_seconds_count', { queue: 'uploads' })).toBe(0);
   });

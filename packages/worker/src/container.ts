@@ -54,6 +54,7 @@ import {
   eventCaptureLagMetrics,
   webhookDeliveryMetrics,
   fairShareWaitMetrics,
+  pdfJobStageMetrics,
   BullmqJobQueue,
   KnexExportRepository,
 } from '@logi/adapters';
@@ -111,6 +112,8 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
       timeZone: config.timeZone,
       // Factur-X is made where the PDF is rendered: here, in the production profile.
       eInvoiceWriter: new EInvoiceEuWriter(),
+      // Where a render job's time goes: data, cache look-up, wait for a page, render, store (ADR 0054).
+      onPdfStage: pdfJobStageMetrics(get<WorkerMetrics>(WorkerTokens.Metrics).registry),
     }),
   );
   // One registry per container; the renderer and the handlers are timed on activation, so their bindings stay as they are.

@@ -16,8 +16,8 @@ import type { RedisEndpoint } from '@logi/config';
 import { createRedis } from '../redis/create-redis.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 import { encodeDomainError } from './job-failure.codec.js';
-import { runAsBulkWork } from '../shared/bulk-work.js';
-import { fairClassOf, fairStarted, isBulkPriority } from './fair-priority.js';
+import { runAsRenderWork } from '../shared/bulk-work.js';
+import { fairClassOf, fairFetched, fairStarted, isBulkPriority } from './fair-priority.js';
 import { DEFAULT_QUEUE_PREFIX, JOB_QUEUES } from './job-queue-names.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
@@ -40,6 +40,12 @@ export interface BullmqJobWorkerOptions {
   telemetry?: Telemetry;
   /** The stall watchdog's bounds (docs/operate/redis-and-sentinel.md#a-worker-that-stops-taking-jobs). */
   stall?: Partial<StallBounds>;
+  /**
+   * Render jobs this worker takes per page it may render on (default 2): a job reads its data, looks up the cache and
+   * stores its PDF while another holds the page, and the page goes to the waiting job of best fair rank
+   * (RenderPermits; docs/contribute/decisions/0054-fetch-ahead-render-ranks.md). 1: one job per page, as before.
+   */
+  renderJobsPerPage?: number;
   /** Told when a job's first attempt starts, with how long it waited since it was added (the fair-share wait metric). */
   onFirstStart?: (start: JobFirstStart) => void;
 }
@@ -85,7 +91,7 @@ export class BullmqJobWorker {
   private closing: Promise<void> | null = null;
   private readonly stall: StallBounds;
   private readonly watchdog: NodeJS.Timeout;
-  /** The queues this worker takes, each with its slots. */
+  /** The queues this worker takes, each with its slots (BullMQ's concurrency, which the stall watchdog compares with). */
   private readonly queues: ReadonlyArray<{ queue: string; job: JobName; bulk: boolean; slots: number }>;
   /** Per queue: jobs running in this process, and when the latest one started. */
   private readonly taking = new Map<string, { running: number; lastStartedAt: number }>();
@@ -107,12 +113,16 @@ export class BullmqJobWorker {
       onError: (error) => options.logger.warn({ err: error }, 'redis connection error'),
     });
     const taken = JOB_QUEUES.filter((q) => options.queues?.includes(q.queue) ?? true);
+    const perPage = Math.max(1, Math.floor(options.renderJobsPerPage ?? 2));
     this.queues = taken.map((q) => {
       const slots = jobConcurrency(q.job, options.concurrency);
-      // Beside the same job's interactive queue, bulk jobs take one slot fewer: the renderer keeps a page for
-      // interactive renders anyway (RenderPermits), and a bulk job holding a slot only to wait for a page helps nobody.
+      // Beside the same job's interactive queue, bulk jobs may hold one page fewer: the renderer keeps a page for
+      // interactive renders anyway (RenderPermits, ADR 0053).
       const beside = q.bulk && taken.some((other) => other.job === q.job && !other.bulk);
-      return { ...q, slots: beside ? Math.max(1, slots - 1) : slots };
+      const pages = beside ? Math.max(1, slots - 1) : slots;
+      // Render jobs are fetched ahead, `perPage` per page: the extra ones do their reads while others render, and
+      // wait for a page in the queue's fair order (ADR 0054).
+      return { ...q, slots: q.job === 'render-invoice-pdf' ? pages * perPage : pages };
     });
     for (const q of this.queues) this.taking.set(q.queue, { running: 0, lastStartedAt: 0 });
     this.current = this.makeGeneration();
@@ -276,29 +286,43 @@ export class BullmqJobWorker {
       job: name,
       attempt: job.attemptsMade + 1,
     });
-    // Off the job's path: a lost update only makes the next jobs' shares less exact, never wrong.
-    fairStarted(this.commands, keys, job.opts.priority).catch((error: unknown) => log.warn({ err: error }, 'fair share not updated'));
+    // The queue's fair virtual time moves on to this job's tag when it truly starts: a render job when it gets its page
+    // (a job fetched ahead that still waits must not make a newcomer's tag later than its own: ADR 0054), or when
+    // it ends without one (a cached PDF); any other job now. Off the job's path: a lost update only makes the next
+    // jobs' shares less exact, never wrong.
+    // A render job is noted as waiting meanwhile, so that the tags do not start over under it (fairFetched). Both on
+    // the same connection, in this order.
+    const fetchedId = job.id ?? '';
+    let started = false;
+    const markStarted = () => {
+      if (started) return;
+      started = true;
+      fairStarted(this.commands, keys, job.opts.priority, fetchedId).catch((error: unknown) => log.warn({ err: error }, 'fair share not updated'));
+    };
+    if (name !== 'render-invoice-pdf') markStarted();
+    else fairFetched(this.commands, keys, job.opts.priority, fetchedId).catch((error: unknown) => log.warn({ err: error }, 'fair share not updated'));
     const handler = this.options.handlers[name] as JobHandler<JobName> | undefined;
     if (!handler) {
       log.error('unknown job name');
       throw new (bullmq().UnrecoverableError)(`Unknown job name: ${name}`);
     }
-    const started = Date.now();
-    if (job.attemptsMade === 0) this.options.onFirstStart?.({ queue, waitedMs: Math.max(0, started - job.timestamp), fair: fairClassOf(job.opts.priority) });
+    const startedAt = Date.now();
+    if (job.attemptsMade === 0) this.options.onFirstStart?.({ queue, waitedMs: Math.max(0, startedAt - job.timestamp), fair: fairClassOf(job.opts.priority) });
     const taking = this.taking.get(queue);
     if (taking) {
       taking.running += 1;
-      taking.lastStartedAt = started;
+      taking.lastStartedAt = startedAt;
     }
     log.info('job started');
     try {
       // An export's render, from its own queue or (added by a release before ADR 0053) by its priority: the renderer
-      // keeps a page for interactive renders while it runs.
-      const result = await runAsBulkWork(bulkQueue || isBulkPriority(job.opts.priority), () => handler(job.data as never));
-      log.info({ durationMs: Date.now() - started }, 'job completed');
+      // keeps a page for interactive renders while it runs. Its priority is its rank for a page (ADR 0054).
+      const facts = { bulk: bulkQueue || isBulkPriority(job.opts.priority), rank: job.opts.priority, onPage: markStarted };
+      const result = await runAsRenderWork(facts, () => handler(job.data as never));
+      log.info({ durationMs: Date.now() - startedAt }, 'job completed');
       return result;
     } catch (error) {
-      const durationMs = Date.now() - started;
+      const durationMs = Date.now() - startedAt;
       // A forged or damaged job: logged with the rules it broke, never its values, and never tried again (ADR 0050).
       if (error instanceof InvalidJobPayloadError) {
         log.warn({ durationMs, code: error.code, issues: error.issues }, 'job payload refused');
@@ -318,6 +342,7 @@ export class BullmqJobWorker {
       }
       throw error;
     } finally {
+      markStarted();
       if (taking) taking.running -= 1;
     }
   }

@@ -16,21 +16,26 @@ const SCORE_PER_PRIORITY = 2 ** 32;
 const TAG_TTL_MS = 24 * 3600 * 1000;
 /** Longer than adding a job takes once its tag is known. */
 const ASSIGNING_MS = 10_000;
+/** Longer than a render job taken ahead waits for a page (PDF_RENDER_TIMEOUT_MS); a dead worker's entries go after it. */
+const FETCHED_MS = 120_000;
 
 /** Anything with BullMQ's key naming (Queue and Worker both). */
 interface QueueKeys {
   toKey(type: string): string;
 }
 
-// KEYS: virtual time, next tag per directory, the queue's prioritized jobs, tags handed out whose job may not be added yet.
+// KEYS: virtual time, next tag per directory, the queue's prioritized jobs, tags handed out whose job may not be added yet,
+// render jobs taken by a worker that wait for a page (ADR 0054).
 // ARGV: directory, score range of the kind, TTL, this assignment's token.
-// When no job of the kind waits and none is being added, every directory is even again: the tags start over, which
-// keeps them small. (An API process that died between tag and add holds the start-over back for ASSIGNING_MS at most.)
+// When no job of the kind waits (in Redis or for a page) and none is being added, every directory is even again: the
+// tags start over, which keeps them small. (An API process that died between tag and add holds the start-over back for
+// ASSIGNING_MS at most, a worker that died with jobs waiting for a page for FETCHED_MS.)
 const ASSIGN_TAG = `
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowMs - ${ASSIGNING_MS})
-if redis.call('ZCARD', KEYS[4]) == 0 and redis.call('ZCOUNT', KEYS[3], ARGV[2], ARGV[3]) == 0 then redis.call('DEL', KEYS[1], KEYS[2]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMs - ${FETCHED_MS})
+if redis.call('ZCARD', KEYS[4]) == 0 and redis.call('ZCARD', KEYS[5]) == 0 and redis.call('ZCOUNT', KEYS[3], ARGV[2], ARGV[3]) == 0 then redis.call('DEL', KEYS[1], KEYS[2]) end
 local virtual = tonumber(redis.call('GET', KEYS[1]) or '0')
 local next = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 local slot
@@ -42,9 +47,18 @@ redis.call('PEXPIRE', KEYS[4], ${ASSIGNING_MS})
 return slot
 `;
 
-// KEYS: virtual time. ARGV: the started job's tag, TTL.
+// KEYS: virtual time, jobs waiting for a page. ARGV: the started job's tag, TTL, its id.
 const STARTED = `
 if tonumber(redis.call('GET', KEYS[1]) or '-1') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+redis.call('ZREM', KEYS[2], ARGV[3])
+return 0
+`;
+
+// KEYS: jobs waiting for a page. ARGV: the taken job's id.
+const FETCHED = `
+local now = redis.call('TIME')
+redis.call('ZADD', KEYS[1], tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ${FETCHED_MS})
 return 0
 `;
 
@@ -52,9 +66,9 @@ function kindOf(bulk: boolean): 'interactive' | 'bulk' {
   return bulk ? 'bulk' : 'interactive';
 }
 
-function tagKeys(queue: QueueKeys, bulk: boolean): [string, string, string] {
+function tagKeys(queue: QueueKeys, bulk: boolean): [string, string, string, string] {
   const kind = kindOf(bulk);
-  return [queue.toKey(`fair:${kind}:virtual`), queue.toKey(`fair:${kind}:next`), queue.toKey(`fair:${kind}:assigning`)];
+  return [queue.toKey(`fair:${kind}:virtual`), queue.toKey(`fair:${kind}:next`), queue.toKey(`fair:${kind}:assigning`), queue.toKey(`fair:${kind}:fetched`)];
 }
 
 export interface FairPlace {
@@ -70,10 +84,23 @@ export async function fairPriority(redis: Redis, queue: QueueKeys, directory: st
   // Scores of this kind's waiting jobs: priorities base+1 .. ceiling (exact in a double: below 2^53).
   const low = String((base + 1) * SCORE_PER_PRIORITY);
   const high = `(${String((ceiling + 1) * SCORE_PER_PRIORITY)}`;
-  const [virtual, next, assigning] = tagKeys(queue, bulk);
+  const [virtual, next, assigning, fetched] = tagKeys(queue, bulk);
   const token = randomUUID();
   // The slot (FairTags in the domain): twice the tag, plus one behind the directory's own waiting jobs.
-  const slot = (await redis.eval(ASSIGN_TAG, 4, virtual, next, queue.toKey('prioritized'), assigning, directory, low, high, TAG_TTL_MS, token)) as number;
+  const slot = (await redis.eval(
+    ASSIGN_TAG,
+    5,
+    virtual,
+    next,
+    queue.toKey('prioritized'),
+    assigning,
+    fetched,
+    directory,
+    low,
+    high,
+    TAG_TTL_MS,
+    token,
+  )) as number;
   return {
     // Past half a million jobs of continuous backlog the tags stop growing: the order among the last ones is then first come.
     priority: Math.min(base + 1 + slot, ceiling),
@@ -96,13 +123,23 @@ export function fairClassOf(priority: number | undefined): { kind: 'interactive'
 /** The `prioritized` scores of the jobs a request waits for (not bulk ones): ZRANGEBYSCORE bounds. */
 export const INTERACTIVE_SCORES = { min: String(SCORE_PER_PRIORITY), max: `(${String((BULK_BASE + 1) * SCORE_PER_PRIORITY)}` } as const;
 
-/** A worker started a job of this priority: the queue's virtual time moves on to its tag. */
-export async function fairStarted(redis: Redis, queue: QueueKeys, priority: number | undefined): Promise<void> {
+/**
+ * A worker took a render job of this priority that may wait for a page (ADR 0054): until it starts (fairStarted), the
+ * tags do not start over, so that jobs added meanwhile rank after it as they should, not before it on new tags.
+ */
+export async function fairFetched(redis: Redis, queue: QueueKeys, priority: number | undefined, jobId: string): Promise<void> {
+  if (!priority || priority < 1) return;
+  await redis.eval(FETCHED, 1, tagKeys(queue, priority > BULK_BASE)[3], jobId);
+}
+
+/** A worker started a job of this priority (`jobId`: fetched before): the queue's virtual time moves on to its tag. */
+export async function fairStarted(redis: Redis, queue: QueueKeys, priority: number | undefined, jobId = ''): Promise<void> {
   // A job without a priority was added by a release without fair shares.
   if (!priority || priority < 1) return;
   const bulk = priority > BULK_BASE;
   const tag = Math.floor((priority - 1 - (bulk ? BULK_BASE : 0)) / 2);
-  await redis.eval(STARTED, 1, tagKeys(queue, bulk)[0], tag, TAG_TTL_MS);
+  const keys = tagKeys(queue, bulk);
+  await redis.eval(STARTED, 2, keys[0], keys[3], tag, TAG_TTL_MS, jobId);
 }
 
 /** A bulk job's priority: an export's render, on `pdf-bulk` or (added by a release before ADR 0053) on `pdf`. */

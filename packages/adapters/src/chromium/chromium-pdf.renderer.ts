@@ -3,8 +3,7 @@ import { withTimeout, type InvoiceDocument, type PdfRendererPort } from '@logi/d
 import { HandlebarsInvoiceTemplate, type InvoiceHtmlTemplate } from '../handlebars/handlebars-invoice.template.js';
 import { ChromiumBrowserSession, type PageSlot } from './chromium-browser.session.js';
 import { sweepCrashHandlerDirs } from './crash-handler-dir.js';
-import { isBulkWork } from '../shared/bulk-work.js';
-import { RenderPermits } from './render-permits.js';
+import { acquirePage, RenderPermits } from './render-permits.js';
 import { RenderTimeoutError } from './render-timeout.error.js';
 
 /** Where Debian, Ubuntu and Google put the browser; the first that exists wins. */
@@ -76,9 +75,10 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     // One budget for the whole render: the wait for a page, a browser launch and a second try included.
     const deadline = Date.now() + limitMs;
     const left = () => deadline - Date.now();
-    // An export's render (the queue says so: runAsBulkWork) waits behind interactive ones for a page.
-    const kind = { bulk: isBulkWork() };
-    if (!(await this.permits.acquire(limitMs, kind))) throw new RenderTimeoutError(limitMs, 'queue');
+    // An export's render (the queue says so: runAsRenderWork) waits behind interactive ones for a page, and within its
+    // kind by its job's fair rank (a worker fetches more jobs than it has pages: ADR 0054).
+    const kind = await acquirePage(this.permits, limitMs);
+    if (!kind) throw new RenderTimeoutError(limitMs, 'queue');
     try {
       try {
         return await this.renderOnce(html, footer, left(), limitMs);

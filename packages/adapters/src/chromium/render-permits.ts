@@ -1,14 +1,26 @@
+import { currentRenderWork } from '../shared/bulk-work.js';
+
+/** A render waiting for a page: its fair rank, when it came, and how it is told. */
+interface Waiter {
+  rank: number;
+  seq: number;
+  granted: () => void;
+}
+
 /**
- * A counting semaphore over the renderer's pages: at most `size` renders hold a page at once; the rest wait in order,
- * interactive renders before bulk ones (exports'). With `reserved` pages, bulk renders hold at most `size - reserved`
- * of them (never fewer than one), so an interactive render that comes while bulk work runs finds a page free
- * (docs/contribute/decisions/0053-worker-pools.md).
+ * A counting semaphore over the renderer's pages: at most `size` renders hold a page at once; the rest wait,
+ * interactive renders before bulk ones (exports'), and within a kind by fair rank (lowest first; ties and renders
+ * without a rank, first come). A worker takes more render jobs than it has pages (docs/contribute/decisions/0054-fetch-ahead-render-ranks.md),
+ * so the page goes to the job the queue's fair order puts first, not to the one fetched first. With `reserved`
+ * pages, bulk renders hold at most `size - reserved` of them (never fewer than one), so an interactive render that
+ * comes while bulk work runs finds a page free (docs/contribute/decisions/0053-worker-pools.md).
  */
 export class RenderPermits {
   private available: number;
   private bulkHeld = 0;
   private readonly bulkLimit: number;
-  private readonly waiting = { interactive: [] as Array<() => void>, bulk: [] as Array<() => void> };
+  private readonly waiting = { interactive: [] as Waiter[], bulk: [] as Waiter[] };
+  private seq = 0;
 
   constructor(
     private readonly size: number,
@@ -31,26 +43,33 @@ export class RenderPermits {
   /**
    * Resolves true with a permit held, or false after `timeoutMs` without one:
    * a backlog must answer its callers, not hold them past their own deadlines.
+   * `rank`: the render's place in its kind's fair order (its job's BullMQ priority); absent, it ranks first, as
+   * BullMQ takes a job without a priority before prioritized ones, and among such renders first come.
    */
-  acquire(timeoutMs: number, options: { bulk?: boolean } = {}): Promise<boolean> {
+  acquire(timeoutMs: number, options: { bulk?: boolean; rank?: number } = {}): Promise<boolean> {
     const bulk = options.bulk ?? false;
-    if (this.available > 0 && (!bulk || this.bulkHeld < this.bulkLimit)) {
+    const line = bulk ? this.waiting.bulk : this.waiting.interactive;
+    // A free page goes at once only when nobody of the kind waits for it (which a release would have handed one).
+    if (this.available > 0 && (!bulk || this.bulkHeld < this.bulkLimit) && line.length === 0) {
       this.take(bulk);
       return Promise.resolve(true);
     }
-    const line = bulk ? this.waiting.bulk : this.waiting.interactive;
     return new Promise<boolean>((resolve) => {
-      const granted = () => {
-        clearTimeout(timer);
-        resolve(true);
+      const waiter: Waiter = {
+        rank: options.rank ?? 0,
+        seq: this.seq++,
+        granted: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
       };
       const timer = setTimeout(() => {
         // Leave the line, so that a later release does not hand a permit to nobody.
-        const at = line.indexOf(granted);
+        const at = line.indexOf(waiter);
         if (at >= 0) line.splice(at, 1);
         resolve(false);
       }, timeoutMs);
-      line.push(granted);
+      line.push(waiter);
     });
   }
 
@@ -58,17 +77,17 @@ export class RenderPermits {
   release(options: { bulk?: boolean } = {}): void {
     if (options.bulk) this.bulkHeld -= 1;
     this.available += 1;
-    // Handed straight to the next waiter, interactive first, so that a new caller cannot jump the line.
-    const interactive = this.waiting.interactive.shift();
+    // Handed straight to the best waiter, interactive first, so that a new caller cannot jump the line.
+    const interactive = takeBest(this.waiting.interactive);
     if (interactive) {
       this.take(false);
-      interactive();
+      interactive.granted();
       return;
     }
-    const bulk = this.bulkHeld < this.bulkLimit ? this.waiting.bulk.shift() : undefined;
+    const bulk = this.bulkHeld < this.bulkLimit ? takeBest(this.waiting.bulk) : undefined;
     if (bulk) {
       this.take(true);
-      bulk();
+      bulk.granted();
     }
   }
 
@@ -76,4 +95,32 @@ export class RenderPermits {
     this.available -= 1;
     if (bulk) this.bulkHeld += 1;
   }
+}
+
+/** Removes and returns the waiter of lowest rank, the first come among equals (the line is a few jobs per page long). */
+function takeBest(line: Waiter[]): Waiter | undefined {
+  if (line.length === 0) return undefined;
+  let best = 0;
+  for (let i = 1; i < line.length; i++) {
+    const w = line[i]!;
+    const b = line[best]!;
+    if (w.rank < b.rank || (w.rank === b.rank && w.seq < b.seq)) best = i;
+  }
+  return line.splice(best, 1)[0];
+}
+
+/**
+ * A page for the render running now, by what its queue put in its async context (runAsRenderWork): its kind and fair
+ * rank. The wait is added to the job's `pageWaitMs`, and the job is told once it has the page (`onPage`: the queue's
+ * fair virtual time moves on to it). Resolves the kind to release with, or null after `timeoutMs` without a page.
+ */
+export async function acquirePage(permits: RenderPermits, timeoutMs: number): Promise<{ bulk: boolean } | null> {
+  const work = currentRenderWork();
+  const kind = { bulk: work?.bulk ?? false };
+  const waitStart = Date.now();
+  const granted = await permits.acquire(timeoutMs, { ...kind, rank: work?.rank });
+  if (work) work.pageWaitMs += Date.now() - waitStart;
+  if (!granted) return null;
+  work?.onPage?.();
+  return kind;
 }

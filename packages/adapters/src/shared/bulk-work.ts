@@ -1,17 +1,38 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * Whether the code running now works for a bulk job (an export's render), told by the queue that runs the job to the
- * renderer it reaches through the shared handlers, which keeps pages free for interactive renders
- * (docs/contribute/decisions/0053-worker-pools.md). Unset means interactive.
+ * What the queue that runs a job tells the renderer it reaches through the shared handlers: whether the job is bulk
+ * work (an export's render), which keeps pages free for interactive renders (docs/contribute/decisions/0053-worker-pools.md),
+ * and its place in the queue's fair order, by which a free page goes to the best waiting render, not the first fetched
+ * (docs/contribute/decisions/0054-fetch-ahead-render-ranks.md). Unset means interactive, without a rank.
  */
-const bulkWork = new AsyncLocalStorage<true>();
+export interface RenderWork {
+  bulk: boolean;
+  /** The job's BullMQ priority (its fair tag; comparable within a kind); absent: first come. */
+  rank?: number;
+  /** Told once, when the render gets its page: the job is then truly started (the queue's fair virtual time moves on). */
+  onPage?: () => void;
+  /** Filled in by the renderer: how long the job's renders waited for a page (ms), for the stage timing. */
+  pageWaitMs: number;
+}
+
+const renderWork = new AsyncLocalStorage<RenderWork>();
+
+/** Runs `work` with the job's render facts in its async context. */
+export function runAsRenderWork<T>(facts: { bulk: boolean; rank?: number; onPage?: () => void }, work: () => T): T {
+  return renderWork.run({ ...facts, pageWaitMs: 0 }, work);
+}
 
 /** Runs `work` as bulk work when `bulk` is true, as it is otherwise. */
 export function runAsBulkWork<T>(bulk: boolean, work: () => T): T {
-  return bulk ? bulkWork.run(true, work) : work();
+  return bulk ? runAsRenderWork({ bulk: true }, work) : work();
 }
 
 export function isBulkWork(): boolean {
-  return bulkWork.getStore() === true;
+  return renderWork.getStore()?.bulk === true;
+}
+
+/** The render facts of the job running now, or undefined outside one. */
+export function currentRenderWork(): RenderWork | undefined {
+  return renderWork.getStore();
 }

@@ -1,4 +1,4 @@
-import { RenderInvoicePdfUseCase } from '../invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
+import { RenderInvoicePdfUseCase, type PdfJobStage } from '../invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
 import { StoreOrderFileUseCase } from '../orders/store-order-file/store-order-file.use-case.js';
 import type { ClientRepositoryPort } from '../ports/client-repository.port.js';
 import type { ContentHasherPort } from '../ports/content-hasher.port.js';
@@ -22,6 +22,8 @@ export interface JobHandlerDeps {
   timeZone: string;
   /** Makes Factur-X PDFs (render jobs with `format: 'facturx'`). */
   eInvoiceWriter?: EInvoiceWriterPort;
+  /** Told how long each stage of a render job took (ms): the worker's stage histogram. */
+  onPdfStage?: (stage: PdfJobStage, ms: number) => void;
 }
 
 /**
@@ -38,6 +40,7 @@ export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
     templateVersion: deps.templateVersion,
     timeZone: deps.timeZone,
     eInvoiceWriter: deps.eInvoiceWriter,
+    ...(deps.onPdfStage ? { onStage: deps.onPdfStage } : {}),
   });
   const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage });
   return {

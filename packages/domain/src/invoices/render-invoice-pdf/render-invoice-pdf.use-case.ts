@@ -11,6 +11,13 @@ import { DomainError } from '../../shared/domain-error.js';
 import { DocumentNotWritableError } from '../invoices.errors.js';
 
 type RenderJob = JobPayloads['render-invoice-pdf'];
+
+/**
+ * The stages of a render job, timed for the operator (`onStage`): `data` (the invoice and its seller read, the document
+ * built and versioned), `cache_lookup` (is the PDF cached already), `render` (the renderer's whole call: a wait for a
+ * page included, which the worker tells apart), `facturx` (the PDF made Factur-X), `store` (the PDF written).
+ */
+export type PdfJobStage = 'data' | 'cache_lookup' | 'render' | 'facturx' | 'store';
 type RenderResult = JobResults['render-invoice-pdf'];
 
 /**
@@ -34,10 +41,13 @@ export class RenderInvoicePdfUseCase {
       eInvoiceWriter?: EInvoiceWriterPort;
       /** Unix ms; the system clock by default. */
       now?: () => number;
+      /** Told how long each stage of a job took (ms), as it ends; stages a job skips are not told. */
+      onStage?: (stage: PdfJobStage, ms: number) => void;
     },
   ) {}
 
   async execute(job: RenderJob): Promise<RenderResult> {
+    const stage = this.stageTimer();
     const loaded = await loadInvoiceDocument(this.deps, job, () => job);
     const { invoice, document } = loaded;
     // Factur-X: the e-invoice of the same document goes inside, and into the version.
@@ -50,21 +60,33 @@ export class RenderInvoicePdfUseCase {
       eInvoice && writer ? { writer: writer.version, invoice: eInvoice } : undefined,
     );
     const unrendered: RenderResult = { pdfKey: job.pdfKey, bytes: 0, invoiceNr: invoice.nr, version };
+    stage('data');
 
     // A job that starts after its caller gave up (a backlog, a retry) is not worth a render.
     if (this.late(job)) return unrendered;
     const cacheKey = job.cache ? pdfCacheKey(version, job.directory) : null;
     // Another request for the same page may have rendered it meanwhile; a failed look is a miss.
-    if (cacheKey && (await this.deps.storage.exists(cacheKey).catch(() => false))) return { ...unrendered, pdfKey: cacheKey };
+    if (cacheKey) {
+      const cached = await this.deps.storage.exists(cacheKey).catch(() => false);
+      stage('cache_lookup');
+      if (cached) return { ...unrendered, pdfKey: cacheKey };
+    }
 
+    // Only this call holds a page of the renderer: the reads above and the writes below run beside other renders.
     const printed = await this.deps.renderer.render(document);
-    const pdf = eInvoice && writer ? await facturXOf(writer, printed, eInvoice) : printed;
+    stage('render');
+    let pdf = printed;
+    if (eInvoice && writer) {
+      pdf = await facturXOf(writer, printed, eInvoice);
+      stage('facturx');
+    }
     // Nobody will fetch a PDF that is ready after the caller gave up: storing it would only leave it behind.
     if (this.late(job)) return unrendered;
     let cacheError: string | undefined;
     if (cacheKey) {
       try {
         await this.deps.storage.putBuffer(cacheKey, pdf, 'application/pdf');
+        stage('store');
         return { ...unrendered, pdfKey: cacheKey, bytes: pdf.length };
       } catch (error) {
         // The client still gets its PDF through the hand-over key; the caller logs why it was not kept.
@@ -72,7 +94,21 @@ export class RenderInvoicePdfUseCase {
       }
     }
     await this.deps.storage.putBuffer(job.pdfKey, pdf, 'application/pdf');
+    stage('store');
     return { ...unrendered, bytes: pdf.length, ...(cacheError === undefined ? {} : { cacheError }) };
+  }
+
+  /** Tells `onStage` the time since the last stage ended (or the job began) each time it is called. */
+  private stageTimer(): (stage: PdfJobStage) => void {
+    const onStage = this.deps.onStage;
+    if (!onStage) return () => undefined;
+    const now = this.deps.now ?? Date.now;
+    let last = now();
+    return (stage) => {
+      const at = now();
+      onStage(stage, Math.max(0, at - last));
+      last = at;
+    };
   }
 
   private writer(): EInvoiceWriterPort {
