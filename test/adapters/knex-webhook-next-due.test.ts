@@ -198,7 +198,7 @@ describe('webhook next due times beside a claim on mariadb', () => {
       await vi.waitFor(
         async () => {
           const [rows] = (await db.knex.raw(
-            "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND COMMAND = 'Query' AND INFO LIKE 'update `webhook_endpoints` set `next_due_at` = % where `id` = %'",
+            "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND COMMAND = 'Query' AND INFO LIKE 'update `webhook_endpoints` set `next_due_at` = CASE id %'",
           )) as [Array<{ n: unknown }>];
           expect(Number(rows[0]!.n)).toBe(1);
         },

@@ -43,7 +43,10 @@ const MAX_CLAIM_INTERVAL_MS = 1_000;
  * (shared fairly: `shareDeliverySlots`); a claimed attempt starts as soon as a
  * slot is free within `concurrency`, `perEndpoint` and `perDirectory`, each
  * endpoint taking turns. The next claim runs
- * as soon as one batch of room is free, else every `intervalMs`; outcomes are
+ * as soon as one batch of room is free, else every `intervalMs`; where the
+ * queue allows two claims in flight (MariaDB), a second one starts when a
+ * batch of room frees while the first runs, each bounded by what the other
+ * may still take (ADR 0038, "Set-based claims"); outcomes are
  * recorded in batches. An outcome not recorded (the process dies, the
  * database is away) leaves its attempt to come due again when its lease ends:
  * at least once. A lease covers a wait for a slot and the attempt itself.
@@ -67,7 +70,36 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
   let stopped = false;
   let claimTimer: NodeJS.Timeout | null = null;
   let claimDueAt = Infinity;
-  let claiming: Promise<void> | null = null;
+  /** Claims in flight: two on MariaDB (SKIP LOCKED keeps them apart), one on SQLite (the port says). */
+  const maxClaims = Math.max(1, queue.claimsInFlight ?? 1);
+  const claiming = new Set<Promise<void>>();
+  /**
+   * What each claim in flight may still take: its limit, and the most it was told each endpoint and directory may take.
+   * A claim's bounds leave out the others' reservations, so claims side by side never exceed a bound together; a claim's
+   * reservation ends when its attempts join `ready` (in the same turn).
+   */
+  interface Reservation {
+    limit: number;
+    endpoints: Map<number, number>;
+    directories: Map<string, number>;
+  }
+  const reservations = new Set<Reservation>();
+  /**
+   * What one claim may take of the room ahead (in slots, or each endpoint's or directory's bound): all of it with one
+   * claim in flight, one batch each with two, so that the second claim starts at once beside the first.
+   */
+  const perClaim = Math.max(1, Math.ceil(CLAIM_AHEAD / maxClaims));
+  const reservedBy = (others: (reservation: Reservation) => number, except?: Reservation) => {
+    let sum = 0;
+    for (const reservation of reservations) if (reservation !== except) sum += others(reservation);
+    return sum;
+  };
+  /** Records what a claim was told it may take of a key (the most it was told), and returns it. */
+  const reserve = <K>(taken: Map<K, number>, key: K, free: number) => {
+    const may = Math.max(0, free);
+    taken.set(key, Math.max(taken.get(key) ?? 0, may));
+    return may;
+  };
   let failing = false;
 
   const count = (map: Map<string | number, number>, key: string | number, by: number) => {
@@ -97,7 +129,7 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
    * claimed attempt may take (their endpoints or directories are at their bounds): claim soon, for the others.
    */
   const claimIfRoom = () => {
-    if (running.size + ready.length <= (CLAIM_AHEAD - 1) * concurrency) claimIn(0);
+    if (running.size + ready.length + reservedBy((r) => r.limit) <= (CLAIM_AHEAD - 1) * concurrency) claimIn(0);
     else if (running.size < concurrency) claimIn(CLAIM_COALESCE_MS);
   };
 
@@ -166,23 +198,50 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
   };
 
   const claim = (): Promise<void> => {
-    if (stopped || claiming) return claiming ?? Promise.resolve();
-    claiming = (async () => {
+    if (stopped || claiming.size >= maxClaims) return Promise.resolve();
+    const mine: Reservation = { limit: 0, endpoints: new Map(), directories: new Map() };
+    const run = async () => {
       let next = intervalMs;
       try {
-        const room = CLAIM_AHEAD * concurrency - running.size - ready.length;
-        if (room > 0) {
+        const room = Math.min(perClaim * concurrency, CLAIM_AHEAD * concurrency - running.size - ready.length - reservedBy((r) => r.limit));
+        // Beside a claim in flight, another only for a batch of room: what frees while the first runs.
+        if (room >= (claiming.size > 0 ? concurrency : 1)) {
+          mine.limit = room;
+          reservations.add(mine);
           const claimed = await queue.claimDue(
             nowSeconds(),
             {
               limit: room,
-              endpointSlots: (endpointId) => CLAIM_AHEAD * perEndpoint - (inFlight.get(endpointId) ?? 0) - waiting((c) => c.delivery.endpointId === endpointId),
-              directorySlots: (directory) => CLAIM_AHEAD * perDirectory - (inFlightOfDirectory.get(directory) ?? 0) - waiting((c) => c.directory === directory),
+              endpointSlots: (endpointId) =>
+                reserve(
+                  mine.endpoints,
+                  endpointId,
+                  Math.min(
+                    perClaim * perEndpoint,
+                    CLAIM_AHEAD * perEndpoint -
+                      (inFlight.get(endpointId) ?? 0) -
+                      waiting((c) => c.delivery.endpointId === endpointId) -
+                      reservedBy((r) => r.endpoints.get(endpointId) ?? 0, mine),
+                  ),
+                ),
+              directorySlots: (directory) =>
+                reserve(
+                  mine.directories,
+                  directory,
+                  Math.min(
+                    perClaim * perDirectory,
+                    CLAIM_AHEAD * perDirectory -
+                      (inFlightOfDirectory.get(directory) ?? 0) -
+                      waiting((c) => c.directory === directory) -
+                      reservedBy((r) => r.directories.get(directory) ?? 0, mine),
+                  ),
+                ),
             },
             leaseSeconds,
           );
           if (failing) logger.info('webhook delivery works again');
           failing = false;
+          reservations.delete(mine);
           ready.push(...takingTurns(claimed));
           pump();
           // All the room filled: there may be more due at once.
@@ -193,12 +252,19 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
         failing = true;
         next = Math.max(intervalMs, 1_000);
       } finally {
-        claiming = null;
+        reservations.delete(mine);
       }
+      return next;
+    };
+    const flight: Promise<void> = run().then((next) => {
+      claiming.delete(flight);
       if (next === 0) claimIfRoom();
       else if (running.size < concurrency) claimIn(next);
-    })();
-    return claiming;
+    });
+    claiming.add(flight);
+    // Room for a second claim beside this one (MariaDB): it starts at once.
+    if (claiming.size < maxClaims) claimIfRoom();
+    return flight;
   };
 
   claimIn(0);
@@ -206,7 +272,7 @@ export function startWebhookDelivering(options: WebhookDeliveringOptions): Perio
     async stop() {
       stopped = true;
       if (claimTimer) clearTimeout(claimTimer);
-      await claiming;
+      while (claiming.size > 0) await Promise.all([...claiming]);
       // What was claimed and not sent goes back at once, for another process, rather than at the end of its lease.
       const unsent = ready.splice(0).map((claimed) => claimed.delivery.id);
       const released = queue

@@ -47,6 +47,11 @@ export interface DeliveryOutcome {
  */
 export interface WebhookDeliveryQueuePort {
   /**
+   * How many claims one process may have in flight at once (1 when absent): more only where claims never take the same
+   * attempt (MariaDB's `SKIP LOCKED`), not where writes are one at a time anyway (SQLite).
+   */
+  readonly claimsInFlight?: number;
+  /**
    * Takes up to `limit` due attempts of enabled endpoints for `leaseSeconds`,
    * shared as `shareDeliverySlots` says: each endpoint's oldest first, within
    * the free slots of its endpoint and its directory. An endpoint without a

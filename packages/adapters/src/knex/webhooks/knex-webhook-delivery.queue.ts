@@ -29,6 +29,8 @@ const FULL_PASS_SECONDS = 60;
  */
 export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
   private readonly mysql: boolean;
+  /** MariaDB: two claims in flight, kept apart by SKIP LOCKED; SQLite has one writer, a second claim would only wait. */
+  readonly claimsInFlight: number;
   /** When (Unix seconds) this process last read every endpoint; null before its first claim. */
   private fullPassAt: number | null = null;
 
@@ -37,6 +39,7 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
     private readonly fullPassSeconds = FULL_PASS_SECONDS,
   ) {
     this.mysql = isMysql(knex);
+    this.claimsInFlight = this.mysql ? 2 : 1;
   }
 
   async claimDue(now: number, bounds: DeliverySlotBounds, leaseSeconds: number): Promise<ClaimedDelivery[]> {
@@ -121,7 +124,12 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
           }
           return taken;
         }
-        for (const endpointId of unread) ready.set(endpointId, await this.oldestDue(trx, endpointId, now, this.mostFor(endpoints.get(endpointId)!, bounds)));
+        const read = await this.oldestDue(
+          trx,
+          unread.map((endpointId) => ({ endpointId, limit: this.mostFor(endpoints.get(endpointId)!, bounds) })),
+          now,
+        );
+        for (const endpointId of unread) ready.set(endpointId, read.get(endpointId) ?? []);
       }
     };
     const claimed = await (this.mysql ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work));
@@ -154,19 +162,43 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
     return Math.max(0, Math.min(bounds.limit, bounds.endpointSlots(Number(endpoint.id)), bounds.directorySlots(String(endpoint.directory))));
   }
 
-  /** An endpoint's oldest due attempts, locked (MariaDB: rows another process holds are passed over). */
-  private async oldestDue(trx: Knex.Transaction, endpointId: number, now: number, limit: number): Promise<Row[]> {
-    // MariaDB would take the (status, next_attempt_at) index for an endpoint with a deep backlog, and walk other
-    // endpoints' older rows to find its few (ADR 0038): the per-endpoint index reads exactly the rows taken.
-    const table = this.mysql ? trx.raw('?? FORCE INDEX (??)', ['webhook_deliveries', 'webhook_deliveries_endpoint_due_index']) : 'webhook_deliveries';
-    const rows = trx
-      .from(table)
-      .select('id', 'endpoint_id', 'event_id', 'event_type', 'attempt')
-      .where({ endpoint_id: endpointId, status: 'pending' })
-      .andWhere('next_attempt_at', '<=', now)
-      .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
-      .limit(limit);
-    return (await (this.mysql ? rows.forUpdate().skipLocked() : rows)) as Row[];
+  /**
+   * Each endpoint's oldest due attempts, up to its limit, locked (MariaDB: rows another claim holds are passed over, so
+   * two claims in flight never take the same attempt), in one statement for all the endpoints: one locking read per
+   * endpoint, joined with UNION ALL, each still on the per-endpoint index (ADR 0038, "Set-based claims").
+   */
+  private async oldestDue(trx: Knex.Transaction, wanted: ReadonlyArray<{ endpointId: number; limit: number }>, now: number): Promise<Map<number, Row[]>> {
+    const byEndpoint = new Map<number, Row[]>();
+    const parts = wanted
+      .filter(({ limit }) => limit > 0)
+      .map(({ endpointId, limit }) => {
+        // MariaDB would take the (status, next_attempt_at) index for an endpoint with a deep backlog, and walk other
+        // endpoints' older rows to find its few (ADR 0038): the per-endpoint index reads exactly the rows taken.
+        const table = this.mysql ? trx.raw('?? FORCE INDEX (??)', ['webhook_deliveries', 'webhook_deliveries_endpoint_due_index']) : 'webhook_deliveries';
+        const rows = trx
+          .from(table)
+          .select('id', 'endpoint_id', 'event_id', 'event_type', 'attempt', 'next_attempt_at')
+          .where({ endpoint_id: endpointId, status: 'pending' })
+          .andWhere('next_attempt_at', '<=', now)
+          .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
+          .limit(limit);
+        return (this.mysql ? rows.forUpdate().skipLocked() : rows).toSQL().toNative();
+      });
+    if (parts.length === 0) return byEndpoint;
+    // MariaDB takes each part in parentheses (its own ORDER BY, LIMIT and lock); SQLite only as a subquery.
+    const sql = parts.map((part) => (this.mysql ? `(${part.sql})` : `SELECT * FROM (${part.sql})`)).join(' UNION ALL ');
+    const bindings = parts.flatMap((part) => part.bindings as Knex.RawBinding[]);
+    const result = (await trx.raw(sql, bindings)) as unknown;
+    const rows = (this.mysql ? (result as [Row[]])[0] : result) as Row[];
+    for (const row of rows) {
+      const endpointId = Number(row.endpoint_id);
+      const list = byEndpoint.get(endpointId) ?? [];
+      list.push(row);
+      byEndpoint.set(endpointId, list);
+    }
+    // Each endpoint's oldest first, as its part read them (UNION ALL keeps no order of its own).
+    for (const list of byEndpoint.values()) list.sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(a.id) - Number(b.id));
+    return byEndpoint;
   }
 
   async record(outcomes: readonly DeliveryOutcome[]): Promise<void> {
