@@ -84,16 +84,19 @@ describe('BullmqJobQueue fair shares between directories', () => {
     ]);
   });
 
-  it('when a worker takes both render queues, then a bulk backlog holds at most twice WORKER_CONCURRENCY - 1 slots (two jobs per page bulk renders may hold) and requests start beside it', async () => {
+  it('when a worker takes both render queues, then a bulk backlog holds at most twice WORKER_CONCURRENCY - 1 slots (two jobs per page bulk renders may hold) and requests start beside it, one per page', async () => {
     const q = queue();
     await ready(q);
-    const running = { bulk: 0, interactive: 0, maxBulk: 0 };
+    const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
+    opened.push(inspect);
+    const running = { bulk: 0, interactive: 0, maxBulk: 0, maxInteractive: 0 };
     const gate = deferred();
     await worker(
       handlers(async (p) => {
         const kind = isBulkWork() ? 'bulk' : 'interactive';
         running[kind] += 1;
         running.maxBulk = Math.max(running.maxBulk, running.bulk);
+        running.maxInteractive = Math.max(running.maxInteractive, running.interactive);
         await gate.promise;
         running[kind] -= 1;
         return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
@@ -103,13 +106,16 @@ describe('BullmqJobQueue fair shares between directories', () => {
       q.runAndWait('render-invoice-pdf', payloadOf(bulk ? 'X' : 'A', invoiceId), { jobId: `slots-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000, bulk });
     const bulkJobs = [1, 2, 3, 4].map((i) => run(i, true));
     await expect.poll(() => running.bulk).toBe(2);
-    const requests = [11, 12].map((i) => run(i, false));
-    // Both requests run while the bulk backlog still waits: its two slots (one page, fetched ahead: ADR 0054) stay two.
+    const requests = [11, 12, 13].map((i) => run(i, false));
+    // Two requests run while the bulk backlog still waits: its two slots (one page, fetched ahead: ADR 0054) stay two;
+    // requests are not fetched ahead (one per page), so the third waits in Redis.
     await expect.poll(() => running.interactive).toBe(2);
+    await expect.poll(() => inspect.getPrioritizedCount()).toBe(1);
     expect(running.bulk).toBe(2);
     gate.resolve();
     await Promise.all([...bulkJobs, ...requests]);
     expect(running.maxBulk).toBe(2);
+    expect(running.maxInteractive).toBe(2);
   });
   it("when a worker fetches render jobs ahead of its pages and a busy directory fills them, then a job of another directory added later gets the next page before the busy one's fetched jobs, and the waiting jobs keep their locks", async () => {
     const q = queue();
@@ -146,6 +152,8 @@ describe('BullmqJobQueue fair shares between directories', () => {
       handlers: render,
       queues: ['pdf'],
       lockDurationMs,
+      // Interactive renders fetched ahead too (by default only bulk ones are, ADR 0054): the fair order must hold.
+      renderJobsPerPage: { interactive: 2 },
     });
     opened.push(w);
     // Four of A's jobs render, and four more were fetched ahead and wait for a page.
@@ -207,7 +215,16 @@ describe('BullmqJobQueue fair shares between directories', () => {
       q.runAndWait('render-invoice-pdf', payloadOf('A', invoiceId), { jobId: `over-A-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000 });
     const jobs = [1, 2, 3, 4].map(run);
     await expect.poll(() => inspect.getPrioritizedCount(), { timeout: 10_000 }).toBe(4);
-    const w = new BullmqJobWorker({ redis: REDIS_URL, prefix, concurrency: 2, logger, closeTimeoutMs: 5_000, handlers: render, queues: ['pdf'] });
+    const w = new BullmqJobWorker({
+      redis: REDIS_URL,
+      prefix,
+      concurrency: 2,
+      logger,
+      closeTimeoutMs: 5_000,
+      handlers: render,
+      queues: ['pdf'],
+      renderJobsPerPage: { interactive: 2 },
+    });
     opened.push(w);
     // Two render, two wait for a page; nothing of A's is left in Redis.
     await vi.waitFor(() => expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 2, waitingBulk: 0 }), { timeout: 10_000 });

@@ -41,11 +41,12 @@ export interface BullmqJobWorkerOptions {
   /** The stall watchdog's bounds (docs/operate/redis-and-sentinel.md#a-worker-that-stops-taking-jobs). */
   stall?: Partial<StallBounds>;
   /**
-   * Render jobs this worker takes per page it may render on (default 2): a job reads its data, looks up the cache and
-   * stores its PDF while another holds the page, and the page goes to the waiting job of best fair rank
-   * (RenderPermits; docs/contribute/decisions/0054-fetch-ahead-render-ranks.md). 1: one job per page, as before.
+   * Render jobs this worker takes per page it may render on, by kind: a job reads its data, looks up the cache and
+   * stores its PDF while another holds the page, and the page goes to the waiting job of best fair rank (RenderPermits;
+   * docs/contribute/decisions/0054-fetch-ahead-render-ranks.md). Default: 2 for bulk (an export's renders), 1 for
+   * interactive ones, whose newcomers would otherwise wait a page turn behind a busy directory's fetched jobs.
    */
-  renderJobsPerPage?: number;
+  renderJobsPerPage?: { interactive?: number; bulk?: number };
   /** Told when a job's first attempt starts, with how long it waited since it was added (the fair-share wait metric). */
   onFirstStart?: (start: JobFirstStart) => void;
 }
@@ -113,16 +114,19 @@ export class BullmqJobWorker {
       onError: (error) => options.logger.warn({ err: error }, 'redis connection error'),
     });
     const taken = JOB_QUEUES.filter((q) => options.queues?.includes(q.queue) ?? true);
-    const perPage = Math.max(1, Math.floor(options.renderJobsPerPage ?? 2));
+    const perPage = {
+      interactive: Math.max(1, Math.floor(options.renderJobsPerPage?.interactive ?? 1)),
+      bulk: Math.max(1, Math.floor(options.renderJobsPerPage?.bulk ?? 2)),
+    };
     this.queues = taken.map((q) => {
       const slots = jobConcurrency(q.job, options.concurrency);
       // Beside the same job's interactive queue, bulk jobs may hold one page fewer: the renderer keeps a page for
       // interactive renders anyway (RenderPermits, ADR 0053).
       const beside = q.bulk && taken.some((other) => other.job === q.job && !other.bulk);
       const pages = beside ? Math.max(1, slots - 1) : slots;
-      // Render jobs are fetched ahead, `perPage` per page: the extra ones do their reads while others render, and
-      // wait for a page in the queue's fair order (ADR 0054).
-      return { ...q, slots: q.job === 'render-invoice-pdf' ? pages * perPage : pages };
+      // Render jobs are fetched ahead, `perPage` per page of their kind: the extra ones do their reads while others
+      // render, and wait for a page in the queue's fair order (ADR 0054).
+      return { ...q, slots: q.job === 'render-invoice-pdf' ? pages * perPage[q.bulk ? 'bulk' : 'interactive'] : pages };
     });
     for (const q of this.queues) this.taking.set(q.queue, { running: 0, lastStartedAt: 0 });
     this.current = this.makeGeneration();
