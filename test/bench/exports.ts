@@ -47,20 +47,39 @@ export interface ExportsResults {
   seeded: number;
   /** Where archives and PDFs were stored: the test S3 server, or local files shared by the API and the worker. */
   storage?: 's3rver' | 'local files';
-  speed: { invoices: number; seconds: number; perSecond: number; barePerSecond: number; ratio: number };
-  interactive: { samples: number; idleP50: number; idleP95: number; busyP50: number; busyP95: number; ratio: number };
-  rss: { invoices: number; seconds: number; beforeMiB: number; maxMiB: number; growthMiB: number };
+  /** Not measured with `BENCH_EXPORTS_ONLY=memory`. */
+  speed?: { invoices: number; seconds: number; perSecond: number; barePerSecond: number; ratio: number };
+  interactive?: { samples: number; idleP50: number; idleP95: number; busyP50: number; busyP95: number; ratio: number };
+  /**
+   * The worker's RSS before the export, at most during it, and after it (the export succeeded, then `SETTLE_MS` of idle
+   * sampling: the lowest); anonymous RSS (heap and Buffers, not mapped files) alike.
+   */
+  rss: {
+    invoices: number;
+    seconds: number;
+    beforeMiB: number;
+    maxMiB: number;
+    growthMiB: number;
+    afterMiB?: number;
+    anonBeforeMiB?: number;
+    anonMaxMiB?: number;
+    anonAfterMiB?: number;
+  };
   /** The same interactive figures with one interactive and one bulk worker (WORKER_QUEUES). */
   pools?: { samples: number; idleP50: number; idleP95: number; busyP50: number; busyP95: number; ratio: number; invoices: number; seconds: number };
 }
 
 const wallNow = () => performance.timeOrigin + performance.now();
 
-async function rssMiB(pid: number): Promise<number> {
+/** The process's resident set and its anonymous part (heap, Buffers; not mapped files), in MiB. */
+async function rssOf(pid: number): Promise<{ rss: number; anon: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-  return kb / 1024;
+  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024;
+  return { rss: field('VmRSS'), anon: field('RssAnon') };
 }
+
+/** How long the worker is sampled idle after the RSS export succeeded (the lowest reading is its RSS after). */
+const SETTLE_MS = 5000;
 
 export async function benchExports(config: BenchConfig): Promise<ExportsResults> {
   const at = new Date().toISOString();
@@ -98,21 +117,25 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
         ...(body === undefined ? {} : { body: Buffer.from(JSON.stringify(body)) }),
       });
 
-    // 1. The bare renderer on invoices of the exporting directory.
-    const invoiceRepo = new KnexInvoiceRepository(knex);
-    const client = await new KnexClientRepository(knex).findByDirectory(BIG_DIRECTORY);
-    if (!client) throw new Error(`no client ${BIG_DIRECTORY}`);
-    const bareIds = ((await knex('invoices').select('id').where({ directory: BIG_DIRECTORY }).orderBy('id').limit(60)) as Array<{ id: unknown }>).map((r) =>
-      Number(r.id),
-    );
-    const documents: InvoiceDocument[] = [];
-    for (const id of bareIds) documents.push(buildInvoiceDocument((await invoiceRepo.findDetail(BIG_DIRECTORY, id))!, client.company, 'en', false, 'UTC'));
-    const bareRun = async () => (await atConcurrency(documents.length, POOL, async (i) => void (await bare.render(documents[i]!)))).perSecond;
-    await atConcurrency(4, POOL, async (i) => void (await bare.render(documents[i]!)));
-    const bareBefore = await bareRun();
-    log(`exports: bare renderer ${bareBefore.toFixed(1)} PDFs/s`);
-
-    // 2. Another client's PDFs, idle.
+    // `BENCH_EXPORTS_ONLY=memory`: only part 4 (the worker's RSS), without the bare renderer, the speed export and pools.
+    const memoryOnly = process.env.BENCH_EXPORTS_ONLY === 'memory';
+    // Waits for an export to succeed, reading its status.
+    const waitFor = async (id: number, onRunning: () => void, sample?: () => Promise<void>) => {
+      let running: number | null = null;
+      for (;;) {
+        const answer = await call(BIG, 'GET', `/v1/exports/${id}`);
+        const item = JSON.parse(answer.body.toString()).data as { status: string; total: number | null; error: string | null };
+        if (item.status === 'running' && running === null) {
+          running = wallNow();
+          onRunning();
+        }
+        if (item.status === 'failed') throw new Error(`exports: export ${id} failed: ${item.error}`);
+        if (item.status === 'succeeded') return { seconds: (wallNow() - (running ?? wallNow())) / 1000, total: item.total ?? 0 };
+        await sample?.();
+        await sleep(STATUS_POLL_MS);
+      }
+    };
+    // The other client's invoices and its PDFs one at a time (parts 2, 3 and 5).
     const smallIds = (
       (await knex('invoices')
         .select('id')
@@ -130,51 +153,95 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
       }
       return times;
     };
-    await interactive(smallIds.slice(0, 3));
-    const idle = await interactive(smallIds.slice(3, 3 + pdfs));
+    let speedPart: Pick<ExportsResults, 'speed' | 'interactive'> = {};
+    if (!memoryOnly) {
+      // 1. The bare renderer on invoices of the exporting directory.
+      const invoiceRepo = new KnexInvoiceRepository(knex);
+      const client = await new KnexClientRepository(knex).findByDirectory(BIG_DIRECTORY);
+      if (!client) throw new Error(`no client ${BIG_DIRECTORY}`);
+      const bareIds = ((await knex('invoices').select('id').where({ directory: BIG_DIRECTORY }).orderBy('id').limit(60)) as Array<{ id: unknown }>).map((r) =>
+        Number(r.id),
+      );
+      const documents: InvoiceDocument[] = [];
+      for (const id of bareIds) documents.push(buildInvoiceDocument((await invoiceRepo.findDetail(BIG_DIRECTORY, id))!, client.company, 'en', false, 'UTC'));
+      const bareRun = async () => (await atConcurrency(documents.length, POOL, async (i) => void (await bare.render(documents[i]!)))).perSecond;
+      await atConcurrency(4, POOL, async (i) => void (await bare.render(documents[i]!)));
+      const bareBefore = await bareRun();
+      log(`exports: bare renderer ${bareBefore.toFixed(1)} PDFs/s`);
 
-    // 3. The speed export, the interactive PDFs beside it.
-    const waitFor = async (id: number, onRunning: () => void, sample?: () => Promise<void>) => {
-      let running: number | null = null;
-      for (;;) {
-        const answer = await call(BIG, 'GET', `/v1/exports/${id}`);
-        const item = JSON.parse(answer.body.toString()).data as { status: string; total: number | null; error: string | null };
-        if (item.status === 'running' && running === null) {
-          running = wallNow();
-          onRunning();
-        }
-        if (item.status === 'failed') throw new Error(`exports: export ${id} failed: ${item.error}`);
-        if (item.status === 'succeeded') return { seconds: (wallNow() - (running ?? wallNow())) / 1000, total: item.total ?? 0 };
-        await sample?.();
-        await sleep(STATUS_POLL_MS);
-      }
-    };
-    const created = await call(BIG, 'POST', '/v1/exports', { filters: SPEED_FILTER, documents: ['pdf'] });
-    if (created.status !== 202) throw new Error(`exports: POST /v1/exports answered ${created.status}: ${created.body.toString().slice(0, 300)}`);
-    const speedId = JSON.parse(created.body.toString()).data.id as number;
-    const beside: { pdfs: Promise<number[]> | null } = { pdfs: null };
-    const speed = await waitFor(speedId, () => {
-      beside.pdfs = interactive(smallIds.slice(3 + pdfs, 3 + 2 * pdfs));
-    });
-    const busyTimes = beside.pdfs ? await beside.pdfs : [];
-    const bareAfter = await bareRun();
-    const barePerSecond = Math.max(bareBefore, bareAfter);
-    const perSecond = speed.total / speed.seconds;
-    log(`exports: ${speed.total} invoices with PDFs in ${speed.seconds.toFixed(1)} s: ${perSecond.toFixed(1)}/s against bare ${barePerSecond.toFixed(1)}/s`);
+      // 2. Another client's PDFs, idle.
+      await interactive(smallIds.slice(0, 3));
+      const idle = await interactive(smallIds.slice(3, 3 + pdfs));
 
-    // 4. Worker RSS over an export of every seeded invoice.
-    const before = await rssMiB(worker.pid!);
+      // 3. The speed export, the interactive PDFs beside it.
+      const created = await call(BIG, 'POST', '/v1/exports', { filters: SPEED_FILTER, documents: ['pdf'] });
+      if (created.status !== 202) throw new Error(`exports: POST /v1/exports answered ${created.status}: ${created.body.toString().slice(0, 300)}`);
+      const speedId = JSON.parse(created.body.toString()).data.id as number;
+      const beside: { pdfs: Promise<number[]> | null } = { pdfs: null };
+      const speed = await waitFor(speedId, () => {
+        beside.pdfs = interactive(smallIds.slice(3 + pdfs, 3 + 2 * pdfs));
+      });
+      const busyTimes = beside.pdfs ? await beside.pdfs : [];
+      const bareAfter = await bareRun();
+      const barePerSecond = Math.max(bareBefore, bareAfter);
+      const perSecond = speed.total / speed.seconds;
+      log(`exports: ${speed.total} invoices with PDFs in ${speed.seconds.toFixed(1)} s: ${perSecond.toFixed(1)}/s against bare ${barePerSecond.toFixed(1)}/s`);
+      speedPart = {
+        speed: { invoices: speed.total, seconds: speed.seconds, perSecond, barePerSecond, ratio: perSecond / barePerSecond },
+        interactive: {
+          samples: idle.length,
+          idleP50: percentile(idle, 50),
+          idleP95: percentile(idle, 95),
+          busyP50: percentile(busyTimes, 50),
+          busyP95: percentile(busyTimes, 95),
+          ratio: percentile(busyTimes, 95) / percentile(idle, 95),
+        },
+      };
+    }
+
+    // 4. Worker RSS over an export of every seeded invoice: before, at most during, and after (idle, the lowest).
+    const start = await rssOf(worker.pid!);
+    const before = start.rss;
     let max = before;
+    let anonMax = start.anon;
     const all = await call(BIG, 'POST', '/v1/exports', { documents: ['pdf'] });
     if (all.status !== 202) throw new Error(`exports: POST /v1/exports answered ${all.status}`);
     const rssRun = await waitFor(
       JSON.parse(all.body.toString()).data.id as number,
       () => undefined,
       async () => {
-        max = Math.max(max, await rssMiB(worker!.pid!));
+        const now = await rssOf(worker!.pid!);
+        max = Math.max(max, now.rss);
+        anonMax = Math.max(anonMax, now.anon);
       },
     );
-    log(`exports: worker RSS ${before.toFixed(0)} MiB before an export of ${rssRun.total} invoices, at most ${max.toFixed(0)} MiB during it`);
+    let after = Infinity;
+    let anonAfter = Infinity;
+    for (const settleEnd = wallNow() + SETTLE_MS; wallNow() < settleEnd; await sleep(STATUS_POLL_MS * 5)) {
+      const now = await rssOf(worker.pid!);
+      after = Math.min(after, now.rss);
+      anonAfter = Math.min(anonAfter, now.anon);
+    }
+    log(
+      `exports: worker RSS ${before.toFixed(0)} MiB before an export of ${rssRun.total} invoices, at most ${max.toFixed(0)} MiB during it ` +
+        `(+${(max - before).toFixed(0)} MiB), ${after.toFixed(0)} MiB after (${((after / before - 1) * 100).toFixed(1)} % over the start); ` +
+        `anonymous ${start.anon.toFixed(0)} -> ${anonMax.toFixed(0)} -> ${anonAfter.toFixed(0)} MiB`,
+    );
+    const rss = {
+      invoices: rssRun.total,
+      seconds: rssRun.seconds,
+      beforeMiB: before,
+      maxMiB: max,
+      growthMiB: max - before,
+      afterMiB: after,
+      anonBeforeMiB: start.anon,
+      anonMaxMiB: anonMax,
+      anonAfterMiB: anonAfter,
+    };
+    if (memoryOnly) {
+      api.assertRunning();
+      return { at, loadAverage, seeded, storage: onS3 ? 's3rver' : 'local files', rss };
+    }
 
     // 5. Worker pools: one interactive and one bulk worker in place of the one that takes everything.
     await stopChild(worker, 25_000);
@@ -205,23 +272,7 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
       `exports: pools (interactive + bulk worker): other client p95 ${pools.busyP95.toFixed(0)} ms during the export against ${pools.idleP95.toFixed(0)} ms idle`,
     );
     api.assertRunning();
-    return {
-      at,
-      loadAverage,
-      seeded,
-      storage: onS3 ? 's3rver' : 'local files',
-      speed: { invoices: speed.total, seconds: speed.seconds, perSecond, barePerSecond, ratio: perSecond / barePerSecond },
-      interactive: {
-        samples: idle.length,
-        idleP50: percentile(idle, 50),
-        idleP95: percentile(idle, 95),
-        busyP50: percentile(busyTimes, 50),
-        busyP95: percentile(busyTimes, 95),
-        ratio: percentile(busyTimes, 95) / percentile(idle, 95),
-      },
-      rss: { invoices: rssRun.total, seconds: rssRun.seconds, beforeMiB: before, maxMiB: max, growthMiB: max - before },
-      pools,
-    };
+    return { at, loadAverage, seeded, storage: onS3 ? 's3rver' : 'local files', ...speedPart, rss, pools };
   } finally {
     await bare.close();
     await api?.stop();

@@ -161,7 +161,18 @@ class FakeArchives implements ExportArchivePort {
   }
 }
 
-function setup(options: { invoices?: number; onPdf?: (count: number) => void; pdfFails?: boolean } = {}) {
+function setup(
+  options: {
+    invoices?: number;
+    onPdf?: (count: number) => void;
+    pdfFails?: boolean;
+    /** The PDF's bytes, and a render's time in macrotask turns (each render takes as many turns as its index modulo 3). */
+    pdfBytes?: number;
+    renderAhead?: number;
+    renderAheadBytes?: number;
+    archives?: FakeArchives;
+  } = {},
+) {
   const item: Export = {
     id: 5,
     directory: 'baltic',
@@ -186,7 +197,7 @@ function setup(options: { invoices?: number; onPdf?: (count: number) => void; pd
   const storage = new FakeStorage();
   // An archive an earlier attempt stored before its worker died.
   storage.set('exports/5-1.zip', Buffer.from('partial'));
-  const archives = new FakeArchives();
+  const archives = options.archives ?? new FakeArchives();
   let rendered = 0;
   let clock = 0;
   const pdf = {
@@ -194,7 +205,9 @@ function setup(options: { invoices?: number; onPdf?: (count: number) => void; pd
       if (options.pdfFails) throw new Error('Chromium crashed at 0x7f');
       rendered += 1;
       options.onPdf?.(rendered);
-      return { kind: 'pdf', invoiceNr: 'X', version: 'v', pdf: Buffer.from('%PDF'), source: 'render' };
+      for (let turn = 0; turn < rendered % 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      const pdf = options.pdfBytes === undefined ? Buffer.from('%PDF') : Buffer.alloc(options.pdfBytes, 1);
+      return { kind: 'pdf', invoiceNr: 'X', version: 'v', pdf, source: 'render' };
     },
   } as unknown as DownloadInvoicePdfUseCase;
   const invoices = new FakeInvoices(Array.from({ length: options.invoices ?? 3 }, (_, i) => sampleInvoice({ id: 100 + i, directory: 'baltic', nr: `N${i}` })));
@@ -221,7 +234,8 @@ function setup(options: { invoices?: number; onPdf?: (count: number) => void; pd
       retentionHours: 72,
       leaseMs: 30_000,
       progressIntervalMs: 1,
-      renderAhead: 1,
+      renderAhead: options.renderAhead ?? 1,
+      renderAheadBytes: options.renderAheadBytes ?? 1_000_000,
       maxAttempts: 3,
       maxKeptBytes: 1_000_000,
     },
@@ -337,5 +351,49 @@ describe('RunExportUseCase', () => {
     exports.succeedAnswer = 'lost';
     await run.execute();
     expect([...storage.objects.keys()]).toEqual([]);
+  });
+
+  it('when documents are made ahead, then no more than the count (renderAhead) are in flight and no render starts while those held reach the bytes bound', async () => {
+    // Counted from the renders the PDF use case is asked for and the members the ZIP is given.
+    let started = 0;
+    let maxInFlight = 0;
+    const archives = new FakeArchives();
+    const inFlight = () => started - archives.members.filter((member) => member.startsWith('pdf/')).length;
+    const byCount = setup({
+      invoices: 30,
+      pdfBytes: 1000,
+      renderAhead: 4,
+      renderAheadBytes: 1_000_000,
+      archives,
+      onPdf: () => {
+        started += 1;
+        maxInFlight = Math.max(maxInFlight, inFlight());
+      },
+    });
+    await byCount.run.execute();
+    expect(archives.members.filter((member) => member.startsWith('pdf/'))).toHaveLength(30);
+    // The one being written and the 4 ahead of it.
+    expect(maxInFlight).toBe(5);
+
+    // 1000-byte PDFs, 2500 bytes ahead: once a PDF's size is known, at most 3 are held (2 reach 2000 < 2500, a third starts).
+    started = 0;
+    maxInFlight = 0;
+    const bounded = new FakeArchives();
+    const byBytes = setup({
+      invoices: 30,
+      pdfBytes: 1000,
+      renderAhead: 10,
+      renderAheadBytes: 2500,
+      archives: bounded,
+      onPdf: () => {
+        started += 1;
+        // The first 11 start before any size is known (nothing to count them by); the bound holds from then on.
+        if (started > 11) maxInFlight = Math.max(maxInFlight, started - bounded.members.filter((member) => member.startsWith('pdf/')).length);
+      },
+    });
+    await byBytes.run.execute();
+    expect(bounded.members.filter((member) => member.startsWith('pdf/'))).toHaveLength(30);
+    expect(maxInFlight).toBeGreaterThan(0);
+    expect(maxInFlight).toBeLessThanOrEqual(3);
   });
 });

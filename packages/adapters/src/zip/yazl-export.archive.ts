@@ -70,7 +70,17 @@ class YazlArchiveBuilder implements ArchiveBuilder {
   async add(memberPath: string, data: Buffer | string): Promise<ArchiveMember> {
     if (this.failure) throw this.failure;
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    const source = Readable.from([bytes]);
+    // yazl keeps every entry, with the stream it was given, until the archive ends: a stream that lets go of its bytes
+    // once read, so a member's Buffer (a PDF) is released as soon as it is in the ZIP, not at the end of the export.
+    let pending: Buffer | null = bytes;
+    const source = new Readable({
+      read() {
+        const chunk = pending;
+        pending = null;
+        this.push(chunk);
+        if (chunk) this.push(null);
+      },
+    });
     const consumed = new Promise<void>((resolve, reject) => {
       source.once('end', resolve);
       source.once('error', reject);

@@ -19,6 +19,9 @@ export const EXPORT_LEASE_MS = 30_000;
  */
 export const EXPORT_RENDER_TIMEOUT_MS = 120_000;
 
+/** Bytes of documents (PDFs as Buffers) one export holds ahead of the one it writes, beside the count (renderAhead). */
+export const EXPORT_RENDER_AHEAD_BYTES = 16 * 1024 * 1024;
+
 /**
  * The runner of exports, the same in the API process (embedded profile) and in workers: its documents come from the
  * single-invoice endpoints' own use cases (renders as bulk jobs on the queue, through the PDF cache).
@@ -38,6 +41,8 @@ export function buildRunExport(deps: {
   pdfCache: boolean;
   /** Renders in flight for one export: the queue's concurrency, so the renderer is kept busy. */
   renderAhead: number;
+  /** Bytes of documents held ahead for one export; EXPORT_RENDER_AHEAD_BYTES when not given. */
+  renderAheadBytes?: number;
   maxInvoices: number;
   retentionHours: number;
   newId: () => string;
@@ -86,6 +91,7 @@ export function buildRunExport(deps: {
       leaseMs: deps.leaseMs ?? EXPORT_LEASE_MS,
       progressIntervalMs: 500,
       renderAhead: Math.max(1, deps.renderAhead),
+      renderAheadBytes: deps.renderAheadBytes ?? EXPORT_RENDER_AHEAD_BYTES,
       maxAttempts: 3,
       maxKeptBytes: deps.maxKeptBytes,
     },

@@ -23,6 +23,11 @@ export interface RunExportSettings {
   progressIntervalMs: number;
   /** Invoices whose documents are made ahead of the one being written (renders run in parallel on the queue). */
   renderAhead: number;
+  /**
+   * Bytes of documents held ahead of the one being written: no further render starts while the documents made but not
+   * yet in the ZIP, plus those still rendering (each counted as the largest seen so far), reach it.
+   */
+  renderAheadBytes: number;
   /** Attempts before an export that keeps failing on something passing (a renderer down) is marked failed. */
   maxAttempts: number;
   /** EXPORT_STORAGE_MB_PER_DIRECTORY in bytes: an archive that would take its directory past it is not kept. */
@@ -202,20 +207,35 @@ export class RunExportUseCase {
     const items = invoices.map(toInvoiceListItem);
     if (item.csv) await step('storage', () => builder.add('invoices.csv', invoicesCsv(items)));
     const listed: Array<{ id: number; nr: string; files: ArchiveMember[] }> = [];
-    const ahead: Array<Promise<Array<{ path: string; data: Buffer | string }>>> = [];
+    // Documents made ahead of the one being written: the promise, and its bytes once made (null while rendering).
+    const ahead: Array<{ made: Promise<Array<{ path: string; data: Buffer | string }>>; bytes: number | null }> = [];
+    let largest = 0;
     const requestId = `export-${item.id}-${attempt}`;
     const make = (index: number) => {
-      const promise = this.documentsOf(item, invoices[index]!.id, requestId);
-      // Awaited in order below; a rejection before its turn must not count as unhandled.
-      promise.catch(() => undefined);
-      return promise;
+      const slot: (typeof ahead)[number] = { made: this.documentsOf(item, invoices[index]!.id, requestId), bytes: null };
+      slot.made.then(
+        (documents) => {
+          slot.bytes = documents.reduce((sum, document) => sum + byteLength(document.data), 0);
+          largest = Math.max(largest, slot.bytes);
+        },
+        // Awaited in order below; a rejection before its turn must not count as unhandled.
+        () => undefined,
+      );
+      return slot;
     };
+    const heldBytes = () => ahead.reduce((sum, slot) => sum + (slot.bytes ?? largest), 0);
     let nextToMake = 0;
     let lastProgress = this.now();
     for (let index = 0; index < invoices.length; index += 1) {
-      while (nextToMake < invoices.length && nextToMake <= index + this.deps.settings.renderAhead) ahead.push(make(nextToMake++));
+      // The one to write is always made; more only within the count and the bytes held ahead.
+      while (
+        nextToMake < invoices.length &&
+        (nextToMake === index || (nextToMake <= index + this.deps.settings.renderAhead && heldBytes() < this.deps.settings.renderAheadBytes))
+      )
+        ahead.push(make(nextToMake++));
       const next = ahead.shift()!;
-      const documents = await step('rendering', () => next);
+      // Shifted out of `ahead`: once in the ZIP, the documents' Buffers are held by nothing.
+      const documents = await step('rendering', () => next.made);
       const files: ArchiveMember[] = [];
       for (const document of documents) files.push(await step('storage', () => builder.add(document.path, document.data)));
       listed.push({ id: items[index]!.id, nr: items[index]!.nr, files });
@@ -284,4 +304,8 @@ export class RunExportUseCase {
   private leaseUntil(): number {
     return this.now() + this.deps.settings.leaseMs;
   }
+}
+
+function byteLength(data: Buffer | string): number {
+  return typeof data === 'string' ? Buffer.byteLength(data) : data.length;
 }
