@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authHeaders, envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES, PNG_BYTES, type Part } from '../support/multipart.js';
+import { INCOMPLETE_UPLOAD } from '../support/production-stack.js';
 
 const MiB = 1024 * 1024;
 let api: TestApi;
@@ -318,16 +319,20 @@ describe('POST /orders/{id}/files', () => {
     expect(JSON.parse(response.body)).toEqual({ status: 413, message: 'Payload Too Large', data: null });
   });
 
-  it('when the client aborts mid-upload, then no temporary file, object or row is left', async () => {
-    const { body, contentType } = multipart([{ name: 'files', filename: 'a.bin', content: Buffer.alloc(4 * MiB, 1) }]);
+  it('when the client aborts mid-upload, then no temporary file, object, incomplete multipart upload or row is left', async () => {
+    const { body, contentType } = multipart([{ name: 'files', filename: 'a.bin', content: Buffer.alloc(8 * MiB, 1) }]);
     const req = http.request(`${api.base}/orders/3001/files`, {
       method: 'POST',
       headers: { ...authHeaders('baltic'), 'Content-Type': contentType, 'Content-Length': String(body.length) },
     });
     req.on('error', () => undefined);
-    req.write(body.subarray(0, 2 * MiB));
-    // Abort once the server is visibly writing the file.
-    await expect.poll(async () => (await filesUnder(path.join(api.dataDir, 'tmp'))).length, { timeout: 5000 }).toBeGreaterThan(0);
+    req.write(body.subarray(0, 6 * MiB));
+    // Abort once the server is visibly writing the file: a temp file on disk, on S3 the first part of a multipart upload.
+    await expect
+      .poll(async () => [...(await filesUnder(path.join(api.dataDir, 'tmp'))), ...(await api.objectKeys()).filter((key) => key.endsWith(INCOMPLETE_UPLOAD))].length, {
+        timeout: 5000,
+      })
+      .toBeGreaterThan(0);
     req.destroy();
     await expect.poll(async () => storedState(), { timeout: 5000 }).toEqual({ rows: [], objects: [], temp: [] });
   });

@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import type { Context } from 'koa';
 import multer from '@koa/multer';
-import { baseFileName, MAX_FILE_BYTES, Messages, ValidationError, type ContentSnifferPort, type ReceivedUpload } from '@logi/domain';
+import { baseFileName, MAX_FILE_BYTES, Messages, ValidationError, type ContentSnifferPort, type FileStoragePort, type NewFileKey, type ReceivedUpload } from '@logi/domain';
 import { HttpError } from '../http/http-error.js';
 import { TempFileEngine, type TempFileInfo } from './temp-file.engine.js';
 
@@ -15,6 +15,8 @@ export interface ReceiverOptions {
   maxFiles: number;
   /** Tells each file's content type from its head, as it is written. */
   sniffer: ContentSnifferPort;
+  /** With a storage that can write while bytes arrive (S3), each file goes there as it is read, not to a temp file (ADR 0056). */
+  storage?: FileStoragePort;
 }
 
 /** Body too large: raised by the byte counter, answered 413. */
@@ -60,7 +62,8 @@ export class MultipartUploadReceiver {
     return this.options.tmpDir;
   }
 
-  async receive(ctx: Context): Promise<{ upload: ReceivedUpload; cleanup: () => Promise<void> }> {
+  /** `newKey`: where a file may be written while it arrives; without it (or a storage that streams) files go to temp files. */
+  async receive(ctx: Context, newKey?: NewFileKey): Promise<{ upload: ReceivedUpload; cleanup: () => Promise<void> }> {
     const empty = { upload: { files: [], categoryId: undefined, errors: {} }, cleanup: async () => undefined };
     const declared = Number(ctx.get('Content-Length') || 0);
     if (declared > this.maxBodyBytes) {
@@ -72,7 +75,9 @@ export class MultipartUploadReceiver {
       return empty;
     }
     await mkdir(this.options.tmpDir, { recursive: true });
-    const state = newReadState(new TempFileEngine(this.options.tmpDir, this.options.sniffer));
+    const storage = this.options.storage;
+    const target = newKey && storage?.beginWrite ? { storage: storage as Required<Pick<FileStoragePort, 'beginWrite'>> & FileStoragePort, newKey } : undefined;
+    const state = newReadState(new TempFileEngine(this.options.tmpDir, this.options.sniffer, target));
     const parsed: unknown = this.parser(state)(ctx, async () => undefined);
     this.countBytes(ctx.req, state);
     try {
@@ -88,7 +93,7 @@ export class MultipartUploadReceiver {
     }
     const files = ((ctx.request as { files?: multer.File[] }).files ?? []) as Array<multer.File & TempFileInfo>;
     const cleanup = async () => {
-      await Promise.all(files.map((file) => rm(file.path, { force: true })));
+      await Promise.all(files.map((file) => (file.path ? rm(file.path, { force: true }) : undefined)));
     };
     return {
       upload: {
@@ -101,6 +106,7 @@ export class MultipartUploadReceiver {
             contentType: file.contentType,
             sha256: file.sha256,
             localPath: file.path,
+            ...(file.written ? { written: file.written } : {}),
           })),
         ...this.fieldsOf(ctx, state),
       },
