@@ -31,7 +31,7 @@ export class MinioStreamedWrite implements StreamedWrite {
   /** The part being sent now, if any; parts go one after the other. */
   private inFlight: Promise<void> = Promise.resolve();
   private readonly etags: Array<{ part: number; etag: string }> = [];
-  private failure: unknown = null;
+  private failure: Error | null = null;
   /** Settles once the write has ended one way or the other (end's outcome), for abort. */
   private ended: Promise<unknown> | null = null;
   private aborted = false;
@@ -58,9 +58,9 @@ export class MinioStreamedWrite implements StreamedWrite {
     this.buffered = rest.length;
     // One part in flight: the caller waits for the one before (back-pressure), and this one goes out behind it.
     await this.inFlight;
-    if (this.failure) throw this.failure;
+    this.throwIfFailed();
     this.inFlight = this.sendPart(part).catch((error: unknown) => {
-      this.failure ??= error;
+      this.failure ??= error instanceof Error ? error : new Error('A part could not be stored.');
     });
   }
 
@@ -80,7 +80,7 @@ export class MinioStreamedWrite implements StreamedWrite {
     }
     try {
       await this.inFlight;
-      if (this.failure) throw this.failure;
+      this.throwIfFailed();
       if (rest.length > 0) await this.sendPart(rest);
       const uploadId = await this.uploadId;
       await this.target.run(() => this.target.client.completeMultipartUpload(this.target.bucket, this.target.key, uploadId, this.etags));
@@ -102,6 +102,11 @@ export class MinioStreamedWrite implements StreamedWrite {
       return;
     }
     await this.abortUpload();
+  }
+
+  /** A part that failed fails every later call. */
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure;
   }
 
   /** One PUT of the whole object, as putFile: signed with the receipt's SHA-256 and carrying it for S3 to check. */
@@ -137,7 +142,8 @@ export class MinioStreamedWrite implements StreamedWrite {
     );
     const uploadId = await this.uploadId;
     const part = this.etags.length + 1;
-    // Each part is signed with its own SHA-256 over plain HTTP, and carries its MD5, which S3 checks.
+    // Over plain HTTP each part is signed with its own SHA-256, which S3 checks; over HTTPS (UNSIGNED-PAYLOAD) it carries its MD5 instead.
+    const signed = client.enableSHA256;
     const response = await this.target.run(() =>
       client.makeRequestStreamAsync(
         {
@@ -145,10 +151,10 @@ export class MinioStreamedWrite implements StreamedWrite {
           bucketName: bucket,
           objectName: key,
           query: `partNumber=${part}&uploadId=${encodeURIComponent(uploadId)}`,
-          headers: { 'Content-Length': bytes.length, 'Content-MD5': createHash('md5').update(bytes).digest('base64') },
+          headers: { 'Content-Length': bytes.length, ...(signed ? {} : { 'Content-MD5': createHash('md5').update(bytes).digest('base64') }) },
         },
         bytes,
-        client.enableSHA256 ? createHash('sha256').update(bytes).digest('hex') : '',
+        signed ? createHash('sha256').update(bytes).digest('hex') : '',
         [200],
         '',
       ),

@@ -4,7 +4,16 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import type { Context } from 'koa';
 import multer from '@koa/multer';
-import { baseFileName, MAX_FILE_BYTES, Messages, ValidationError, type ContentSnifferPort, type FileStoragePort, type NewFileKey, type ReceivedUpload } from '@logi/domain';
+import {
+  baseFileName,
+  MAX_FILE_BYTES,
+  Messages,
+  ValidationError,
+  type ContentSnifferPort,
+  type FileStoragePort,
+  type NewFileKey,
+  type ReceivedUpload,
+} from '@logi/domain';
 import { HttpError } from '../http/http-error.js';
 import { TempFileEngine, type TempFileInfo } from './temp-file.engine.js';
 
@@ -93,7 +102,7 @@ export class MultipartUploadReceiver {
     }
     const files = ((ctx.request as { files?: multer.File[] }).files ?? []) as Array<multer.File & TempFileInfo>;
     const cleanup = async () => {
-      await Promise.all(files.map((file) => (file.path ? rm(file.path, { force: true }) : undefined)));
+      await Promise.all(files.filter((file) => file.path !== '').map((file) => rm(file.path, { force: true })));
     };
     return {
       upload: {

@@ -109,7 +109,12 @@ export class TempFileEngine implements multer.StorageEngine {
    * content type before the write commits anything. Its callback comes once the part was read; the write may still be
    * finishing (its `done`). At most WRITES_AHEAD earlier writes of the request run while a part is read.
    */
-  private async streamToStorage(stream: Readable, index: number, target: StreamedTarget, callback: (error?: unknown, info?: multer.File) => void): Promise<void> {
+  private async streamToStorage(
+    stream: Readable,
+    index: number,
+    target: StreamedTarget,
+    callback: (error?: unknown, info?: multer.File) => void,
+  ): Promise<void> {
     while (this.unfinished.size >= WRITES_AHEAD) await Promise.race(this.unfinished);
     const { id, storageKey } = target.newKey();
     const hash = createHash('sha256');

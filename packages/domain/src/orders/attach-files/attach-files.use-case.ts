@@ -106,7 +106,13 @@ export class AttachFilesUseCase {
    * files take from it in request order before any is stored; one that would
    * pass it fails, and one that is not stored after all gives its bytes back.
    */
-  private async attach(order: Order, files: ReceivedFile[], categoryId: number | null, requestId: string, taken: Set<ReceivedFile>): Promise<AttachFilesPayload> {
+  private async attach(
+    order: Order,
+    files: ReceivedFile[],
+    categoryId: number | null,
+    requestId: string,
+    taken: Set<ReceivedFile>,
+  ): Promise<AttachFilesPayload> {
     const attached = await this.attachedByContent(order);
     const reservations = await this.reserveQuota(order.directory, files, new Set(attached.keys()));
     const firstOfBytes = new Map<string, Promise<Outcome>>();
