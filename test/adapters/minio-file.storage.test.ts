@@ -404,15 +404,15 @@ describe('MinioFileStorage writes while the bytes arrive (ADR 0056)', () => {
     for (let at = 0; at < bytes.length; at += 64 * 1024) await write.write(bytes.subarray(at, at + 64 * 1024));
   };
 
-  it('when more than one part arrives, then a multipart upload is under way before the last byte, and the object reads back byte-identical', async () => {
-    const bytes = randomBytes(11 * MiB + 123);
+  it('when more than 10 MiB arrive, then a multipart upload of 5 MiB parts is under way before the last byte, and the object reads back byte-identical', async () => {
+    const bytes = randomBytes(17 * MiB + 123);
     const key = 'orders/STREAM/1/multipart';
     const write = storage.beginWrite(key, Promise.resolve('application/pdf'));
-    await feed(write, bytes.subarray(0, 6 * MiB));
+    await feed(write, bytes.subarray(0, 11 * MiB));
     // The first part went out while the rest is still to come.
     await expect.poll(incompleteUploads, { timeout: 5_000 }).toEqual([key]);
     expect(await storage.exists(key)).toBe(false);
-    await feed(write, bytes.subarray(6 * MiB));
+    await feed(write, bytes.subarray(11 * MiB));
     await write.end({ size: bytes.length, sha256: sha256(bytes), contentType: 'application/pdf' });
     // Compared whole with Buffer.equals (toEqual walks the 11 MiB byte by byte).
     expect((await collect(await storage.getStream(key))).equals(bytes)).toBe(true);
@@ -420,8 +420,8 @@ describe('MinioFileStorage writes while the bytes arrive (ADR 0056)', () => {
     expect(await incompleteUploads()).toEqual([]);
   });
 
-  it('when at most one part arrives, then one PUT carries it, with no multipart upload', async () => {
-    const bytes = randomBytes(5 * MiB);
+  it('when at most 10 MiB arrive, then one PUT carries them, with no multipart upload', async () => {
+    const bytes = randomBytes(10 * MiB);
     const key = 'orders/STREAM/1/whole';
     const write = storage.beginWrite(key, Promise.resolve('text/plain'));
     await feed(write, bytes);
@@ -434,7 +434,7 @@ describe('MinioFileStorage writes while the bytes arrive (ADR 0056)', () => {
   it('when a write is given up after its first part went out, then neither an object nor an incomplete upload is left', async () => {
     const key = 'orders/STREAM/1/aborted';
     const write = storage.beginWrite(key, Promise.resolve('application/octet-stream'));
-    await feed(write, randomBytes(7 * MiB));
+    await feed(write, randomBytes(12 * MiB));
     await expect.poll(incompleteUploads, { timeout: 5_000 }).toEqual([key]);
     await write.abort();
     expect(await incompleteUploads()).toEqual([]);

@@ -3,8 +3,14 @@ import { finished } from 'node:stream/promises';
 import type { Client } from 'minio';
 import type { StreamedWrite, StreamedWriteEnd } from '@logi/domain';
 
-/** S3's smallest part (all but the last): up to this many bytes an object goes in one PUT. */
+/** S3's smallest part (all but the last): the part size of a multipart write. */
 export const MULTIPART_PART_BYTES = 5 * 1024 * 1024;
+/**
+ * Up to this many bytes (an upload's largest file) an object goes in one PUT once its last byte is in; only a larger
+ * one becomes a multipart upload. Measured on s3rver (ADR 0056), 10 MiB as two parts cost more than one PUT after the
+ * read: completing rewrites the object there, and each part is hashed again for its signature.
+ */
+export const SINGLE_PUT_MAX_BYTES = 10 * 1024 * 1024;
 
 /** What a streamed write needs of MinioFileStorage: the client, the bucket, and its error handling around each request. */
 export interface StreamedWriteTarget {
@@ -18,10 +24,10 @@ export interface StreamedWriteTarget {
 }
 
 /**
- * An object written while its bytes arrive (ADR 0056). Up to MULTIPART_PART_BYTES it is one PUT once the last byte is
- * in, signed with the SHA-256 of the receipt and carrying it as `x-amz-checksum-sha256` (as putFile). Beyond that, an
- * S3 multipart upload: each full part goes out while the next one arrives (at most one part in flight, so at most two
- * parts held in memory), the last part and the completion once the last byte is in. The multipart upload is started
+ * An object written while its bytes arrive (ADR 0056). Up to SINGLE_PUT_MAX_BYTES it is one PUT once the last byte is
+ * in (held in memory until then), signed with the SHA-256 of the receipt and carrying it as `x-amz-checksum-sha256` (as putFile). Beyond that, an
+ * S3 multipart upload of MULTIPART_PART_BYTES parts: each full part goes out while the next one arrives (at most one
+ * part in flight), the last part and the completion once the last byte is in. The multipart upload is started
  * only after the content type was sniffed; any failure aborts it.
  */
 export class MinioStreamedWrite implements StreamedWrite {
@@ -49,19 +55,21 @@ export class MinioStreamedWrite implements StreamedWrite {
     if (this.aborted) throw new Error('The write was given up.');
     this.chunks.push(chunk);
     this.buffered += chunk.length;
-    // Strictly more than a part: an object of exactly one part still goes in one PUT.
-    if (this.buffered <= MULTIPART_PART_BYTES) return;
-    const all = Buffer.concat(this.chunks);
-    const part = all.subarray(0, MULTIPART_PART_BYTES);
-    const rest = all.subarray(MULTIPART_PART_BYTES);
-    this.chunks = [rest];
-    this.buffered = rest.length;
-    // One part in flight: the caller waits for the one before (back-pressure), and this one goes out behind it.
-    await this.inFlight;
-    this.throwIfFailed();
-    this.inFlight = this.sendPart(part).catch((error: unknown) => {
-      this.failure ??= error instanceof Error ? error : new Error('A part could not be stored.');
-    });
+    // Strictly more: an object of exactly SINGLE_PUT_MAX_BYTES still goes in one PUT.
+    if (this.uploadId === null && this.buffered <= SINGLE_PUT_MAX_BYTES) return;
+    while (this.buffered > MULTIPART_PART_BYTES) {
+      const all = Buffer.concat(this.chunks);
+      const part = all.subarray(0, MULTIPART_PART_BYTES);
+      const rest = all.subarray(MULTIPART_PART_BYTES);
+      this.chunks = [rest];
+      this.buffered = rest.length;
+      // One part in flight: the caller waits for the one before (back-pressure), and this one goes out behind it.
+      await this.inFlight;
+      this.throwIfFailed();
+      this.inFlight = this.sendPart(part).catch((error: unknown) => {
+        this.failure ??= error instanceof Error ? error : new Error('A part could not be stored.');
+      });
+    }
   }
 
   end(info: StreamedWriteEnd): Promise<void> {
