@@ -16,6 +16,7 @@ import {
 } from '@logi/domain';
 import { HttpError } from '../http/http-error.js';
 import { TempFileEngine, type TempFileInfo } from './temp-file.engine.js';
+import { streamedWritesBudget, type ByteBudget } from './byte-budget.js';
 
 const FILE_FIELDS = new Set(['files', 'files[]']);
 
@@ -26,6 +27,8 @@ export interface ReceiverOptions {
   sniffer: ContentSnifferPort;
   /** With a storage that can write while bytes arrive (S3), each file goes there as it is read, not to a temp file (ADR 0056). */
   storage?: FileStoragePort;
+  /** Bytes streamed writes may hold in memory; the process's own budget unless a test hands its own. */
+  streamedWrites?: ByteBudget;
 }
 
 /** Body too large: raised by the byte counter, answered 413. */
@@ -61,9 +64,12 @@ interface ReadState {
  */
 export class MultipartUploadReceiver {
   readonly maxBodyBytes: number;
+  /** Bytes held in memory by files written while they arrive, across this process's requests (ADR 0056). */
+  readonly streamedWrites: ByteBudget;
 
   constructor(private readonly options: ReceiverOptions) {
     this.maxBodyBytes = options.maxFiles * MAX_FILE_BYTES + 1024 * 1024;
+    this.streamedWrites = options.streamedWrites ?? streamedWritesBudget;
   }
 
   /** Where bodies are read to; only this receiver's `*.part` files live there. */
@@ -85,7 +91,12 @@ export class MultipartUploadReceiver {
     }
     await mkdir(this.options.tmpDir, { recursive: true });
     const storage = this.options.storage;
-    const target = newKey && storage?.beginWrite ? { storage: storage as Required<Pick<FileStoragePort, 'beginWrite'>> & FileStoragePort, newKey } : undefined;
+    // A file holds at most MAX_FILE_BYTES, and no more than the body it comes in, when the body's length is known.
+    const fileBytes = declared > 0 ? Math.min(declared, MAX_FILE_BYTES) : MAX_FILE_BYTES;
+    const target =
+      newKey && storage?.beginWrite
+        ? { storage: storage as Required<Pick<FileStoragePort, 'beginWrite'>> & FileStoragePort, newKey, budget: this.streamedWrites, fileBytes }
+        : undefined;
     const state = newReadState(new TempFileEngine(this.options.tmpDir, this.options.sniffer, target));
     const parsed: unknown = this.parser(state)(ctx, async () => undefined);
     this.countBytes(ctx.req, state);

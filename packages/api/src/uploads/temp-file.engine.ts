@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { Writable, type Readable } from 'node:stream';
 import type multer from '@koa/multer';
 import type { ContentSnifferPort, EarlyWrite, FileStoragePort, NewFileKey, StreamedWrite } from '@logi/domain';
+import type { ByteBudget } from './byte-budget.js';
 
 export interface TempFileInfo {
   /** The temp file; empty when the bytes went to storage as they arrived (`written`). */
@@ -22,6 +23,10 @@ export interface TempFileInfo {
 export interface StreamedTarget {
   storage: FileStoragePort & Required<Pick<FileStoragePort, 'beginWrite'>>;
   newKey: NewFileKey;
+  /** The process's bytes held by streamed writes: a file that cannot reserve its bytes there goes to a temp file. */
+  budget: ByteBudget;
+  /** What one file may hold in memory at most: reserved before its first byte, released once its write is over. */
+  fileBytes: number;
 }
 
 /** Files of one request whose writes may run at once, besides the one being read: each may hold up to two 5 MiB parts. */
@@ -77,13 +82,18 @@ export class TempFileEngine implements multer.StorageEngine {
       this.writes.add(this.streamToStorage(file.stream, index, this.target, callback));
       return;
     }
+    this.writes.add(this.toTempFile(file.stream, index, callback));
+  }
+
+  /** The file goes to a temp file, counted, hashed and sniffed on the way; the use case then PUTs it from there. */
+  private toTempFile(stream: Readable, index: number, callback: (error?: unknown, info?: multer.File) => void): Promise<void> {
     const tempPath = path.join(this.dir, `${randomUUID()}.part`);
     this.paths.add(tempPath);
     const hash = createHash('sha256');
     const head: Buffer[] = [];
     let headBytes = 0;
     let size = 0;
-    file.stream.on('data', (chunk: Buffer) => {
+    stream.on('data', (chunk: Buffer) => {
       hash.update(chunk);
       size += chunk.length;
       if (headBytes < this.sniffer.headBytes) {
@@ -91,7 +101,7 @@ export class TempFileEngine implements multer.StorageEngine {
         headBytes += chunk.length;
       }
     });
-    const write = pipeline(file.stream, createWriteStream(tempPath, { flags: 'wx' }))
+    return pipeline(stream, createWriteStream(tempPath, { flags: 'wx' }))
       .then(async () => {
         const contentType = await this.sniffer.contentTypeOf(Buffer.concat(head).subarray(0, this.sniffer.headBytes));
         const info: TempFileInfo = { path: tempPath, size, sha256: hash.digest('hex'), contentType, index };
@@ -101,13 +111,14 @@ export class TempFileEngine implements multer.StorageEngine {
         await rm(tempPath, { force: true });
         callback(error);
       });
-    this.writes.add(write);
   }
 
   /**
    * The file's bytes go to storage as they arrive, counted, hashed and sniffed on the way; the sniff settles the
    * content type before the write commits anything. Its callback comes once the part was read; the write may still be
-   * finishing (its `done`). At most WRITES_AHEAD earlier writes of the request run while a part is read.
+   * finishing (its `done`). At most WRITES_AHEAD earlier writes of the request run while a part is read. A file whose
+   * bytes do not fit in the budget goes to a temp file instead; the budget is given back once the write is over,
+   * whichever way (stored, failed, given up).
    */
   private async streamToStorage(
     stream: Readable,
@@ -116,6 +127,8 @@ export class TempFileEngine implements multer.StorageEngine {
     callback: (error?: unknown, info?: multer.File) => void,
   ): Promise<void> {
     while (this.unfinished.size >= WRITES_AHEAD) await Promise.race(this.unfinished);
+    const release = target.budget.tryReserve(target.fileBytes);
+    if (!release) return this.toTempFile(stream, index, callback);
     const { id, storageKey } = target.newKey();
     const hash = createHash('sha256');
     const head: Buffer[] = [];
@@ -129,7 +142,13 @@ export class TempFileEngine implements multer.StorageEngine {
       settleType = resolve;
       failType = reject;
     });
-    const write = target.storage.beginWrite(storageKey, contentType);
+    let write: StreamedWrite;
+    try {
+      write = target.storage.beginWrite(storageKey, contentType);
+    } catch (error) {
+      release();
+      throw error;
+    }
     this.streamed.add(write);
     const sink = new Writable({
       write: (chunk: Buffer, _encoding, next) => {
@@ -149,7 +168,8 @@ export class TempFileEngine implements multer.StorageEngine {
       settleType(type);
       const info: TempFileInfo = { path: '', size, sha256: hash.digest('hex'), contentType: await type, index };
       const done = write.end({ size: info.size, sha256: info.sha256, contentType: info.contentType });
-      const settled = done.catch(() => undefined);
+      // The bytes are let go once the PUT is over (a write that fails aborts itself).
+      const settled = done.catch(() => undefined).finally(release);
       this.unfinished.add(settled);
       void settled.then(() => this.unfinished.delete(settled));
       info.written = { id, storageKey, done, discard: () => write.abort() };
@@ -158,6 +178,7 @@ export class TempFileEngine implements multer.StorageEngine {
       // Settles it if the head never came; a sniff already under way keeps its answer.
       failType(error);
       await write.abort();
+      release();
       callback(error);
     }
   }
