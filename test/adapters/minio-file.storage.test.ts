@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -387,5 +387,79 @@ describe('MinioFileStorage listing old objects', () => {
       await s3.start();
     }
     expect((await listing.listOlderThan('orders/', cutOff(), { limit: 10, after: null })).keys).toEqual(['orders/d/1/a']);
+  });
+});
+
+describe('MinioFileStorage writes while the bytes arrive (ADR 0056)', () => {
+  const MiB = 1024 * 1024;
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+  const incompleteUploads = async () => (await adminClient().listIncompleteUploadsQuery('logi-files', 'orders/', '', '', '')).uploads.map((u) => u.key);
+  const collect = async (stream: NodeJS.ReadableStream) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+  /** Hands `bytes` over in chunks of 64 KiB, as a request's file part arrives. */
+  const feed = async (write: { write(chunk: Buffer): Promise<void> }, bytes: Buffer) => {
+    for (let at = 0; at < bytes.length; at += 64 * 1024) await write.write(bytes.subarray(at, at + 64 * 1024));
+  };
+
+  it('when more than 10 MiB arrive, then a multipart upload of 5 MiB parts is under way before the last byte, and the object reads back byte-identical', async () => {
+    const bytes = randomBytes(17 * MiB + 123);
+    const key = 'orders/STREAM/1/multipart';
+    const write = storage.beginWrite(key, Promise.resolve('application/pdf'));
+    await feed(write, bytes.subarray(0, 11 * MiB));
+    // The first part went out while the rest is still to come.
+    await expect.poll(incompleteUploads, { timeout: 5_000 }).toEqual([key]);
+    expect(await storage.exists(key)).toBe(false);
+    await feed(write, bytes.subarray(11 * MiB));
+    await write.end({ size: bytes.length, sha256: sha256(bytes), contentType: 'application/pdf' });
+    // Compared whole with Buffer.equals (toEqual walks the 11 MiB byte by byte).
+    expect((await collect(await storage.getStream(key))).equals(bytes)).toBe(true);
+    expect((await adminClient().statObject('logi-files', key)).metaData['content-type']).toBe('application/pdf');
+    expect(await incompleteUploads()).toEqual([]);
+  });
+
+  it('when at most 10 MiB arrive, then one PUT carries them, with no multipart upload', async () => {
+    const bytes = randomBytes(10 * MiB);
+    const key = 'orders/STREAM/1/whole';
+    const write = storage.beginWrite(key, Promise.resolve('text/plain'));
+    await feed(write, bytes);
+    expect(await incompleteUploads()).toEqual([]);
+    await write.end({ size: bytes.length, sha256: sha256(bytes), contentType: 'text/plain' });
+    expect((await collect(await storage.getStream(key))).equals(bytes)).toBe(true);
+    expect((await adminClient().statObject('logi-files', key)).metaData['content-type']).toBe('text/plain');
+  });
+
+  it('when a write is given up after its first part went out, then neither an object nor an incomplete upload is left', async () => {
+    const key = 'orders/STREAM/1/aborted';
+    const write = storage.beginWrite(key, Promise.resolve('application/octet-stream'));
+    await feed(write, randomBytes(12 * MiB));
+    await expect.poll(incompleteUploads, { timeout: 5_000 }).toEqual([key]);
+    await write.abort();
+    expect(await incompleteUploads()).toEqual([]);
+    expect(await storage.exists(key)).toBe(false);
+    await expect(write.write(Buffer.from('late'))).rejects.toThrow();
+  });
+
+  it('when a write is given up after it ended, then its object is removed', async () => {
+    const bytes = randomBytes(6 * MiB);
+    const key = 'orders/STREAM/1/ended';
+    const write = storage.beginWrite(key, Promise.resolve('application/octet-stream'));
+    await feed(write, bytes);
+    await write.end({ size: bytes.length, sha256: sha256(bytes), contentType: 'application/octet-stream' });
+    expect(await storage.exists(key)).toBe(true);
+    await write.abort();
+    expect(await storage.exists(key)).toBe(false);
+    expect(await incompleteUploads()).toEqual([]);
+  });
+
+  it('when the sniff fails, then the multipart upload never commits and nothing is left', async () => {
+    const key = 'orders/STREAM/1/unsniffed';
+    const write = storage.beginWrite(key, Promise.reject(new Error('sniff failed')));
+    await expect(feed(write, randomBytes(12 * MiB))).rejects.toThrow();
+    await write.abort();
+    expect(await incompleteUploads()).toEqual([]);
+    expect(await storage.exists(key)).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { readdir } from 'node:fs/promises';
 import type { FileStoragePort } from '@logi/domain';
@@ -135,6 +135,21 @@ describe('POST /orders/{id}/files', () => {
     const response = await upload(3001, [{ name: 'files', filename: 'big.bin', content: Buffer.alloc(10 * MiB, 7) }]);
     expect(response.status).toBe(201);
     expect((await storedState()).rows[0]).toMatchObject({ size: 10 * MiB });
+  });
+
+  it('when a 10 MiB file is uploaded (held whole, then one PUT on S3), then it reads back byte-identical with its SHA-256', async () => {
+    const bytes = randomBytes(10 * MiB);
+    const response = await upload(3001, [{ name: 'files', filename: 'big.bin', content: bytes }]);
+    expect(response.status).toBe(201);
+    const id = (await envelopeOf(response)).data.uploaded[0].id as number;
+    const download = await api.call(`/orders/3001/files/${id}`);
+    expect(download.status).toBe(200);
+    // Compared whole with Buffer.equals (toEqual walks the 10 MiB byte by byte).
+    expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
+    const { rows, objects } = await storedState();
+    expect(rows.map((row: { sha256: string; size: number }) => [row.sha256, row.size])).toEqual([[createHash('sha256').update(bytes).digest('hex'), 10 * MiB]]);
+    // One object, and no multipart upload left incomplete beside it.
+    expect(objects).toHaveLength(1);
   });
 
   it('when a file is 10 MiB and one byte, then 422 names files.N and nothing is stored', async () => {
@@ -318,16 +333,21 @@ describe('POST /orders/{id}/files', () => {
     expect(JSON.parse(response.body)).toEqual({ status: 413, message: 'Payload Too Large', data: null });
   });
 
-  it('when the client aborts mid-upload, then no temporary file, object or row is left', async () => {
-    const { body, contentType } = multipart([{ name: 'files', filename: 'a.bin', content: Buffer.alloc(4 * MiB, 1) }]);
+  it('when the client aborts mid-upload, then no temporary file, object, incomplete multipart upload or row is left', async () => {
+    const { body, contentType } = multipart([
+      { name: 'files', filename: 'a.bin', content: Buffer.alloc(MiB, 1) },
+      { name: 'files', filename: 'b.bin', content: Buffer.alloc(4 * MiB, 2) },
+    ]);
     const req = http.request(`${api.base}/orders/3001/files`, {
       method: 'POST',
       headers: { ...authHeaders('baltic'), 'Content-Type': contentType, 'Content-Length': String(body.length) },
     });
     req.on('error', () => undefined);
-    req.write(body.subarray(0, 2 * MiB));
-    // Abort once the server is visibly writing the file.
-    await expect.poll(async () => (await filesUnder(path.join(api.dataDir, 'tmp'))).length, { timeout: 5000 }).toBeGreaterThan(0);
+    req.write(body.subarray(0, 3 * MiB));
+    // Abort once the server is visibly writing: temp files on disk; on S3 the first file's object, written while the second arrives.
+    await expect
+      .poll(async () => (await filesUnder(path.join(api.dataDir, 'tmp'))).length + (api.stack ? (await api.objectKeys()).length : 0), { timeout: 5000 })
+      .toBeGreaterThan(0);
     req.destroy();
     await expect.poll(async () => storedState(), { timeout: 5000 }).toEqual({ rows: [], objects: [], temp: [] });
   });

@@ -13,6 +13,9 @@ const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
  * The production profile for one test file: a MariaDB database of its own,
  * Redis under a unique prefix, an S3 server (s3rver) and a real worker process.
  */
+/** How objectKeys names a multipart upload left incomplete. */
+export const INCOMPLETE_UPLOAD = '(incomplete multipart upload)';
+
 export class ProductionStack {
   readonly workers: WorkerProcess[] = [];
 
@@ -47,7 +50,10 @@ export class ProductionStack {
     return worker;
   }
 
-  /** Keys of every object in the bucket. */
+  /**
+   * Keys of every object in the bucket, and each multipart upload begun and neither completed nor aborted as
+   * `<key> (incomplete multipart upload)`: an upload written while it arrives (ADR 0056) must leave neither behind.
+   */
   async objectKeys(): Promise<string[]> {
     const client = new Client({
       endPoint: '127.0.0.1',
@@ -62,6 +68,8 @@ export class ProductionStack {
     for await (const item of client.listObjectsV2(this.env.S3_BUCKET!, '', true)) {
       if ((item as { name?: string }).name) keys.push((item as { name: string }).name);
     }
+    const incomplete = await client.listIncompleteUploadsQuery(this.env.S3_BUCKET!, '', '', '', '');
+    for (const upload of incomplete.uploads) keys.push(`${upload.key} ${INCOMPLETE_UPLOAD}`);
     return keys.sort();
   }
 

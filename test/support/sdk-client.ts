@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Container } from 'inversify';
 import { Tokens } from '@logi/api';
 import { createClient, type ClientOptions, type LogiClient } from '@logi/client';
-import type { FileStoragePort } from '@logi/domain';
+import type { FileStoragePort, StreamedWrite, StreamedWriteEnd } from '@logi/domain';
 import type { ProductionStack } from './production-stack.js';
 import { DIRS, KEYS } from './test-fixture.js';
 import type { Tenant, TestApi } from './api-harness.js';
@@ -32,6 +32,26 @@ export async function refusePngFiles(_dataDir: string, { container }: { knex: Kn
       value: (key: string, localPath: string, size: number, contentType: string) =>
         contentType === REFUSED_CONTENT_TYPE ? Promise.reject(new Error(REFUSED_MESSAGE)) : storage.putFile(key, localPath, size, contentType),
     },
+    // On S3 the API writes a file while it arrives (ADR 0056): refused once its type is known, at the end.
+    ...(storage.beginWrite
+      ? {
+          beginWrite: {
+            value: (key: string, contentType: Promise<string>) => {
+              const write = storage.beginWrite!(key, contentType);
+              const refusing: StreamedWrite = {
+                write: (chunk) => write.write(chunk),
+                end: async (info: StreamedWriteEnd) => {
+                  if (info.contentType !== REFUSED_CONTENT_TYPE) return write.end(info);
+                  await write.abort();
+                  throw new Error(REFUSED_MESSAGE);
+                },
+                abort: () => write.abort(),
+              };
+              return refusing;
+            },
+          },
+        }
+      : {}),
   });
   container.unbind(Tokens.FileStorage);
   container.bind(Tokens.FileStorage).toConstantValue(refusing);

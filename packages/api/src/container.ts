@@ -216,7 +216,13 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
     return redis ? new RedisIdempotencyStore(redis, config.redisPrefix) : database(new KnexIdempotencyStore(get<Knex>(Tokens.Knex)));
   });
   c.bind(Tokens.UploadReceiver).toDynamicValue(
-    () => new MultipartUploadReceiver({ tmpDir: path.join(config.dataDir, 'tmp'), maxFiles: config.uploadMaxFiles, sniffer: new FileTypeSniffer() }),
+    () =>
+      new MultipartUploadReceiver({
+        tmpDir: path.join(config.dataDir, 'tmp'),
+        maxFiles: config.uploadMaxFiles,
+        sniffer: new FileTypeSniffer(),
+        storage: get<FileStoragePort>(Tokens.FileStorage),
+      }),
   );
 
   // On the primary, uncached: a key made or revoked with the CLI works or stops at the next request (ADR 0020, 0042).

@@ -3,9 +3,18 @@ import { finished } from 'node:stream/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { Client } from 'minio';
-import { StoredObjectMissingError, type ByteRange, type FileStoragePort, type PresignOptions, type StoragePage, type StoredObjectPage } from '@logi/domain';
+import {
+  StoredObjectMissingError,
+  type ByteRange,
+  type FileStoragePort,
+  type PresignOptions,
+  type StoragePage,
+  type StoredObjectPage,
+  type StreamedWrite,
+} from '@logi/domain';
 import { lazyModule } from '../shared/lazy-module.js';
 import { assertValidStorageKey, isValidStorageKey } from '../shared/storage-key.js';
+import { MinioStreamedWrite } from './minio-streamed.write.js';
 
 const minio = lazyModule<typeof import('minio')>('minio');
 
@@ -38,9 +47,10 @@ const MISSING = new Set(['NoSuchKey', 'NotFound', 'NoSuchObject']);
 
 /**
  * Objects in one S3 bucket, path-style as MinIO expects. The bucket is
- * created on first use (or by init() at start). Objects are at most 10 MiB,
- * so every put is a single PUT with its size known: no multipart upload,
- * which some S3 servers (s3rver) do not speak.
+ * created on first use (or by init() at start). A put from a local file or a
+ * buffer is a single PUT with its size known (above 64 MiB the minio client's
+ * multipart upload); an upload written while it arrives (beginWrite) is one
+ * PUT up to 5 MiB and a multipart upload of 5 MiB parts above (ADR 0056).
  */
 export class MinioFileStorage implements FileStoragePort {
   private readonly client: Client;
@@ -120,6 +130,21 @@ export class MinioFileStorage implements FileStoragePort {
       response.resume();
       await finished(response);
     });
+  }
+
+  /** See MinioStreamedWrite: one PUT up to 5 MiB, a multipart upload whose parts go out as they arrive above. */
+  beginWrite(key: string, contentType: Promise<string>): StreamedWrite {
+    assertValidStorageKey(key);
+    return new MinioStreamedWrite(
+      {
+        client: this.client,
+        bucket: this.bucket,
+        key,
+        run: (operation) => this.inBucket(operation),
+        remove: () => this.delete(key),
+      },
+      contentType,
+    );
   }
 
   async putBuffer(key: string, data: Buffer, contentType: string): Promise<void> {

@@ -64,8 +64,8 @@ export function registerOrderRoutes(router: Router<AppState>, deps: OrderRouteDe
         requestId: ctx.state.requestId,
         // An empty value counts as not sent, as for every parameter.
         idempotencyKey: ctx.get(IDEMPOTENCY_HEADER) || undefined,
-        receive: async () => {
-          const received = await deps.receiver.receive(ctx);
+        receive: async (newKey) => {
+          const received = await deps.receiver.receive(ctx, newKey);
           cleanup = received.cleanup;
           return received.upload;
         },

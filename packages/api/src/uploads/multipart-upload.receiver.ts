@@ -4,9 +4,19 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import type { Context } from 'koa';
 import multer from '@koa/multer';
-import { baseFileName, MAX_FILE_BYTES, Messages, ValidationError, type ContentSnifferPort, type ReceivedUpload } from '@logi/domain';
+import {
+  baseFileName,
+  MAX_FILE_BYTES,
+  Messages,
+  ValidationError,
+  type ContentSnifferPort,
+  type FileStoragePort,
+  type NewFileKey,
+  type ReceivedUpload,
+} from '@logi/domain';
 import { HttpError } from '../http/http-error.js';
 import { TempFileEngine, type TempFileInfo } from './temp-file.engine.js';
+import { streamedWritesBudget, type ByteBudget } from './byte-budget.js';
 
 const FILE_FIELDS = new Set(['files', 'files[]']);
 
@@ -15,6 +25,10 @@ export interface ReceiverOptions {
   maxFiles: number;
   /** Tells each file's content type from its head, as it is written. */
   sniffer: ContentSnifferPort;
+  /** With a storage that can write while bytes arrive (S3), each file goes there as it is read, not to a temp file (ADR 0056). */
+  storage?: FileStoragePort;
+  /** Bytes streamed writes may hold in memory; the process's own budget unless a test hands its own. */
+  streamedWrites?: ByteBudget;
 }
 
 /** Body too large: raised by the byte counter, answered 413. */
@@ -50,9 +64,12 @@ interface ReadState {
  */
 export class MultipartUploadReceiver {
   readonly maxBodyBytes: number;
+  /** Bytes held in memory by files written while they arrive, across this process's requests (ADR 0056). */
+  readonly streamedWrites: ByteBudget;
 
   constructor(private readonly options: ReceiverOptions) {
     this.maxBodyBytes = options.maxFiles * MAX_FILE_BYTES + 1024 * 1024;
+    this.streamedWrites = options.streamedWrites ?? streamedWritesBudget;
   }
 
   /** Where bodies are read to; only this receiver's `*.part` files live there. */
@@ -60,7 +77,8 @@ export class MultipartUploadReceiver {
     return this.options.tmpDir;
   }
 
-  async receive(ctx: Context): Promise<{ upload: ReceivedUpload; cleanup: () => Promise<void> }> {
+  /** `newKey`: where a file may be written while it arrives; without it (or a storage that streams) files go to temp files. */
+  async receive(ctx: Context, newKey?: NewFileKey): Promise<{ upload: ReceivedUpload; cleanup: () => Promise<void> }> {
     const empty = { upload: { files: [], categoryId: undefined, errors: {} }, cleanup: async () => undefined };
     const declared = Number(ctx.get('Content-Length') || 0);
     if (declared > this.maxBodyBytes) {
@@ -72,7 +90,14 @@ export class MultipartUploadReceiver {
       return empty;
     }
     await mkdir(this.options.tmpDir, { recursive: true });
-    const state = newReadState(new TempFileEngine(this.options.tmpDir, this.options.sniffer));
+    const storage = this.options.storage;
+    // A file holds at most MAX_FILE_BYTES, and no more than the body it comes in, when the body's length is known.
+    const fileBytes = declared > 0 ? Math.min(declared, MAX_FILE_BYTES) : MAX_FILE_BYTES;
+    const target =
+      newKey && storage?.beginWrite
+        ? { storage: storage as Required<Pick<FileStoragePort, 'beginWrite'>> & FileStoragePort, newKey, budget: this.streamedWrites, fileBytes }
+        : undefined;
+    const state = newReadState(new TempFileEngine(this.options.tmpDir, this.options.sniffer, target));
     const parsed: unknown = this.parser(state)(ctx, async () => undefined);
     this.countBytes(ctx.req, state);
     try {
@@ -88,7 +113,7 @@ export class MultipartUploadReceiver {
     }
     const files = ((ctx.request as { files?: multer.File[] }).files ?? []) as Array<multer.File & TempFileInfo>;
     const cleanup = async () => {
-      await Promise.all(files.map((file) => rm(file.path, { force: true })));
+      await Promise.all(files.filter((file) => file.path !== '').map((file) => rm(file.path, { force: true })));
     };
     return {
       upload: {
@@ -101,6 +126,7 @@ export class MultipartUploadReceiver {
             contentType: file.contentType,
             sha256: file.sha256,
             localPath: file.path,
+            ...(file.written ? { written: file.written } : {}),
           })),
         ...this.fieldsOf(ctx, state),
       },

@@ -4,17 +4,33 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
 import type multer from '@koa/multer';
-import type { ContentSnifferPort } from '@logi/domain';
+import type { ContentSnifferPort, EarlyWrite, FileStoragePort, NewFileKey, StreamedWrite } from '@logi/domain';
+import type { ByteBudget } from './byte-budget.js';
 
 export interface TempFileInfo {
+  /** The temp file; empty when the bytes went to storage as they arrived (`written`). */
   path: string;
   size: number;
   sha256: string;
   contentType: string;
   index: number;
+  written?: EarlyWrite;
 }
+
+/** Where each file goes while it arrives, instead of a temp file (ADR 0056). */
+export interface StreamedTarget {
+  storage: FileStoragePort & Required<Pick<FileStoragePort, 'beginWrite'>>;
+  newKey: NewFileKey;
+  /** The process's bytes held by streamed writes: a file that cannot reserve its bytes there goes to a temp file. */
+  budget: ByteBudget;
+  /** What one file may hold in memory at most: reserved before its first byte, released once its write is over. */
+  fileBytes: number;
+}
+
+/** Files of one request whose writes may run at once, besides the one being read: each may hold up to two 5 MiB parts. */
+const WRITES_AHEAD = 2;
 
 /**
  * A multer storage engine for one request: each file part goes to a temp file
@@ -29,10 +45,15 @@ export class TempFileEngine implements multer.StorageEngine {
   private readonly writes = new Set<Promise<void>>();
   /** Set once the request's read was cut short: a part busboy still hands over is drained, not written. */
   private discarded = false;
+  /** Every write to storage started (ADR 0056), and those not yet whole. */
+  private readonly streamed = new Set<StreamedWrite>();
+  private readonly unfinished = new Set<Promise<unknown>>();
 
   constructor(
     private readonly dir: string,
     private readonly sniffer: ContentSnifferPort,
+    /** When set, each file goes to storage while it arrives, with no temp file. */
+    private readonly target?: StreamedTarget,
   ) {}
 
   /** Gives its number to a `files` part that holds no file, so the files after it keep their place in part order. */
@@ -45,6 +66,7 @@ export class TempFileEngine implements multer.StorageEngine {
     this.discarded = true;
     await Promise.allSettled([...this.writes]);
     await Promise.all([...this.paths].map((tempPath) => rm(tempPath, { force: true })));
+    await Promise.all([...this.streamed].map((write) => write.abort()));
   }
 
   _handleFile(_req: IncomingMessage, part: multer.File, callback: (error?: unknown, info?: multer.File) => void): void {
@@ -56,13 +78,22 @@ export class TempFileEngine implements multer.StorageEngine {
     }
     const index = this.nextIndex++;
     this.currentIndex = index;
+    if (this.target) {
+      this.writes.add(this.streamToStorage(file.stream, index, this.target, callback));
+      return;
+    }
+    this.writes.add(this.toTempFile(file.stream, index, callback));
+  }
+
+  /** The file goes to a temp file, counted, hashed and sniffed on the way; the use case then PUTs it from there. */
+  private toTempFile(stream: Readable, index: number, callback: (error?: unknown, info?: multer.File) => void): Promise<void> {
     const tempPath = path.join(this.dir, `${randomUUID()}.part`);
     this.paths.add(tempPath);
     const hash = createHash('sha256');
     const head: Buffer[] = [];
     let headBytes = 0;
     let size = 0;
-    file.stream.on('data', (chunk: Buffer) => {
+    stream.on('data', (chunk: Buffer) => {
       hash.update(chunk);
       size += chunk.length;
       if (headBytes < this.sniffer.headBytes) {
@@ -70,7 +101,7 @@ export class TempFileEngine implements multer.StorageEngine {
         headBytes += chunk.length;
       }
     });
-    const write = pipeline(file.stream, createWriteStream(tempPath, { flags: 'wx' }))
+    return pipeline(stream, createWriteStream(tempPath, { flags: 'wx' }))
       .then(async () => {
         const contentType = await this.sniffer.contentTypeOf(Buffer.concat(head).subarray(0, this.sniffer.headBytes));
         const info: TempFileInfo = { path: tempPath, size, sha256: hash.digest('hex'), contentType, index };
@@ -80,11 +111,82 @@ export class TempFileEngine implements multer.StorageEngine {
         await rm(tempPath, { force: true });
         callback(error);
       });
-    this.writes.add(write);
+  }
+
+  /**
+   * The file's bytes go to storage as they arrive, counted, hashed and sniffed on the way; the sniff settles the
+   * content type before the write commits anything. Its callback comes once the part was read; the write may still be
+   * finishing (its `done`). At most WRITES_AHEAD earlier writes of the request run while a part is read. A file whose
+   * bytes do not fit in the budget goes to a temp file instead; the budget is given back once the write is over,
+   * whichever way (stored, failed, given up).
+   */
+  private async streamToStorage(
+    stream: Readable,
+    index: number,
+    target: StreamedTarget,
+    callback: (error?: unknown, info?: multer.File) => void,
+  ): Promise<void> {
+    while (this.unfinished.size >= WRITES_AHEAD) await Promise.race(this.unfinished);
+    const release = target.budget.tryReserve(target.fileBytes);
+    if (!release) return this.toTempFile(stream, index, callback);
+    const { id, storageKey } = target.newKey();
+    const hash = createHash('sha256');
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    let size = 0;
+    let sniffed: Promise<string> | null = null;
+    const sniff = () => (sniffed ??= this.sniffer.contentTypeOf(Buffer.concat(head).subarray(0, this.sniffer.headBytes)));
+    let settleType: (type: Promise<string>) => void = () => undefined;
+    let failType: (error: unknown) => void = () => undefined;
+    const contentType = new Promise<string>((resolve, reject) => {
+      settleType = resolve;
+      failType = reject;
+    });
+    let write: StreamedWrite;
+    try {
+      write = target.storage.beginWrite(storageKey, contentType);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    this.streamed.add(write);
+    const sink = new Writable({
+      write: (chunk: Buffer, _encoding, next) => {
+        hash.update(chunk);
+        size += chunk.length;
+        if (headBytes < this.sniffer.headBytes) {
+          head.push(chunk);
+          headBytes += chunk.length;
+          if (headBytes >= this.sniffer.headBytes) settleType(sniff());
+        }
+        write.write(chunk).then(() => next(), next);
+      },
+    });
+    try {
+      await pipeline(stream, sink);
+      const type = sniff();
+      settleType(type);
+      const info: TempFileInfo = { path: '', size, sha256: hash.digest('hex'), contentType: await type, index };
+      const done = write.end({ size: info.size, sha256: info.sha256, contentType: info.contentType });
+      // The bytes are let go once the PUT is over (a write that fails aborts itself).
+      const settled = done.catch(() => undefined).finally(release);
+      this.unfinished.add(settled);
+      void settled.then(() => this.unfinished.delete(settled));
+      info.written = { id, storageKey, done, discard: () => write.abort() };
+      callback(null, info as unknown as multer.File);
+    } catch (error) {
+      // Settles it if the head never came; a sniff already under way keeps its answer.
+      failType(error);
+      await write.abort();
+      release();
+      callback(error);
+    }
   }
 
   _removeFile(_req: IncomingMessage, file: multer.File, callback: (error: Error) => void): void {
-    rm(file.path, { force: true }).then(
+    const written = (file as unknown as TempFileInfo).written;
+    const removed = written ? written.discard() : file.path ? rm(file.path, { force: true }) : Promise.resolve();
+    removed.then(
       () => callback(null as unknown as Error),
       (error: Error) => callback(error),
     );

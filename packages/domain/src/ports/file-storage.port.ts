@@ -33,6 +33,32 @@ export interface PresignOptions {
   contentType: string;
 }
 
+/** What is known of an object's bytes once the last of them was handed to a StreamedWrite. */
+export interface StreamedWriteEnd {
+  size: number;
+  /** SHA-256 (hex) of all the bytes. */
+  sha256: string;
+  contentType: string;
+}
+
+/**
+ * An object written while its bytes still arrive (an upload's PUT that starts
+ * before the request is read to its end, ADR 0056). Nothing is visible at its
+ * key before `end` resolves; `abort` leaves neither an object nor an
+ * incomplete multipart upload behind.
+ */
+export interface StreamedWrite {
+  /** The next bytes, in order. Resolves when more may be handed over (back-pressure); rejects once the write failed. */
+  write(chunk: Buffer): Promise<void>;
+  /** No more bytes: resolves once the object is whole at its key. */
+  end(info: StreamedWriteEnd): Promise<void>;
+  /**
+   * Gives the object up, at any point (also after `end` resolved): waits for the requests in flight, then aborts the
+   * multipart upload or removes the object. Never throws; what it could not remove is the orphan reconciliation's.
+   */
+  abort(): Promise<void>;
+}
+
 /**
  * Object storage for uploaded files and rendered PDFs. Keys are made by the
  * service (never from a client's file name). Errors thrown carry a message
@@ -44,6 +70,11 @@ export interface FileStoragePort {
    * and spares it hashing the bytes again.
    */
   putFile(key: string, localPath: string, size: number, contentType: string, sha256?: string): Promise<void>;
+  /**
+   * Starts writing `key` from bytes that are still arriving. `contentType` settles once the head of the bytes was
+   * sniffed; nothing is committed before it has. Absent where a write from a local file costs no more (local disk).
+   */
+  beginWrite?(key: string, contentType: Promise<string>): StreamedWrite;
   putBuffer(key: string, data: Buffer, contentType: string): Promise<void>;
   /** The object's bytes; throws StoredObjectMissingError when it is missing, another error when storage fails. */
   getBuffer(key: string): Promise<Buffer>;

@@ -12,7 +12,7 @@ import type { UploadQuotaPort } from '../../ports/upload-quota.port.js';
 import { idempotencyKeyErrors, runIdempotently } from '../../idempotency/idempotent-request.js';
 import type { Order, OrderFile } from '../order.js';
 import { OrderNotFoundError } from '../orders.errors.js';
-import { filesCountedByQuota, parseCategoryId, quotaDay, validateFiles, type ReceivedFile, type ReceivedUpload } from './upload-rules.js';
+import { filesCountedByQuota, parseCategoryId, quotaDay, validateFiles, type NewFileKey, type ReceivedFile, type ReceivedUpload } from './upload-rules.js';
 import { NoFilesUploadedError, type AttachFilesAnswer, type AttachFilesPayload, type FailedUpload, type UploadedFile } from './attach-files.result.js';
 
 export interface AttachFilesInput {
@@ -21,8 +21,11 @@ export interface AttachFilesInput {
   requestId: string;
   /** The `Idempotency-Key` header, when sent (an empty value counts as not sent). */
   idempotencyKey?: string;
-  /** Reads the request body; called only once the order is known to exist. */
-  receive: () => Promise<ReceivedUpload>;
+  /**
+   * Reads the request body; called only once the order is known to exist. It may write each file to storage as its
+   * bytes arrive, at a key from `newKey` (ADR 0056); whatever this use case does not store is discarded again.
+   */
+  receive: (newKey: NewFileKey) => Promise<ReceivedUpload>;
 }
 
 /**
@@ -70,18 +73,30 @@ export class AttachFilesUseCase {
 
   async execute(input: AttachFilesInput): Promise<AttachFilesAnswer> {
     const order = await this.findOrder(input.directory, input.orderId);
-    const upload = await input.receive();
-    const categoryId = await this.validate(upload, input.idempotencyKey);
-    const attach = () => this.attach(order, upload.files, categoryId, input.requestId);
-    if (input.idempotencyKey === undefined || !this.deps.idempotency) return attach();
-    const { value, replayed } = await runIdempotently(
-      this.deps.idempotency,
-      { directory: order.directory, key: input.idempotencyKey },
-      requestFingerprint(order, categoryId, upload.files),
-      { lockMs: this.idempotencyLockMs() },
-      attach,
-    );
-    return replayed ? { ...value, replayed: true } : value;
+    const upload = await input.receive(() => this.newFileKey(order));
+    // Files written while the body was read that no store took (refused, replayed, duplicates) are removed before the answer.
+    const taken = new Set<ReceivedFile>();
+    try {
+      const categoryId = await this.validate(upload, input.idempotencyKey);
+      const attach = () => this.attach(order, upload.files, categoryId, input.requestId, taken);
+      if (input.idempotencyKey === undefined || !this.deps.idempotency) return await attach();
+      const { value, replayed } = await runIdempotently(
+        this.deps.idempotency,
+        { directory: order.directory, key: input.idempotencyKey },
+        requestFingerprint(order, categoryId, upload.files),
+        { lockMs: this.idempotencyLockMs() },
+        attach,
+      );
+      return replayed ? { ...value, replayed: true } : value;
+    } finally {
+      await Promise.all(upload.files.filter((file) => file.written && !taken.has(file)).map((file) => file.written!.discard()));
+    }
+  }
+
+  /** The key of a new file of `order`: `orders/<directory>/<order>/<id>`. */
+  private newFileKey(order: Order): { id: string; storageKey: string } {
+    const id = this.deps.newId();
+    return { id, storageKey: `orders/${order.directory}/${order.id}/${id}` };
   }
 
   /**
@@ -91,7 +106,13 @@ export class AttachFilesUseCase {
    * files take from it in request order before any is stored; one that would
    * pass it fails, and one that is not stored after all gives its bytes back.
    */
-  private async attach(order: Order, files: ReceivedFile[], categoryId: number | null, requestId: string): Promise<AttachFilesPayload> {
+  private async attach(
+    order: Order,
+    files: ReceivedFile[],
+    categoryId: number | null,
+    requestId: string,
+    taken: Set<ReceivedFile>,
+  ): Promise<AttachFilesPayload> {
     const attached = await this.attachedByContent(order);
     const reservations = await this.reserveQuota(order.directory, files, new Set(attached.keys()));
     const firstOfBytes = new Map<string, Promise<Outcome>>();
@@ -102,6 +123,7 @@ export class AttachFilesUseCase {
         const first = firstOfBytes.get(file.sha256);
         if (first) return first.then((outcome) => sameAs(outcome, file.name));
         const reservation = reservations.get(file);
+        if (reservation !== null) taken.add(file);
         const stored =
           reservation === null
             ? Promise.resolve<Outcome>({ failed: { name: file.name, error: Messages.UPLOAD_QUOTA_EXCEEDED } })
@@ -189,11 +211,13 @@ export class AttachFilesUseCase {
    * can write nothing more, and only if no row points at it.
    */
   private async store(order: Order, file: ReceivedFile, categoryId: number | null, requestId: string): Promise<Outcome> {
-    const id = this.deps.newId();
-    const storageKey = `orders/${order.directory}/${order.id}/${id}`;
+    const { id, storageKey } = file.written ?? this.newFileKey(order);
     try {
-      await this.deps.storage.putFile(storageKey, file.localPath, file.size, file.contentType, file.sha256);
+      // Written while the body was read (ADR 0056), or now from the local file.
+      if (file.written) await file.written.done;
+      else await this.deps.storage.putFile(storageKey, file.localPath, file.size, file.contentType, file.sha256);
     } catch (error) {
+      await file.written?.discard();
       return { failed: { name: file.name, error: readable(error) } };
     }
     const deadline = jobDeadline(this.clock(), this.deps.jobTimeoutMs);

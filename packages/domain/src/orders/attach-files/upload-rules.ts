@@ -15,8 +15,24 @@ export interface ReceivedFile {
   /** Sniffed from the bytes, never taken from the client. */
   contentType: string;
   sha256: string;
+  /** The bytes in a local file; empty when they went to storage as they arrived (`written`). */
   localPath: string;
+  /** The object written while the request was read (ADR 0056), at a key the use case made. */
+  written?: EarlyWrite;
 }
+
+/** A file's object written during the read, at `storageKey`; `done` settles once it is whole (or failed). */
+export interface EarlyWrite {
+  /** The id in `storageKey` (`orders/<directory>/<order>/<id>`). */
+  id: string;
+  storageKey: string;
+  done: Promise<void>;
+  /** Leaves no object and no incomplete upload behind; never throws. */
+  discard(): Promise<void>;
+}
+
+/** Where an upload's file may be written while the request is read: the next key of the order (ADR 0056). */
+export type NewFileKey = () => { id: string; storageKey: string };
 
 export interface ReceivedUpload {
   files: ReceivedFile[];
