@@ -50,7 +50,7 @@ const MISSING = new Set(['NoSuchKey', 'NotFound', 'NoSuchObject']);
  * created on first use (or by init() at start). A put from a local file or a
  * buffer is a single PUT with its size known (above 64 MiB the minio client's
  * multipart upload); an upload written while it arrives (beginWrite) is one
- * PUT up to 5 MiB and a multipart upload of 5 MiB parts above (ADR 0056).
+ * PUT up to 10 MiB (SINGLE_PUT_MAX_BYTES) and a multipart upload of 5 MiB parts above (ADR 0056).
  */
 export class MinioFileStorage implements FileStoragePort {
   private readonly client: Client;
@@ -132,7 +132,7 @@ export class MinioFileStorage implements FileStoragePort {
     });
   }
 
-  /** See MinioStreamedWrite: one PUT up to 5 MiB, a multipart upload whose parts go out as they arrive above. */
+  /** See MinioStreamedWrite: one PUT up to 10 MiB, a multipart upload whose parts go out as they arrive above. */
   beginWrite(key: string, contentType: Promise<string>): StreamedWrite {
     assertValidStorageKey(key);
     return new MinioStreamedWrite(

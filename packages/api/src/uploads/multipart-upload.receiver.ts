@@ -103,6 +103,9 @@ export class MultipartUploadReceiver {
     try {
       await Promise.race([parsed, state.decided]);
     } catch (error) {
+      // A body not read to its end is not read further: the answer closes the connection (below), and the clean-up
+      // may wait on storage (writes that began while the body arrived, ADR 0056) while multer drains the request.
+      if (!ctx.req.readableEnded) ctx.req.socket.pause();
       // Stop parsing and writing, and let no temp file outlive the answer.
       state.busboy?.destroy(new Error('multipart read stopped'));
       await state.engine.discardAll();
