@@ -84,7 +84,7 @@ describe('BullmqJobQueue fair shares between directories', () => {
     ]);
   });
 
-  it('when a worker takes both render queues, then a bulk backlog holds at most twice WORKER_CONCURRENCY - 1 slots (two jobs per page bulk renders may hold) and requests start beside it, one per page', async () => {
+  it('when a worker takes both render queues, then a bulk backlog holds at most WORKER_CONCURRENCY - 1 slots (the pages bulk renders may hold, one job each) and requests start beside it, one per page', async () => {
     const q = queue();
     await ready(q);
     const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
@@ -105,16 +105,16 @@ describe('BullmqJobQueue fair shares between directories', () => {
     const run = (invoiceId: number, bulk: boolean) =>
       q.runAndWait('render-invoice-pdf', payloadOf(bulk ? 'X' : 'A', invoiceId), { jobId: `slots-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000, bulk });
     const bulkJobs = [1, 2, 3, 4].map((i) => run(i, true));
-    await expect.poll(() => running.bulk).toBe(2);
+    await expect.poll(() => running.bulk).toBe(1);
     const requests = [11, 12, 13].map((i) => run(i, false));
-    // Two requests run while the bulk backlog still waits: its two slots (one page, fetched ahead: ADR 0054) stay two;
-    // requests are not fetched ahead (one per page), so the third waits in Redis.
+    // Two requests run while the bulk backlog still waits: its one slot (one page, nothing fetched ahead: ADR 0054) stays
+    // one; requests are not fetched ahead either (one per page), so the third waits in Redis.
     await expect.poll(() => running.interactive).toBe(2);
     await expect.poll(() => inspect.getPrioritizedCount()).toBe(1);
-    expect(running.bulk).toBe(2);
+    expect(running.bulk).toBe(1);
     gate.resolve();
     await Promise.all([...bulkJobs, ...requests]);
-    expect(running.maxBulk).toBe(2);
+    expect(running.maxBulk).toBe(1);
     expect(running.maxInteractive).toBe(2);
   });
   it("when a worker fetches render jobs ahead of its pages and a busy directory fills them, then a job of another directory added later gets the next page before the busy one's fetched jobs, and the waiting jobs keep their locks", async () => {

@@ -43,8 +43,8 @@ export interface BullmqJobWorkerOptions {
   /**
    * Render jobs this worker takes per page it may render on, by kind: a job reads its data, looks up the cache and
    * stores its PDF while another holds the page, and the page goes to the waiting job of best fair rank (RenderPermits;
-   * docs/contribute/decisions/0054-fetch-ahead-render-ranks.md). Default: 2 for bulk (an export's renders), 1 for
-   * interactive ones, whose newcomers would otherwise wait a page turn behind a busy directory's fetched jobs.
+   * docs/contribute/decisions/0054-fetch-ahead-render-ranks.md). Default 1 for both kinds: measured on two cores,
+   * fetching ahead gained no PDFs/s and cost the interactive renders beside it (ADR 0054's amendments).
    */
   renderJobsPerPage?: { interactive?: number; bulk?: number };
   /** Told when a job's first attempt starts, with how long it waited since it was added (the fair-share wait metric). */
@@ -116,7 +116,7 @@ export class BullmqJobWorker {
     const taken = JOB_QUEUES.filter((q) => options.queues?.includes(q.queue) ?? true);
     const perPage = {
       interactive: Math.max(1, Math.floor(options.renderJobsPerPage?.interactive ?? 1)),
-      bulk: Math.max(1, Math.floor(options.renderJobsPerPage?.bulk ?? 2)),
+      bulk: Math.max(1, Math.floor(options.renderJobsPerPage?.bulk ?? 1)),
     };
     this.queues = taken.map((q) => {
       const slots = jobConcurrency(q.job, options.concurrency);
