@@ -4,6 +4,7 @@ import type { ClaimedDelivery, DeliverWebhookUseCase, DeliveryOutcome, DeliveryS
 import { addPendingDeliveries, KnexWebhookDeliveryQueue, loadFixtures, Sha256ApiKeyHasher, startWebhookDelivering } from '@logi/adapters';
 import { countQueries, openTestDatabase, PROFILES, type Profile, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
+import { succeededOutcome } from '../support/webhook-outcomes.js';
 
 const NOW = 1_800_000_000;
 const ENDPOINTS = [1, 2, 3, 4];
@@ -179,19 +180,7 @@ describe('two webhook claims in flight on mariadb', () => {
         add(endpoint, -1);
         add(directory, -1);
         sent.push(claimed.delivery.id);
-        return {
-          deliveryId: claimed.delivery.id,
-          endpointId: claimed.delivery.endpointId,
-          succeeded: true,
-          responseStatus: 204,
-          error: null,
-          errorDetail: null,
-          retryAt: null,
-          failingSince: null,
-          disableReason: null,
-          endpointWasFailing: false,
-          now: Math.floor(Date.now() / 1000),
-        };
+        return succeededOutcome(claimed);
       },
     } as unknown as DeliverWebhookUseCase;
     const delivering = startWebhookDelivering({

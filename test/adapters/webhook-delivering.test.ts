@@ -4,6 +4,7 @@ import type { ClaimedDelivery, DeliverWebhookUseCase, DeliveryOutcome } from '@l
 import { addPendingDeliveries, KnexWebhookDeliveryQueue, loadFixtures, Sha256ApiKeyHasher, startWebhookDelivering } from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
+import { succeededOutcome } from '../support/webhook-outcomes.js';
 
 /** An attempt handed to the fake sender, held until the test answers it. */
 interface Held {
@@ -16,19 +17,7 @@ function holdingDeliver(held: Held[]): DeliverWebhookUseCase {
   return {
     execute: (claimed: ClaimedDelivery) =>
       new Promise<DeliveryOutcome>((resolve) => {
-        const outcome: DeliveryOutcome = {
-          deliveryId: claimed.delivery.id,
-          endpointId: claimed.delivery.endpointId,
-          succeeded: true,
-          responseStatus: 204,
-          error: null,
-          errorDetail: null,
-          retryAt: null,
-          failingSince: null,
-          disableReason: null,
-          endpointWasFailing: false,
-          now: Math.floor(Date.now() / 1000),
-        };
+        const outcome = succeededOutcome(claimed);
         held.push({ claimed, answer: () => resolve(outcome) });
       }),
   } as unknown as DeliverWebhookUseCase;

@@ -23,6 +23,7 @@ import { createKnex, loadFixtures, migrateLatest, Sha256ApiKeyHasher } from '@lo
 import { loadBenchConfig, parseSize } from '../bench/config.js';
 import { prepareSqlite } from '../bench/seed.js';
 import { DIRS, KEYS, testFixture } from '../support/test-fixture.js';
+import { LIST_QUERIES, PDF_BYTES } from './soak-mix.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MINUTES = Number(process.env.MEMORY_MINUTES ?? 3);
@@ -53,17 +54,6 @@ const PROBE = [
 ].join('\n');
 
 let headers: Record<string, string> = { Authorization: `Bearer ${KEYS.baltic}`, 'X-Client-Directory': DIRS.baltic };
-const LIST_QUERIES = [
-  '',
-  '?per_page=50&page=2',
-  '?statuses=overdue,paid',
-  '?search=2026',
-  '?customer_name=cargo',
-  '?sort_by=amount_gross&sort_dir=asc',
-  '?period=last_90_days',
-  '?types=s,c&sort_by=nr',
-];
-const PDF_BYTES = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
 let INVOICES: number[] = testFixture.invoices.filter((i) => i.directory === DIRS.baltic).map((i) => i.id);
 
 /** The soak's mix (test/soak/soak.ts); the two PDFs of every 20 requests are of one invoice (a render, then a repeat), the next invoice of the list each time. */

@@ -30,6 +30,7 @@ import { ProductionStack } from '../support/production-stack.js';
 import { DIRS, KEYS, testFixture } from '../support/test-fixture.js';
 import type { WorkerProcess } from '../support/worker-process.js';
 import { markdown, percentile, robustSlope, rssChart, slope, median, type ProfileReport, type Sample } from './soak-report.js';
+import { LIST_QUERIES, PDF_BYTES } from './soak-mix.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.join(ROOT, '.tmp/soak');
@@ -49,18 +50,6 @@ function headers(): Record<string, string> {
 
 /** One request of the mix; returns its kind, so latencies are kept apart. */
 type Call = { kind: string; run: (root: string, signal: AbortSignal) => Promise<Response> };
-
-const LIST_QUERIES = [
-  '',
-  '?per_page=50&page=2',
-  '?statuses=overdue,paid',
-  '?search=2026',
-  '?customer_name=cargo',
-  '?sort_by=amount_gross&sort_dir=asc',
-  '?period=last_90_days',
-  '?types=s,c&sort_by=nr',
-];
-const PDF_BYTES = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
 
 function pick<T>(list: readonly T[], i: number): T {
   return list[i % list.length]!;
