@@ -125,18 +125,7 @@ describe('BullmqJobQueue fair shares between directories', () => {
     const lockDurationMs = 1_000;
     // Four pages, as the renderer's (one kept from bulk renders); each render holds its page until its gate opens.
     const permits = new RenderPermits(4, 1);
-    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
-    const gate = (name: string) => gates.get(name) ?? (gates.set(name, deferred()), gates.get(name)!);
-    const rendered: string[] = [];
-    const render = handlers(async (p) => {
-      const name = `${p.directory}${p.invoiceId}`;
-      const page = await acquirePage(permits, 60_000);
-      if (!page) throw new Error(`${name} got no page`);
-      rendered.push(name);
-      await gate(name).promise;
-      permits.release(page);
-      return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
-    });
+    const { gate, rendered, render } = gatedRenderer(permits);
     const run = (directory: string, invoiceId: number) =>
       q.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), { jobId: `ahead-${directory}-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000 });
     // More of A's jobs than the worker fetches: the backlog goes on in Redis, so the fair tags do not start over.
@@ -199,18 +188,7 @@ describe('BullmqJobQueue fair shares between directories', () => {
     const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
     opened.push(inspect);
     const permits = new RenderPermits(2, 1);
-    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
-    const gate = (name: string) => gates.get(name) ?? (gates.set(name, deferred()), gates.get(name)!);
-    const rendered: string[] = [];
-    const render = handlers(async (p) => {
-      const name = `${p.directory}${p.invoiceId}`;
-      const page = await acquirePage(permits, 60_000);
-      if (!page) throw new Error(`${name} got no page`);
-      rendered.push(name);
-      await gate(name).promise;
-      permits.release(page);
-      return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
-    });
+    const { gate, rendered, render } = gatedRenderer(permits);
     const run = (invoiceId: number) =>
       q.runAndWait('render-invoice-pdf', payloadOf('A', invoiceId), { jobId: `over-A-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000 });
     const jobs = [1, 2, 3, 4].map(run);
@@ -245,3 +223,23 @@ describe('BullmqJobQueue fair shares between directories', () => {
     expect(await admin().zcard(`${prefix}:pdf:fair:interactive:fetched`)).toBe(0);
   });
 });
+
+/**
+ * Render handlers that take a page of `permits` as the renderer does (acquirePage: by the job's fair rank), note the
+ * render as `<directory><invoiceId>` in `rendered`, and hold the page until that name's gate opens.
+ */
+function gatedRenderer(permits: RenderPermits) {
+  const gates = new Map<string, ReturnType<typeof deferred<void>>>();
+  const gate = (name: string) => gates.get(name) ?? (gates.set(name, deferred()), gates.get(name)!);
+  const rendered: string[] = [];
+  const render = handlers(async (p) => {
+    const name = `${p.directory}${p.invoiceId}`;
+    const page = await acquirePage(permits, 60_000);
+    if (!page) throw new Error(`${name} got no page`);
+    rendered.push(name);
+    await gate(name).promise;
+    permits.release(page);
+    return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
+  });
+  return { gate, rendered, render };
+}
