@@ -29,7 +29,7 @@ export interface StreamedTarget {
   fileBytes: number;
 }
 
-/** Files of one request whose writes may run at once, besides the one being read: each may hold up to two 5 MiB parts. */
+/** Files of one request whose writes may run at once, besides the one being read (each holds its bytes until its PUT). */
 const WRITES_AHEAD = 2;
 
 /**
@@ -89,22 +89,11 @@ export class TempFileEngine implements multer.StorageEngine {
   private toTempFile(stream: Readable, index: number, callback: (error?: unknown, info?: multer.File) => void): Promise<void> {
     const tempPath = path.join(this.dir, `${randomUUID()}.part`);
     this.paths.add(tempPath);
-    const hash = createHash('sha256');
-    const head: Buffer[] = [];
-    let headBytes = 0;
-    let size = 0;
-    stream.on('data', (chunk: Buffer) => {
-      hash.update(chunk);
-      size += chunk.length;
-      if (headBytes < this.sniffer.headBytes) {
-        head.push(chunk);
-        headBytes += chunk.length;
-      }
-    });
+    const receipt = new FileReceipt(this.sniffer);
+    stream.on('data', (chunk: Buffer) => receipt.add(chunk));
     return pipeline(stream, createWriteStream(tempPath, { flags: 'wx' }))
       .then(async () => {
-        const contentType = await this.sniffer.contentTypeOf(Buffer.concat(head).subarray(0, this.sniffer.headBytes));
-        const info: TempFileInfo = { path: tempPath, size, sha256: hash.digest('hex'), contentType, index };
+        const info: TempFileInfo = { path: tempPath, size: receipt.size, sha256: receipt.sha256(), contentType: await receipt.contentType(), index };
         callback(null, info as unknown as multer.File);
       })
       .catch(async (error: unknown) => {
@@ -130,12 +119,7 @@ export class TempFileEngine implements multer.StorageEngine {
     const release = target.budget.tryReserve(target.fileBytes);
     if (!release) return this.toTempFile(stream, index, callback);
     const { id, storageKey } = target.newKey();
-    const hash = createHash('sha256');
-    const head: Buffer[] = [];
-    let headBytes = 0;
-    let size = 0;
-    let sniffed: Promise<string> | null = null;
-    const sniff = () => (sniffed ??= this.sniffer.contentTypeOf(Buffer.concat(head).subarray(0, this.sniffer.headBytes)));
+    const receipt = new FileReceipt(this.sniffer);
     let settleType: (type: Promise<string>) => void = () => undefined;
     let failType: (error: unknown) => void = () => undefined;
     const contentType = new Promise<string>((resolve, reject) => {
@@ -147,26 +131,23 @@ export class TempFileEngine implements multer.StorageEngine {
       write = target.storage.beginWrite(storageKey, contentType);
     } catch (error) {
       release();
-      throw error;
+      stream.resume();
+      callback(error);
+      return;
     }
     this.streamed.add(write);
     const sink = new Writable({
       write: (chunk: Buffer, _encoding, next) => {
-        hash.update(chunk);
-        size += chunk.length;
-        if (headBytes < this.sniffer.headBytes) {
-          head.push(chunk);
-          headBytes += chunk.length;
-          if (headBytes >= this.sniffer.headBytes) settleType(sniff());
-        }
+        // The content type is settled as soon as the head is whole: a multipart upload may start before the end.
+        if (receipt.add(chunk)) settleType(receipt.contentType());
         write.write(chunk).then(() => next(), next);
       },
     });
     try {
       await pipeline(stream, sink);
-      const type = sniff();
+      const type = receipt.contentType();
       settleType(type);
-      const info: TempFileInfo = { path: '', size, sha256: hash.digest('hex'), contentType: await type, index };
+      const info: TempFileInfo = { path: '', size: receipt.size, sha256: receipt.sha256(), contentType: await type, index };
       const done = write.end({ size: info.size, sha256: info.sha256, contentType: info.contentType });
       // The bytes are let go once the PUT is over (a write that fails aborts itself).
       const settled = done.catch(() => undefined).finally(release);
@@ -190,5 +171,36 @@ export class TempFileEngine implements multer.StorageEngine {
       () => callback(null as unknown as Error),
       (error: Error) => callback(error),
     );
+  }
+}
+
+/** What a file's bytes tell on their way in: how many, their SHA-256, and their head, which the sniffer reads. */
+class FileReceipt {
+  size = 0;
+  private readonly hash = createHash('sha256');
+  private readonly head: Buffer[] = [];
+  private headBytes = 0;
+  private sniffed: Promise<string> | null = null;
+
+  constructor(private readonly sniffer: ContentSnifferPort) {}
+
+  /** Counts the next chunk; true for the chunk that makes the head whole. */
+  add(chunk: Buffer): boolean {
+    this.hash.update(chunk);
+    this.size += chunk.length;
+    if (this.headBytes >= this.sniffer.headBytes) return false;
+    this.head.push(chunk);
+    this.headBytes += chunk.length;
+    return this.headBytes >= this.sniffer.headBytes;
+  }
+
+  /** The content type, sniffed once from the head (as much of it as came). */
+  contentType(): Promise<string> {
+    return (this.sniffed ??= this.sniffer.contentTypeOf(Buffer.concat(this.head).subarray(0, this.sniffer.headBytes)));
+  }
+
+  /** The SHA-256 (hex) of every byte; once the last came. */
+  sha256(): string {
+    return this.hash.digest('hex');
   }
 }
