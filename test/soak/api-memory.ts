@@ -15,7 +15,7 @@
  * Prints a JSON summary: medians over the last third of the run, in MiB.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, watch, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -198,12 +198,17 @@ clearInterval(sampler);
 await sample();
 
 if (process.env.MEMORY_SNAPSHOT !== '0') {
+  // Waits for the snapshot file to appear (Node writes it whole before the process handles another signal), at most
+  // a minute: watched from before the signal, so its creation cannot be missed.
+  const appeared = (async () => {
+    try {
+      for await (const change of watch(OUT, { signal: AbortSignal.timeout(60_000) })) if (change.filename?.endsWith('.heapsnapshot')) return;
+    } catch {
+      // No snapshot within the minute: the run reports without it.
+    }
+  })();
   child.kill('SIGUSR2');
-  for (let tries = 0; tries < 600; tries += 1) {
-    const files = (await readdir(OUT)).filter((f) => f.endsWith('.heapsnapshot'));
-    if (files.length) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await appeared;
 }
 const probes = (await readFile(probeFile, 'utf8'))
   .trim()
