@@ -79,18 +79,21 @@ export class ApiProcess {
     }
   }
 
-  /** A request with the client's credentials, on this API's one keep-alive connection. */
-  async call(req: HttpRequest): Promise<HttpAnswer> {
+  /**
+   * A request with the client's credentials, on this API's one keep-alive connection, or on `agent`'s: calls in
+   * flight at once need an agent with as many sockets, or they queue on the one connection and run one at a time.
+   */
+  async call(req: HttpRequest, agent: http.Agent = this.agent): Promise<HttpAnswer> {
     this.assertRunning();
     const full = { ...req, headers: { ...this.auth, ...req.headers } };
     try {
-      return await request(this.agent, this.port, full);
+      return await request(agent, this.port, full);
     } catch (error) {
       // A kept-alive socket the server closed (idle timeout) just as a GET went out: send it once more.
       const code = (error as NodeJS.ErrnoException).code;
       if ((req.method ?? 'GET') !== 'GET' || (code !== 'ECONNRESET' && code !== 'EPIPE')) throw error;
       this.assertRunning();
-      return request(this.agent, this.port, full);
+      return request(agent, this.port, full);
     }
   }
 

@@ -33,6 +33,7 @@ import {
 import { buildInvoiceDocument, loadInvoiceDocument, parseInvoicePdfQuery, pdfVersionOf, type JobHandlers } from '@logi/domain';
 import { pino } from 'pino';
 import { ApiProcess } from './api-process.js';
+import { keepAliveAgent } from './http.js';
 import { loadBenchConfig, parseSize, ROOT, WORK_DIR } from './config.js';
 import { BUCKET, deleteRedisKeys, startS3, startWorker } from './io-stack.js';
 import { atConcurrency } from './pdf.js';
@@ -234,8 +235,10 @@ async function main(): Promise<void> {
     let round = 0;
     const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
     const measured: [number, number] = [0, 0];
+    // A connection per request in flight (4 at most here): on one they would reach the API one at a time.
+    const agent = keepAliveAgent(4);
     const viaApi = async (i: number) => {
-      const answer = await api.call({ path: `/v1/invoices/${ids[i % ids.length]}/pdf?lang=pl` });
+      const answer = await api.call({ path: `/v1/invoices/${ids[i % ids.length]}/pdf?lang=pl` }, agent);
       if (answer.status !== 200) throw new Error(`API answered ${answer.status}: ${answer.body.subarray(0, 300).toString('utf8')}`);
     };
     const forceRenders = () =>
@@ -262,6 +265,7 @@ async function main(): Promise<void> {
       measured[1] = monotonicUs();
       out();
     } finally {
+      agent.destroy();
       await bare.close();
       await api.stop();
       await stopChild(workerProcess, 25_000);

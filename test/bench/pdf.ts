@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Client } from 'minio';
 import { ChromiumPdfRenderer, KnexClientRepository, KnexInvoiceRepository } from '@logi/adapters';
 import { buildInvoiceDocument, type InvoiceDocument } from '@logi/domain';
+import { keepAliveAgent } from './http.js';
 import { BUCKET, type IoStack } from './io-stack.js';
 import { log, percentile } from './progress.js';
 
@@ -101,13 +102,16 @@ export async function benchPdf(
     documents.push(buildInvoiceDocument(detail, client.company, 'pl', false, 'UTC'));
   }
   const bare = new ChromiumPdfRenderer({ chromiumPath: options.chromiumPath, rendersPerBrowser: 100_000, renderTimeoutMs: 120_000, poolSize: 2 });
+  // As many connections as requests in flight, as the bare renderer has calls in flight: on one connection they would
+  // queue in the agent and reach the API one at a time.
+  const agent = keepAliveAgent(Math.max(...options.concurrency, 4));
   const rows: PdfRow[] = [];
   try {
     let cursor = 0;
     const nextIndex = () => cursor++ % options.invoiceIds.length;
     const viaApi = (stack: IoStack) => async () => {
       const id = options.invoiceIds[nextIndex()]!;
-      const answer = await stack.api.call({ path: `/v1/invoices/${id}/pdf?lang=pl` });
+      const answer = await stack.api.call({ path: `/v1/invoices/${id}/pdf?lang=pl` }, agent);
       if (answer.status !== 200 || answer.body.subarray(0, 5).toString('latin1') !== '%PDF-') {
         throw new Error(`${stack.api.label}: GET /v1/invoices/${id}/pdf answered ${answer.status}: ${answer.body.subarray(0, 300).toString('utf8')}`);
       }
@@ -170,6 +174,7 @@ export async function benchPdf(
       );
     }
   } finally {
+    agent.destroy();
     await bare.close();
   }
   return rows;
