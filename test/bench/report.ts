@@ -375,6 +375,7 @@ function pdfSection(p: NonNullable<BenchResults['pdf']>): string[] {
     `Run of ${when(p.at)}. \`GET /v1/invoices/{id}/pdf?lang=pl\` (before each round the PDF cache emptied and the seller's bank name changed, so that no API process holds a PDF or a printed version of it in memory either; each request another of ${p.invoices} invoices, so every answer is rendered) ` +
       'against `ChromiumPdfRenderer` in the benchmark process printing the same invoices (same template and language, warm browser, ' +
       'a pool of 2 pages like the API’s default WORKER_CONCURRENCY), alternated twice, the better round of each counted. ' +
+      'The API’s requests in flight each have a keep-alive connection of their own (runs before 2026-11-28 21:00 UTC sent them on one, so the API saw one at a time). ' +
       '`inline`: MariaDB + S3 (s3rver), jobs in the API process; `queue`: the same plus Redis/BullMQ and one `pnpm worker` process.',
     '',
     table(['Stack', 'Concurrency', 'Requests', 'API', 'Bare renderer', 'API/bare', `target ≥ ${TARGETS.pdf}`], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l']),
