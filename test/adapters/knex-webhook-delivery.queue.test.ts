@@ -11,6 +11,7 @@ import {
 } from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
+import { succeededOutcome } from '../support/webhook-outcomes.js';
 
 const NOW = 1_800_000_000;
 
@@ -173,21 +174,8 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
       30,
     );
     expect(retry!.failingSince).toBe(NOW);
-    await queue.record([
-      {
-        deliveryId: retry!.delivery.id,
-        endpointId: 1,
-        succeeded: true,
-        responseStatus: 204,
-        error: null,
-        errorDetail: null,
-        retryAt: null,
-        failingSince: null,
-        disableReason: null,
-        now: NOW + 5,
-        endpointWasFailing: true,
-      },
-    ]);
+    // The endpoint's first success after its failure.
+    await queue.record([{ ...succeededOutcome(retry!), now: NOW + 5, endpointWasFailing: true }]);
     expect((await db.knex('webhook_endpoints').select('failing_since').where({ id: 1 }).first()).failing_since).toBeNull();
   });
 
