@@ -81,6 +81,40 @@ describe.each(PROFILES)('webhook claim statements on %s', (profile) => {
     expect(queries.filter((sql) => /^update `webhook_endpoints`/i.test(sql))).toHaveLength(1);
     expect(queries.length).toBe(profile === 'mariadb' ? 9 : 8);
   });
+
+  it('when a batch of successes of healthy endpoints is recorded, then it is one statement (no transaction); a batch with a failure is one transaction', async () => {
+    for (const id of ENDPOINTS) await state.pending(id, 2);
+    const queue = new KnexWebhookDeliveryQueue(state.db.knex);
+    const claimed = await queue.claimDue(NOW, slots(8, 2), 60);
+    expect(claimed).toHaveLength(8);
+    const successes = claimed.slice(0, 4).map(succeededOutcome);
+    const recorded = await countQueries(state.db.knex, () => queue.record(successes));
+    expect(recorded.queries).toHaveLength(1);
+    expect(recorded.queries[0]).toMatch(/^update `webhook_deliveries`/i);
+
+    const failure: DeliveryOutcome = {
+      ...succeededOutcome(claimed[4]!),
+      succeeded: false,
+      responseStatus: 500,
+      error: 'answered 500',
+      errorDetail: 'The endpoint answered 500.',
+      retryAt: NOW + 5,
+      failingSince: NOW,
+    };
+    const mixed = await countQueries(state.db.knex, () => queue.record([...claimed.slice(5).map(succeededOutcome), failure]));
+    expect(mixed.queries[0]).toMatch(/^(begin|set transaction|start transaction)/i);
+    expect(mixed.queries.at(-1)).toMatch(/^commit/i);
+
+    const rows = await state.db
+      .knex('webhook_deliveries')
+      .orderBy('id')
+      .select<Array<{ id: number; status: string; attempt: number; response_status: number | null }>>('id', 'status', 'attempt', 'response_status');
+    const byId = new Map(rows.map((row) => [Number(row.id), row]));
+    for (const outcome of [...successes, ...claimed.slice(5).map(succeededOutcome)]) expect(byId.get(outcome.deliveryId)?.status).toBe('succeeded');
+    expect(byId.get(failure.deliveryId)).toMatchObject({ status: 'failed', response_status: 500 });
+    // The failure's retry is a new pending attempt of the same event and endpoint.
+    expect(rows.filter((row) => row.status === 'pending' && Number(row.attempt) === 2)).toHaveLength(1);
+  });
 });
 
 /** Two claims in flight, kept apart by SKIP LOCKED, only on MariaDB (SQLite has one writer: one claim at a time). */

@@ -184,6 +184,23 @@ describe('DeliverWebhookUseCase: secrets at rest, private targets, what the clie
     expect(recorded[0]).toMatchObject({ succeeded: false, error: 'not sent', retryAt: 1005 });
     expect(recorded[0]!.errorDetail).toContain('k1');
   });
+
+  it('when attempts carry the same stored secrets, then each stored form is opened once; a rotated secret (a new stored form) is opened again', async () => {
+    const cipher = fakeCipher();
+    const opened: string[] = [];
+    const counting: SecretCipherPort = { ...cipher, open: (stored) => (opened.push(stored), cipher.open(stored)) };
+    const { deliver, sent } = deliverWith({ kind: 'answered', status: 200 }, 1_000, counting);
+    await deliver.execute(claimed());
+    await deliver.execute(claimed({ delivery: { id: 12, endpointId: 2, eventId: 43, eventType: 'invoice.updated', attempt: 1 } }));
+    const rotated = { current: 'sealed:k1:whsec_newer', previous: 'sealed:k1:whsec_new', previousUntil: 2_000 };
+    await deliver.execute(claimed({ secrets: rotated }));
+    expect(opened).toEqual(['sealed:k1:whsec_new', 'whsec_old', 'sealed:k1:whsec_newer']);
+    expect(sent.map((request) => request.headers['webhook-signature']!.split('|')[3])).toEqual([
+      'whsec_new+whsec_old',
+      'whsec_new+whsec_old',
+      'whsec_newer+whsec_new',
+    ]);
+  });
 });
 
 /** Endpoints' stored secrets in memory; `replace` writes only over what was read. */

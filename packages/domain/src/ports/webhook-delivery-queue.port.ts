@@ -58,7 +58,7 @@ export interface WebhookDeliveryQueuePort {
    * free slot is passed over whatever its backlog.
    */
   claimDue(now: number, bounds: DeliverySlotBounds, leaseSeconds: number): Promise<ClaimedDelivery[]>;
-  /** Records what came of attempts, in one transaction (a failure with a retry schedules the next attempt). */
+  /** Records what came of attempts, all or none (a failure with a retry schedules the next attempt). */
   record(outcomes: readonly DeliveryOutcome[]): Promise<void>;
   /** Gives claimed attempts that were not sent back before their lease ends: due at `now` again, for any process. */
   release(deliveryIds: readonly number[], now: number): Promise<void>;

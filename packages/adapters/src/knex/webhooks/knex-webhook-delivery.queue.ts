@@ -203,24 +203,31 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
 
   async record(outcomes: readonly DeliveryOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
+    // Outcomes that write the same values (every success answered 200, say) are one statement: a batch is a few
+    // round trips rather than one per attempt.
+    const sameWrite = new Map<string, { values: Row; ids: number[] }>();
+    for (const outcome of outcomes) {
+      const values = {
+        status: outcome.succeeded ? 'succeeded' : 'failed',
+        response_status: outcome.responseStatus,
+        error: outcome.error === null ? null : outcome.error.slice(0, 500),
+        error_detail: outcome.errorDetail === null ? null : outcome.errorDetail.slice(0, 500),
+        next_attempt_at: outcome.retryAt,
+      };
+      const key = JSON.stringify(values);
+      const group = sameWrite.get(key);
+      if (group) group.ids.push(outcome.deliveryId);
+      else sameWrite.set(key, { values, ids: [outcome.deliveryId] });
+    }
+    const writes = [...sameWrite.values()];
+    // The usual batch, healthy endpoints answering alike: one statement is atomic by itself, so it goes without a
+    // transaction (one round trip where BEGIN and COMMIT made three; docs/benchmarks.md, "Webhook delivery").
+    if (writes.length === 1 && outcomes.every((outcome) => !endpointChanges(outcome) && outcome.retryAt === null)) {
+      await this.knex('webhook_deliveries').whereIn('id', writes[0]!.ids).update(writes[0]!.values);
+      return;
+    }
     await this.knex.transaction(async (trx) => {
-      // Outcomes that write the same values (every success answered 200, say) are one statement: a batch is a few
-      // round trips rather than one per attempt.
-      const sameWrite = new Map<string, { values: Row; ids: number[] }>();
-      for (const outcome of outcomes) {
-        const values = {
-          status: outcome.succeeded ? 'succeeded' : 'failed',
-          response_status: outcome.responseStatus,
-          error: outcome.error === null ? null : outcome.error.slice(0, 500),
-          error_detail: outcome.errorDetail === null ? null : outcome.errorDetail.slice(0, 500),
-          next_attempt_at: outcome.retryAt,
-        };
-        const key = JSON.stringify(values);
-        const group = sameWrite.get(key);
-        if (group) group.ids.push(outcome.deliveryId);
-        else sameWrite.set(key, { values, ids: [outcome.deliveryId] });
-      }
-      for (const { values, ids } of sameWrite.values()) await trx('webhook_deliveries').whereIn('id', ids).update(values);
+      for (const { values, ids } of writes) await trx('webhook_deliveries').whereIn('id', ids).update(values);
       const retries = outcomes.filter((outcome) => outcome.retryAt !== null);
       if (retries.length > 0) {
         const rows = (await trx('webhook_deliveries')
@@ -248,14 +255,12 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
       }
       // An endpoint row is written only when its state changes: successes of a healthy endpoint touch nothing.
       for (const outcome of outcomes) {
-        const endpoint = () => trx('webhook_endpoints').where({ id: outcome.endpointId });
-        if (outcome.succeeded) {
-          if (outcome.endpointWasFailing) await endpoint().whereNotNull('failing_since').update({ failing_since: null });
-        } else if (outcome.disableReason !== null) {
-          await endpoint().update({ failing_since: outcome.failingSince, enabled: 0, disabled_reason: outcome.disableReason });
-        } else if (!outcome.endpointWasFailing) {
-          await endpoint().whereNull('failing_since').update({ failing_since: outcome.failingSince });
-        }
+        const change = endpointChanges(outcome);
+        if (!change) continue;
+        const endpoint = trx('webhook_endpoints').where({ id: outcome.endpointId });
+        if (change === 'recovered') await endpoint.whereNotNull('failing_since').update({ failing_since: null });
+        else if (change === 'disabled') await endpoint.update({ failing_since: outcome.failingSince, enabled: 0, disabled_reason: outcome.disableReason });
+        else await endpoint.whereNull('failing_since').update({ failing_since: outcome.failingSince });
       }
     });
   }
@@ -303,6 +308,13 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
       ]),
     );
   }
+}
+
+/** What an outcome changes of its endpoint's row: a failing one recovered, one disabled, a failure streak begun, or nothing. */
+function endpointChanges(outcome: DeliveryOutcome): 'recovered' | 'disabled' | 'failing' | null {
+  if (outcome.succeeded) return outcome.endpointWasFailing ? 'recovered' : null;
+  if (outcome.disableReason !== null) return 'disabled';
+  return outcome.endpointWasFailing ? null : 'failing';
 }
 
 function nullableNumber(value: unknown): number | null {
