@@ -4,7 +4,7 @@ import type { ClaimedDelivery, DeliverWebhookUseCase, DeliveryOutcome, DeliveryS
 import { addPendingDeliveries, KnexWebhookDeliveryQueue, loadFixtures, Sha256ApiKeyHasher, startWebhookDelivering } from '@logi/adapters';
 import { countQueries, openTestDatabase, PROFILES, type Profile, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
-import { succeededOutcome } from '../support/webhook-outcomes.js';
+import { answered500Outcome, succeededOutcome } from '../support/webhook-outcomes.js';
 
 const NOW = 1_800_000_000;
 const ENDPOINTS = [1, 2, 3, 4];
@@ -92,15 +92,7 @@ describe.each(PROFILES)('webhook claim statements on %s', (profile) => {
     expect(recorded.queries).toHaveLength(1);
     expect(recorded.queries[0]).toMatch(/^update `webhook_deliveries`/i);
 
-    const failure: DeliveryOutcome = {
-      ...succeededOutcome(claimed[4]!),
-      succeeded: false,
-      responseStatus: 500,
-      error: 'answered 500',
-      errorDetail: 'The endpoint answered 500.',
-      retryAt: NOW + 5,
-      failingSince: NOW,
-    };
+    const failure = answered500Outcome(claimed[4]!, NOW, NOW + 5);
     const mixed = await countQueries(state.db.knex, () => queue.record([...claimed.slice(5).map(succeededOutcome), failure]));
     expect(mixed.queries[0]).toMatch(/^(begin|set transaction|start transaction)/i);
     expect(mixed.queries.at(-1)).toMatch(/^commit/i);

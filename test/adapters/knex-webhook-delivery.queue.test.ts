@@ -11,7 +11,7 @@ import {
 } from '@logi/adapters';
 import { openTestDatabase, PROFILES, type TestDatabase } from './knex-test-databases.js';
 import { NORTH, repositoryFixture, SOUTH } from './knex-repository.fixture.js';
-import { succeededOutcome } from '../support/webhook-outcomes.js';
+import { answered500Outcome, succeededOutcome } from '../support/webhook-outcomes.js';
 
 const NOW = 1_800_000_000;
 
@@ -140,21 +140,7 @@ describe.each(PROFILES)('KnexWebhookDeliveryQueue on %s', (profile) => {
       slots(1, () => 1),
       30,
     );
-    await queue.record([
-      {
-        deliveryId: claimed!.delivery.id,
-        endpointId: 1,
-        succeeded: false,
-        responseStatus: 500,
-        error: 'answered 500',
-        errorDetail: 'The endpoint answered 500.',
-        retryAt: NOW + 5,
-        failingSince: NOW,
-        disableReason: null,
-        now: NOW,
-        endpointWasFailing: false,
-      },
-    ]);
+    await queue.record([answered500Outcome(claimed!, NOW, NOW + 5)]);
     const rows = await db.knex('webhook_deliveries').select('attempt', 'status', 'response_status', 'error', 'error_detail', 'next_attempt_at').orderBy('id');
     expect(rows).toEqual([
       { attempt: 1, status: 'failed', response_status: 500, error: 'answered 500', error_detail: 'The endpoint answered 500.', next_attempt_at: NOW + 5 },
