@@ -64,23 +64,39 @@ function useClaimDatabase(profile: Profile) {
 /** What one claim costs in statements (ADR 0038, "Set-based claims"). */
 describe.each(PROFILES)('webhook claim statements on %s', (profile) => {
   const state = useClaimDatabase(profile);
-  it('when four endpoints have due attempts, then a claim of all four is at most 9 statements (8 on SQLite), however many endpoints it reads', async () => {
-    for (const id of ENDPOINTS) await state.pending(id, 5);
+  it('when four endpoints have more due attempts than a claim takes, then it is 7 statements (6 on SQLite); the claim that drains them, 9 (8)', async () => {
+    for (const id of ENDPOINTS) await state.pending(id, 6);
     const queue = new KnexWebhookDeliveryQueue(state.db.knex);
-    // The first claim of a process reads every endpoint (a full pass): the one counted is an ordinary one after it.
+    // The first claim of a process reads every endpoint (a full pass): the ones counted are ordinary ones after it.
     expect(await queue.claimDue(NOW, slots(4, 1), 60)).toHaveLength(4);
     const { result, queries } = await countQueries(state.db.knex, () => queue.claimDue(NOW, slots(16, 4), 60));
     expect(result).toHaveLength(16);
     expect(new Set(result.map((claimed) => claimed.delivery.endpointId))).toEqual(new Set(ENDPOINTS));
     // Was 15 on MariaDB and 14 on SQLite: a locking read per endpoint and a next-due write per endpoint. Now the
-    // transaction (and on MariaDB its isolation level), the endpoints due, one locking read, the lease, the endpoints'
-    // oldest pending, one next-due write and the events.
-    expect(
-      queries.filter((sql) => /^select .* for update skip locked/i.test(sql) || /^select \* from \(select/i.test(sql) || /^\(select/i.test(sql)),
-    ).toHaveLength(1);
-    expect(queries.filter((sql) => /^update `webhook_endpoints`/i.test(sql))).toHaveLength(1);
-    expect(queries.length).toBe(profile === 'mariadb' ? 9 : 8);
+    // transaction (and on MariaDB its isolation level), the endpoints due, one locking read, the lease and the events;
+    // each endpoint still has a due attempt, so its next due time (at or before now) stays and nothing settles it.
+    const lockingReads = (sqls: string[]) =>
+      sqls.filter((sql) => /^select .* for update skip locked/i.test(sql) || /^select \* from \(select/i.test(sql) || /^\(select/i.test(sql));
+    const nextDueWrites = (sqls: string[]) => sqls.filter((sql) => /^update `webhook_endpoints`/i.test(sql));
+    expect(lockingReads(queries)).toHaveLength(1);
+    expect(nextDueWrites(queries)).toEqual([]);
+    expect(queries.length).toBe(profile === 'mariadb' ? 7 : 6);
+    expect(await nextDueTimes()).toEqual(ENDPOINTS.map(() => NOW));
+
+    // The last due attempt of each: the claim then reads each endpoint's oldest pending (the lease's end) and writes it,
+    // in one statement.
+    const drained = await countQueries(state.db.knex, () => queue.claimDue(NOW, slots(16, 4), 60));
+    expect(drained.result).toHaveLength(4);
+    expect(lockingReads(drained.queries)).toHaveLength(1);
+    expect(nextDueWrites(drained.queries)).toHaveLength(1);
+    expect(drained.queries.length).toBe(profile === 'mariadb' ? 9 : 8);
+    expect(await nextDueTimes()).toEqual(ENDPOINTS.map(() => NOW + 60));
+    expect(await queue.claimDue(NOW + 1, slots(16, 4), 60)).toEqual([]);
   });
+
+  /** Each endpoint's next due time, in id order. */
+  const nextDueTimes = async () =>
+    ((await state.db.knex('webhook_endpoints').orderBy('id').pluck('next_due_at')) as unknown[]).map((value) => (value == null ? null : Number(value)));
 
   it('when a batch of successes of healthy endpoints is recorded, then it is one statement (no transaction); a batch with a failure is one transaction', async () => {
     for (const id of ENDPOINTS) await state.pending(id, 2);

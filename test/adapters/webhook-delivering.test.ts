@@ -130,15 +130,21 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
       )
         .map((row) => Number(row.id))
         .sort((a, b) => a - b);
+    // Delivery is not ordered (docs/integrate/events-and-webhooks.md): on MariaDB two claims run side by side, and
+    // either may end first, so which of the attempts comes first is not asserted, only that each is sent once.
+    const sent: number[] = [];
     try {
       // One in flight, one more claimed (twice the one slot), the third left due.
       await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 5_000, interval: 10 });
-      expect(held[0]!.claimed.delivery.id).toBe(ids[0]);
-      expect(await leased()).toEqual([ids[0], ids[1]]);
+      sent.push(held[0]!.claimed.delivery.id);
+      const claimedFirst = await leased();
+      expect(claimedFirst).toHaveLength(2);
+      expect(claimedFirst).toContain(sent[0]);
       held[0]!.answer();
-      // The claimed one starts at once (no claim in between: the interval is a minute).
+      // The one claimed ahead starts at once (no claim in between: the interval is a minute).
       await vi.waitFor(() => expect(held).toHaveLength(2), { timeout: 5_000, interval: 10 });
-      expect(held[1]!.claimed.delivery.id).toBe(ids[1]);
+      sent.push(held[1]!.claimed.delivery.id);
+      expect([...sent].sort((a, b) => a - b)).toEqual(claimedFirst);
     } finally {
       const stopping = delivering.stop();
       for (const item of held.splice(0)) item.answer();
@@ -147,9 +153,9 @@ describe.each(PROFILES)('webhook delivering on %s', (profile) => {
     }
     const rows = (await db.knex('webhook_deliveries').select('id', 'status', 'next_attempt_at').orderBy('id')) as Array<Record<string, unknown>>;
     const now = Math.floor(Date.now() / 1000);
-    expect(rows.slice(0, 2).map((row) => row.status)).toEqual(['succeeded', 'succeeded']);
+    const third = ids.find((id) => !sent.includes(id));
+    expect(rows.map((row) => [Number(row.id), row.status])).toEqual(ids.map((id) => [id, id === third ? 'pending' : 'succeeded']));
     // The third was claimed ahead once the second started, and given back by stop(): due now, not at its lease's end.
-    expect(rows[2]!.status).toBe('pending');
-    expect(Number(rows[2]!.next_attempt_at)).toBeLessThanOrEqual(now);
+    expect(Number(rows.find((row) => Number(row.id) === third)!.next_attempt_at)).toBeLessThanOrEqual(now);
   });
 });

@@ -47,6 +47,10 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
     const fullPass = this.fullPassAt === null || now - this.fullPassAt >= this.fullPassSeconds;
     // The endpoints read, with the next due time and version each had: set to their oldest pending once the claim is in.
     let read: ReadNextDue[] = [];
+    // Enabled endpoints this claim left due attempts of (no free slot, or more due than it took): their next due time,
+    // at or before now, stays as it is (it is never later than their oldest pending), and the claim that drains them
+    // settles it. With a backlog, a claim then writes no next due time at all (docs/benchmarks.md, "Issue 38").
+    const leftDue = new Set<number>();
     const work = async (trx: Knex.Transaction) => {
       // One index entry per endpoint, its oldest pending attempt (due when that one is): a deep backlog, or many
       // attempts not yet due, cost their endpoint one entry here (ADR 0038).
@@ -93,6 +97,8 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
       }
       const endpoints = new Map(heads.filter((row) => Number(row.enabled) === 1).map((row) => [Number(row.id), row]));
       const ready = new Map<number, Row[]>();
+      // What each endpoint's locking read was bounded to: a read that filled it may have left due attempts behind.
+      const readLimits = new Map<number, number>();
       // Shares are planned as if each endpoint had as many due attempts as it may take; an endpoint given a share is
       // then read (its oldest, up to that bound), and the plan made again until every endpoint in it has been read.
       for (;;) {
@@ -122,19 +128,23 @@ export class KnexWebhookDeliveryQueue implements WebhookDeliveryQueuePort {
               )
               .update({ next_attempt_at: now + leaseSeconds });
           }
+          for (const endpointId of endpoints.keys()) {
+            const rows = ready.get(endpointId);
+            const count = shares.get(endpointId) ?? 0;
+            if (!rows || count < rows.length || rows.length >= readLimits.get(endpointId)!) leftDue.add(endpointId);
+          }
           return taken;
         }
-        const read = await this.oldestDue(
-          trx,
-          unread.map((endpointId) => ({ endpointId, limit: this.mostFor(endpoints.get(endpointId)!, bounds) })),
-          now,
-        );
+        const wanted = unread.map((endpointId) => ({ endpointId, limit: this.mostFor(endpoints.get(endpointId)!, bounds) }));
+        for (const { endpointId, limit } of wanted) readLimits.set(endpointId, limit);
+        const read = await this.oldestDue(trx, wanted, now);
         for (const endpointId of unread) ready.set(endpointId, read.get(endpointId) ?? []);
       }
     };
     const claimed = await (this.mysql ? this.knex.transaction(work, { isolationLevel: 'read committed' }) : this.knex.transaction(work));
     if (fullPass) this.fullPassAt = now;
-    await settleNextDue(this.knex, read);
+    // A full pass settles every endpoint it read, as it mends times written around this adapter.
+    await settleNextDue(this.knex, fullPass ? read : read.filter((endpoint) => !leftDue.has(endpoint.endpointId)));
     const events = await this.eventsById(claimed.map(({ row }) => Number(row.event_id)));
     return claimed.map(({ row, endpoint }) => ({
       delivery: {
