@@ -10,6 +10,7 @@ import { log } from './progress.js';
 import { childNodeArgs, OutputTail, spawnTracked, stopChild } from './processes.js';
 import type { BenchDatabase } from './seed.js';
 import { S3RVER_ACCESS_KEY, S3RVER_SECRET_KEY } from '../support/s3rver.js';
+import { freePort } from '../support/free-port.js';
 
 export const BUCKET = 'logi-bench';
 
@@ -122,6 +123,8 @@ export interface IoStack {
   name: 'inline' | 'queue';
   description: string;
   api: ApiProcess;
+  /** The metrics port of the process that runs the jobs: the API (inline) or the worker (queue). */
+  jobMetricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -129,8 +132,19 @@ export async function startIoStacks(config: BenchConfig, db: BenchDatabase, s3En
   const stacks: IoStack[] = [];
   const auth = { key: db.apiKey, directory: db.directory };
   const base = { ...db.env, ...s3Env };
-  const inline = await ApiProcess.start('API (inline jobs)', { ...base, DATA_DIR: path.join(WORK_DIR, 'api-io-inline') }, auth);
-  stacks.push({ name: 'inline', description: 'MariaDB + S3 (s3rver), jobs in the API process', api: inline, stop: () => inline.stop() });
+  const inlineMetrics = await freePort();
+  const inline = await ApiProcess.start(
+    'API (inline jobs)',
+    { ...base, DATA_DIR: path.join(WORK_DIR, 'api-io-inline'), METRICS_PORT: String(inlineMetrics) },
+    auth,
+  );
+  stacks.push({
+    name: 'inline',
+    description: 'MariaDB + S3 (s3rver), jobs in the API process',
+    api: inline,
+    jobMetricsPort: inlineMetrics,
+    stop: () => inline.stop(),
+  });
   if (!config.queueStack) return stacks;
   if (!(await redisAnswers(config.redisUrl))) {
     log(`WARNING: Redis does not answer at ${config.redisUrl}; the queue stack (BullMQ + worker) is skipped`);
@@ -140,13 +154,15 @@ export async function startIoStacks(config: BenchConfig, db: BenchDatabase, s3En
   const queueEnv = { ...base, REDIS_URL: config.redisUrl, REDIS_PREFIX: prefix };
   let worker: ChildProcess | null = null;
   try {
-    worker = await startWorker({ ...queueEnv, DATA_DIR: path.join(WORK_DIR, 'worker-io') });
+    const workerMetrics = await freePort();
+    worker = await startWorker({ ...queueEnv, DATA_DIR: path.join(WORK_DIR, 'worker-io'), METRICS_PORT: String(workerMetrics) });
     const api = await ApiProcess.start('API (queue)', { ...queueEnv, DATA_DIR: path.join(WORK_DIR, 'api-io-queue') }, auth);
     const started = worker;
     stacks.push({
       name: 'queue',
       description: 'MariaDB + S3 (s3rver) + Redis/BullMQ, one worker process',
       api,
+      jobMetricsPort: workerMetrics,
       stop: async () => {
         await api.stop();
         await stopChild(started, 25_000);

@@ -3,6 +3,7 @@ import type { Client } from 'minio';
 import { ChromiumPdfRenderer, KnexClientRepository, KnexInvoiceRepository } from '@logi/adapters';
 import { buildInvoiceDocument, type InvoiceDocument } from '@logi/domain';
 import { keepAliveAgent } from './http.js';
+import { stageCounters, stageMeans } from './job-stages.js';
 import { BUCKET, type IoStack } from './io-stack.js';
 import { log, percentile } from './progress.js';
 
@@ -24,7 +25,14 @@ export interface PdfRow {
   cachedP50Ms?: number;
   cachedRequests?: number;
   cachedRatio?: number;
+  /** Where the API rounds' render jobs went, means per job (ms), from the job process's metrics. */
+  stages?: PdfStages;
 }
+
+const PDF_STAGES = ['data', 'cache_lookup', 'page_wait', 'render', 'store'] as const;
+/** Means per render job (ms): its wait in the queue (none inline) and its stages. */
+export type PdfStages = ReturnType<typeof stageMeans<(typeof PDF_STAGES)[number]>>;
+const pdfCounters = (port: number) => stageCounters(port, 'logistics_pdf_job_stage_seconds', 'pdf');
 
 let renderRound = 0;
 
@@ -129,6 +137,7 @@ export async function benchPdf(
         const total = Math.max(12, concurrency * 4);
         let bestApi: RunResult = { perSecond: 0, latencies: [] };
         let bestBare: RunResult = { perSecond: 0, latencies: [] };
+        const counted = await pdfCounters(stack.jobMetricsPort);
         for (let round = 0; round < 2; round++) {
           await forceRenders(options.s3, knex, directory);
           cursor = 0;
@@ -146,6 +155,8 @@ export async function benchPdf(
           ratio: bestApi.perSecond / bestBare.perSecond,
           apiP50Ms: percentile(bestApi.latencies, 50),
           bareP50Ms: percentile(bestBare.latencies, 50),
+          // Both rounds' jobs: the bare renderer's rounds run no job.
+          stages: stageMeans(counted, await pdfCounters(stack.jobMetricsPort), PDF_STAGES),
         };
         rows.push(row);
         log(

@@ -380,7 +380,47 @@ function pdfSection(p: NonNullable<BenchResults['pdf']>): string[] {
     '',
     table(['Stack', 'Concurrency', 'Requests', 'API', 'Bare renderer', 'API/bare', `target ≥ ${TARGETS.pdf}`], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l']),
     '',
+    ...pdfStagesTable(p.rows),
     ...pdfCacheSection(p),
+  ];
+}
+
+/**
+ * Where the API rounds' render jobs went (both rounds of each row), from the job process's histograms; the stages of
+ * the bare renderer are its render alone. Runs of the code before them have no stages.
+ */
+function pdfStagesTable(pdfRows: PdfRow[]): string[] {
+  const timed = pdfRows.filter((r) => r.stages?.jobs);
+  if (timed.length === 0) return [];
+  const rows = timed.map((r) => {
+    const s = r.stages!;
+    return [
+      r.stack,
+      String(r.concurrency),
+      String(s.jobs),
+      s.waitMs === null ? 'none (in the API)' : ms(s.waitMs),
+      ms(s.data),
+      ms(s.cache_lookup),
+      ms(s.page_wait),
+      ms(s.render),
+      ms(s.store),
+    ];
+  });
+  return [
+    "Where the render jobs of those rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `pdf` queue, `logistics_pdf_job_stage_seconds`): the wait from the job's add to its start in the worker, the invoice read and its document built, the cache's HEAD, the wait for a free Chromium page, the render on it, the PDF's PUT. Around the job the API reads the invoice and the cache itself first, and the PDF from storage after (docs/operate/observability.md).",
+    '',
+    table(['Stack', 'Concurrency', 'Jobs', 'Queue wait', 'Data', 'Cache look-up', 'Page wait', 'Render', 'Store'], rows, [
+      'l',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+    ]),
+    '',
   ];
 }
 
@@ -434,6 +474,31 @@ function uploadSection(u: NonNullable<BenchResults['upload']>): string[] {
       `with the \`minio\` client into the same S3 server (one PUT per file with its size, one file after the other), ${u.rows[0]!.rounds} rounds alternated after one untimed round; p50 of each.`,
     '',
     table(['Stack', 'Upload', 'API', 'putObject', 'API/putObject', `target ≥ ${TARGETS.upload}`], rows, ['l', 'l', 'r', 'r', 'r', 'l']),
+    '',
+    ...uploadStagesTable(u.rows),
+  ];
+}
+
+/**
+ * Where the same rounds' store jobs went (ADR 0046: the API writes each file, a job per file checks its object and
+ * commits its row), from the job process's histograms; runs of the code before them have no stages.
+ */
+function uploadStagesTable(uploads: UploadRow[]): string[] {
+  const timed = uploads.filter((r) => r.stages?.jobs);
+  if (timed.length === 0) return [];
+  const rows = timed.map((r) => [
+    r.stack,
+    r.case,
+    String(r.stages.jobs),
+    r.stages.waitMs === null ? 'none (in the API)' : ms(r.stages.waitMs),
+    ms(r.stages.lookup),
+    ms(r.stages.check),
+    ms(r.stages.commit),
+  ]);
+  return [
+    "Where the store jobs of those timed rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `uploads` queue, `logistics_upload_store_stage_seconds`): the wait from the job's add to its start in the worker, the look-up of its row, the check of its object (a HEAD on the S3 server, which is still writing the request's later files), the insert and commit of its row. The API adds a file's job once the whole request was read and that file's PUT is over.",
+    '',
+    table(['Stack', 'Upload', 'Jobs', 'Queue wait', 'Look-up', 'Check (HEAD)', 'Commit'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r']),
     '',
   ];
 }

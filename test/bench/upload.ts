@@ -3,6 +3,7 @@ import type { Client } from 'minio';
 import { BUCKET, type IoStack } from './io-stack.js';
 import { log, median } from './progress.js';
 import { multipart } from '../support/multipart.js';
+import { stageCounters, stageMeans, type StageCounters } from './job-stages.js';
 
 const MiB = 1024 * 1024;
 
@@ -17,7 +18,16 @@ export interface UploadRow {
   ratio: number;
   apiP50Ms: number;
   directP50Ms: number;
+  /** Where the timed rounds' store jobs went, means per job (ms), from the job process's metrics. */
+  stages: StoreStages;
 }
+
+/** Means per store job over the timed rounds (ms): its wait in the queue (none inline) and its stages. */
+export type StoreStages = ReturnType<typeof storeStages>;
+
+const STORE_STAGES = ['lookup', 'check', 'commit'] as const;
+const storeCounters = (port: number) => stageCounters(port, 'logistics_upload_store_stage_seconds', 'uploads');
+const storeStages = (before: StageCounters, after: StageCounters) => stageMeans(before, after, STORE_STAGES);
 
 /**
  * POST /v1/orders/{id}/files through the API against `putObject` of the same
@@ -36,6 +46,7 @@ export async function benchUpload(stacks: IoStack[], s3: Client, options: { roun
     for (const c of cases) {
       const apiTimes: number[] = [];
       const directTimes: number[] = [];
+      let counted: StageCounters = new Map();
       // One untimed round first (connections, bucket, temp dirs).
       for (let round = -1; round < options.rounds; round++) {
         const files = Array.from({ length: c.files }, () => randomBytes(c.size));
@@ -62,8 +73,11 @@ export async function benchUpload(stacks: IoStack[], s3: Client, options: { roun
         if (round >= 0) {
           apiTimes.push(apiMs);
           directTimes.push(directMs);
+        } else {
+          counted = await storeCounters(stack.jobMetricsPort);
         }
       }
+      const stages = storeStages(counted, await storeCounters(stack.jobMetricsPort));
       const bytes = c.files * c.size;
       const apiP50 = median(apiTimes);
       const directP50 = median(directTimes);
@@ -78,11 +92,13 @@ export async function benchUpload(stacks: IoStack[], s3: Client, options: { roun
         ratio: directP50 / apiP50,
         apiP50Ms: apiP50,
         directP50Ms: directP50,
+        stages,
       };
       rows.push(row);
       log(
         `upload ${stack.name} ${c.name}: API ${row.apiMiBps.toFixed(1)} MiB/s (p50 ${apiP50.toFixed(0)} ms), ` +
-          `putObject ${row.directMiBps.toFixed(1)} MiB/s (p50 ${directP50.toFixed(0)} ms) -> ${row.ratio.toFixed(2)}`,
+          `putObject ${row.directMiBps.toFixed(1)} MiB/s (p50 ${directP50.toFixed(0)} ms) -> ${row.ratio.toFixed(2)}; ` +
+          `store job means: wait ${stages.waitMs?.toFixed(1) ?? '-'} ms, lookup ${stages.lookup.toFixed(1)}, check ${stages.check.toFixed(1)}, commit ${stages.commit.toFixed(1)} (${stages.jobs} jobs)`,
       );
     }
   }

@@ -90,6 +90,50 @@ describe('store order file job: a row never points at a missing object', () => {
   });
 });
 
+describe('store order file job: its stages, timed for the operator', () => {
+  /** A clock that moves on by 2 ms for a row's look-up, 7 for the object's HEAD and 5 for the row's insert. */
+  function timedStore(onStage: (stage: string, ms: number) => void) {
+    let clock = 1_000;
+    const { storage, files } = storeSetup(() => clock);
+    const find = files.findByStorageKey.bind(files);
+    files.findByStorageKey = async (key) => {
+      clock += 2;
+      return find(key);
+    };
+    const stat = storage.stat.bind(storage);
+    storage.stat = async (key) => {
+      clock += 7;
+      return stat(key);
+    };
+    const insert = files.insertOnce.bind(files);
+    files.insertOnce = async (file, deadline) => {
+      clock += 5;
+      return insert(file, deadline);
+    };
+    return { files, store: new StoreOrderFileUseCase({ files, storage, now: () => clock, onStage }) };
+  }
+
+  it('when a file is stored, then the look-up, the check of its object and the commit are each told once, with their time', async () => {
+    const told: Array<[string, number]> = [];
+    const { files, store } = timedStore((stage, ms) => told.push([stage, ms]));
+    expect(await store.execute(job(5_000))).toEqual({ fileId: files.rows[0]!.id });
+    expect(told).toEqual([
+      ['lookup', 2],
+      ['check', 7],
+      ['commit', 5],
+    ]);
+  });
+
+  it('when a retry finds its row already there, then only the look-up is told', async () => {
+    const told: string[] = [];
+    const { files, store } = timedStore((stage) => told.push(stage));
+    await store.execute(job(5_000));
+    told.length = 0;
+    expect(await store.execute(job(5_000))).toEqual({ fileId: files.rows[0]!.id });
+    expect(told).toEqual(['lookup']);
+  });
+});
+
 describe('an upload whose jobs end differently', () => {
   const received = (index: number): ReceivedFile => ({
     index,

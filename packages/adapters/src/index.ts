@@ -46,7 +46,7 @@ export * from './metrics/metrics-pdf.renderer.js';
 export * from './metrics/queue-depth.gauge.js';
 export * from './metrics/read-replica.metrics.js';
 export * from './metrics/fair-share.metrics.js';
-export * from './metrics/pdf-job-stage.metrics.js';
+export * from './metrics/job-stage.metrics.js';
 export * from './metrics/webhook-delivery.metrics.js';
 export * from './config/adapters-from-config.js';
 export * from './maintenance/periodic-task.js';

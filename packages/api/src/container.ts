@@ -95,6 +95,8 @@ import {
   startExportRunning,
   eventCaptureLagMetrics,
   webhookDeliveryMetrics,
+  pdfJobStageMetrics,
+  storeJobStageMetrics,
   KnexExportRepository,
   startPeriodic,
   sweepTempFiles,
@@ -185,6 +187,9 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       templateVersion: invoiceTemplateVersion(),
       timeZone: config.timeZone,
       eInvoiceWriter: get<EInvoiceWriterPort>(Tokens.EInvoiceWriter),
+      // Resolved by the in-process queue only (the embedded profile): its jobs' stages, as a worker reports them.
+      onPdfStage: pdfJobStageMetrics(get<ApiMetrics>(Tokens.Metrics).registry),
+      onStoreStage: storeJobStageMetrics(get<ApiMetrics>(Tokens.Metrics).registry),
     }),
   );
   c.bind(Tokens.JobQueue).toDynamicValue(() =>

@@ -55,6 +55,7 @@ import {
   webhookDeliveryMetrics,
   fairShareWaitMetrics,
   pdfJobStageMetrics,
+  storeJobStageMetrics,
   BullmqJobQueue,
   KnexExportRepository,
 } from '@logi/adapters';
@@ -114,6 +115,8 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
       eInvoiceWriter: new EInvoiceEuWriter(),
       // Where a render job's time goes: data, cache look-up, wait for a page, render, store (ADR 0054).
       onPdfStage: pdfJobStageMetrics(get<WorkerMetrics>(WorkerTokens.Metrics).registry),
+      // Where an upload's store job goes: row look-up, the object's HEAD, the row's commit.
+      onStoreStage: storeJobStageMetrics(get<WorkerMetrics>(WorkerTokens.Metrics).registry),
     }),
   );
   // One registry per container; the renderer and the handlers are timed on activation, so their bindings stay as they are.

@@ -1,5 +1,5 @@
 import { RenderInvoicePdfUseCase, type PdfJobStage } from '../invoices/render-invoice-pdf/render-invoice-pdf.use-case.js';
-import { StoreOrderFileUseCase } from '../orders/store-order-file/store-order-file.use-case.js';
+import { StoreOrderFileUseCase, type StoreJobStage } from '../orders/store-order-file/store-order-file.use-case.js';
 import type { ClientRepositoryPort } from '../ports/client-repository.port.js';
 import type { ContentHasherPort } from '../ports/content-hasher.port.js';
 import type { FileStoragePort } from '../ports/file-storage.port.js';
@@ -24,6 +24,8 @@ export interface JobHandlerDeps {
   eInvoiceWriter?: EInvoiceWriterPort;
   /** Told how long each stage of a render job took (ms): the worker's stage histogram. */
   onPdfStage?: (stage: PdfJobStage, ms: number) => void;
+  /** Told how long each stage of a store job took (ms): the upload stage histogram. */
+  onStoreStage?: (stage: StoreJobStage, ms: number) => void;
 }
 
 /**
@@ -42,7 +44,7 @@ export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
     eInvoiceWriter: deps.eInvoiceWriter,
     ...(deps.onPdfStage ? { onStage: deps.onPdfStage } : {}),
   });
-  const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage });
+  const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage, ...(deps.onStoreStage ? { onStage: deps.onStoreStage } : {}) });
   return {
     'render-invoice-pdf': async (payload) => render.execute(parseJobPayload('render-invoice-pdf', payload)),
     'store-order-file': async (payload) => store.execute(parseJobPayload('store-order-file', payload)),

@@ -8,6 +8,7 @@ import type { PdfRendererPort } from '../../ports/pdf-renderer.port.js';
 import { loadInvoiceDocument } from '../invoice-document/load-invoice-document.js';
 import { pdfCacheKey, pdfVersionOf } from '../invoice-pdf-cache/pdf-version.js';
 import { DomainError } from '../../shared/domain-error.js';
+import { stageTimer } from '../../jobs/stage-timer.js';
 import { DocumentNotWritableError } from '../invoices.errors.js';
 
 type RenderJob = JobPayloads['render-invoice-pdf'];
@@ -47,7 +48,7 @@ export class RenderInvoicePdfUseCase {
   ) {}
 
   async execute(job: RenderJob): Promise<RenderResult> {
-    const stage = this.stageTimer();
+    const stage = stageTimer(this.deps.onStage, this.deps.now ?? Date.now);
     const loaded = await loadInvoiceDocument(this.deps, job, () => job);
     const { invoice, document } = loaded;
     // Factur-X: the e-invoice of the same document goes inside, and into the version.
@@ -96,19 +97,6 @@ export class RenderInvoicePdfUseCase {
     await this.deps.storage.putBuffer(job.pdfKey, pdf, 'application/pdf');
     stage('store');
     return { ...unrendered, bytes: pdf.length, ...(cacheError === undefined ? {} : { cacheError }) };
-  }
-
-  /** Tells `onStage` the time since the last stage ended (or the job began) each time it is called. */
-  private stageTimer(): (stage: PdfJobStage) => void {
-    const onStage = this.deps.onStage;
-    if (!onStage) return () => undefined;
-    const now = this.deps.now ?? Date.now;
-    let last = now();
-    return (stage) => {
-      const at = now();
-      onStage(stage, Math.max(0, at - last));
-      last = at;
-    };
   }
 
   private writer(): EInvoiceWriterPort {

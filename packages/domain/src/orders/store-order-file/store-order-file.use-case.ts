@@ -1,9 +1,17 @@
 import { LATE_JOB_ERROR, whenJobSettled, type JobPayloads, type JobResults } from '../../jobs/job-definitions.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.port.js';
+import { stageTimer } from '../../jobs/stage-timer.js';
 
 type StoreJob = JobPayloads['store-order-file'];
 type StoreResult = JobResults['store-order-file'];
+
+/**
+ * The stages of a store job, timed for the operator (`onStage`): `lookup` (is the file's row there already), `check`
+ * (the object the API wrote is there with the file's size: a HEAD, after a copy for an older API's staging key),
+ * `commit` (the row inserted and committed).
+ */
+export type StoreJobStage = 'lookup' | 'check' | 'commit';
 
 /**
  * Job handler: makes an upload a stored file by committing its row, once the
@@ -20,17 +28,22 @@ export class StoreOrderFileUseCase {
       storage: FileStoragePort;
       /** Unix ms; the system clock by default. */
       now?: () => number;
+      /** Told how long each stage of a job took (ms), as it ends; stages a job skips are not told. */
+      onStage?: (stage: StoreJobStage, ms: number) => void;
     },
   ) {}
 
   async execute(job: StoreJob): Promise<StoreResult> {
+    const stage = stageTimer(this.deps.onStage, () => this.clock());
     const existing = await this.deps.files.findByStorageKey(job.storageKey);
+    stage('lookup');
     if (existing) return { fileId: existing.id };
     if (this.late(job)) return this.giveUp(job);
     try {
       if (job.stagingKey !== undefined && job.stagingKey !== job.storageKey) await this.deps.storage.copy(job.stagingKey, job.storageKey);
       // A retry after this job's own clean-up, or bytes that never arrived, find nothing: no row for them.
       const { size } = await this.deps.storage.stat(job.storageKey);
+      stage('check');
       if (size !== job.size) return { error: `The stored object holds ${size} bytes, not ${job.size}.` };
     } catch (error) {
       return { error: error instanceof Error && error.message ? error.message : 'The file could not be stored.' };
@@ -61,6 +74,7 @@ export class StoreOrderFileUseCase {
       if (recorded === null) await this.deps.storage.delete(job.storageKey).catch(() => undefined);
       throw error;
     }
+    stage('commit');
     return row ? { fileId: row.id } : this.giveUp(job);
   }
 

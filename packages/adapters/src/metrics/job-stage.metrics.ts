@@ -1,8 +1,8 @@
 import { Histogram, type Registry } from 'prom-client';
-import type { PdfJobStage } from '@logi/domain';
+import type { PdfJobStage, StoreJobStage } from '@logi/domain';
 import { currentRenderWork } from '../shared/bulk-work.js';
 
-/** A stage takes milliseconds (a cache look-up) to seconds (a render, a wait for a page behind a backlog). */
+/** A stage takes milliseconds (a cache look-up, a HEAD) to seconds (a render, a wait for a page behind a backlog). */
 const STAGE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /**
@@ -32,4 +32,20 @@ export function pdfJobStageMetrics(registry: Registry): (stage: PdfJobStage, ms:
     }
     seconds.observe({ stage, kind }, ms / 1000);
   };
+}
+
+/**
+ * `logistics_upload_store_stage_seconds{stage}`: where an upload's store job goes in this process (a worker, or the API
+ * of the embedded profile): `lookup` (is the row there already), `check` (the object's HEAD), `commit` (the row
+ * inserted and committed). Feed to buildJobHandlers' `onStoreStage`.
+ */
+export function storeJobStageMetrics(registry: Registry): (stage: StoreJobStage, ms: number) => void {
+  const seconds = new Histogram({
+    name: 'logistics_upload_store_stage_seconds',
+    help: 'Time an upload store job spent in each stage (lookup, check, commit).',
+    labelNames: ['stage'] as const,
+    buckets: STAGE_BUCKETS,
+    registers: [registry],
+  });
+  return (stage, ms) => seconds.observe({ stage }, ms / 1000);
 }
