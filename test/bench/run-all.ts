@@ -81,7 +81,7 @@ const REPRODUCE = [
   '| `BENCH_STRICT` | unset | `1`: exit 1 when a target is missed |',
   '',
   'Everything runs on 127.0.0.1. Seeding 1M invoices takes several minutes plus the reindex; later runs reuse the databases. ' +
-    'The API children get `LOG_LEVEL=warn`, `METRICS_PORT=0`, `RATE_LIMIT_MAX=1000000000` and no `REDIS_URL` (jobs in-process) unless the stack says otherwise.',
+    'The API children get `LOG_LEVEL=warn`, `METRICS_PORT=0`, `RATE_LIMIT_MAX=1000000000` and no `REDIS_URL` (jobs in-process) unless the stack says otherwise; the PDF and upload stacks give the process that runs their jobs a metrics port, read for the stage tables.',
 ].join('\n');
 
 async function databaseVersions(
