@@ -409,17 +409,8 @@ function pdfStagesTable(pdfRows: PdfRow[]): string[] {
   return [
     "Where the render jobs of those rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `pdf` queue, `logistics_pdf_job_stage_seconds`): the wait from the job's add to its start in the worker, the invoice read and its document built, the cache's HEAD, the wait for a free Chromium page, the render on it, the PDF's PUT. Around the job the API reads the invoice and the cache itself first, and the PDF from storage after (docs/operate/observability.md).",
     '',
-    table(['Stack', 'Concurrency', 'Jobs', 'Queue wait', 'Data', 'Cache look-up', 'Page wait', 'Render', 'Store'], rows, [
-      'l',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-    ]),
+    // The stack's name on the left, the figures on the right.
+    table(['Stack', 'Concurrency', 'Jobs', 'Queue wait', 'Data', 'Cache look-up', 'Page wait', 'Render', 'Store'], rows, ['l', ...Array<'r'>(8).fill('r')]),
     '',
   ];
 }
