@@ -19,6 +19,11 @@ const SLACK_MS = 1_500;
 const LIMITER_MS = 1_000 + 500;
 /** docs/operate/runbook.md (fault table): an idempotency key is checked (and its answer kept) through Redis: up to 1 s for a connection being made and 2 s a command, twice each way. */
 const IDEMPOTENCY_MS = 2 * (1_000 + 2 * 2_000);
+/**
+ * How long a request's Idempotency-Key is held at most (AttachFilesUseCase: twice JOB_TIMEOUT_MS and a minute): a key
+ * whose release did not reach Redis during the switch is held that long, and its retries are answered 409 until then.
+ */
+const IDEMPOTENCY_LOCK_MS = 2 * JOB_TIMEOUT_MS + 60_000;
 
 type Kind = 'list' | 'lookup' | 'upload' | 'pdf';
 
@@ -133,10 +138,10 @@ async function retryUnanswered(): Promise<{ uploads: number; answers: Record<num
     if (answers.some((a) => a.status === 201)) continue;
     retried += 1;
     const before = answers.length;
-    await expect.poll(async () => (await sendUpload(name)).status, { timeout: 30_000, interval: 250 }).toBe(201);
+    await expect.poll(async () => (await sendUpload(name)).status, { timeout: IDEMPOTENCY_LOCK_MS + SLACK_MS, interval: 250 }).toBe(201);
     for (const answer of answers.slice(before)) {
       statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
-      // 409: the first try still holds its key (it ran on and its lock had not been released); Retry-After says when to come back.
+      // 409: the first try still holds its key (it ran on, or its release was lost in the switch); Retry-After says when to come back.
       if (answer.status === 409) expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
       else expectBoundedAnswer(answer);
     }
