@@ -394,17 +394,7 @@ function pdfStagesTable(pdfRows: PdfRow[]): string[] {
   if (timed.length === 0) return [];
   const rows = timed.map((r) => {
     const s = r.stages!;
-    return [
-      r.stack,
-      String(r.concurrency),
-      String(s.jobs),
-      s.waitMs === null ? 'none (in the API)' : ms(s.waitMs),
-      ms(s.data),
-      ms(s.cache_lookup),
-      ms(s.page_wait),
-      ms(s.render),
-      ms(s.store),
-    ];
+    return [r.stack, String(r.concurrency), String(s.jobs), queueWait(s.waitMs), ms(s.data), ms(s.cache_lookup), ms(s.page_wait), ms(s.render), ms(s.store)];
   });
   return [
     "Where the render jobs of those rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `pdf` queue, `logistics_pdf_job_stage_seconds`): the wait from the job's add to its start in the worker, the invoice read and its document built, the cache's HEAD, the wait for a free Chromium page, the render on it, the PDF's PUT. Around the job the API reads the invoice and the cache itself first, and the PDF from storage after (docs/operate/observability.md).",
@@ -470,6 +460,11 @@ function uploadSection(u: NonNullable<BenchResults['upload']>): string[] {
   ];
 }
 
+/** A stage table's queue wait: none where the jobs ran in the API process. */
+function queueWait(waitMs: number | null): string {
+  return waitMs === null ? 'none (in the API)' : ms(waitMs);
+}
+
 /**
  * Where the same rounds' store jobs went (ADR 0046: the API writes each file, a job per file checks its object and
  * commits its row), from the job process's histograms; runs of the code before them have no stages.
@@ -477,15 +472,10 @@ function uploadSection(u: NonNullable<BenchResults['upload']>): string[] {
 function uploadStagesTable(uploads: UploadRow[]): string[] {
   const timed = uploads.filter((r) => r.stages?.jobs);
   if (timed.length === 0) return [];
-  const rows = timed.map((r) => [
-    r.stack,
-    r.case,
-    String(r.stages.jobs),
-    r.stages.waitMs === null ? 'none (in the API)' : ms(r.stages.waitMs),
-    ms(r.stages.lookup),
-    ms(r.stages.check),
-    ms(r.stages.commit),
-  ]);
+  const rows = timed.map((r) => {
+    const s = r.stages!;
+    return [r.stack, r.case, String(s.jobs), queueWait(s.waitMs), ms(s.lookup), ms(s.check), ms(s.commit)];
+  });
   return [
     "Where the store jobs of those timed rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `uploads` queue, `logistics_upload_store_stage_seconds`): the wait from the job's add to its start in the worker, the look-up of its row, the check of its object (a HEAD on the S3 server, which is still writing the request's later files), the insert and commit of its row. The API adds a file's job once the whole request was read and that file's PUT is over.",
     '',

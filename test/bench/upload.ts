@@ -18,8 +18,8 @@ export interface UploadRow {
   ratio: number;
   apiP50Ms: number;
   directP50Ms: number;
-  /** Where the timed rounds' store jobs went, means per job (ms), from the job process's metrics. */
-  stages: StoreStages;
+  /** Where the timed rounds' store jobs went, means per job (ms), from the job process's metrics; absent in runs before them. */
+  stages?: StoreStages;
 }
 
 /** Means per store job over the timed rounds (ms): its wait in the queue (none inline) and its stages. */
