@@ -60,6 +60,42 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     });
   });
 
+  it('when a worker stops with a store job still running, then the worker that takes it over is told it is not the first run', async () => {
+    const runs: Array<boolean | undefined> = [];
+    const started = deferred();
+    const render = async (p: JobPayloads['render-invoice-pdf']) => ({ pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' });
+    // Short locks, so that BullMQ's stalled-job check gives the job to the second worker within seconds.
+    const workerOptions = { redis: REDIS_URL, prefix, concurrency: 1, logger, closeTimeoutMs: 100, lockDurationMs: 1_000 };
+    const first = new BullmqJobWorker({
+      ...workerOptions,
+      // Runs until the process would be killed: the job stays active, its lock no longer renewed once the worker closed.
+      handlers: handlers(render, (_payload, run) => (runs.push(run?.firstRun), started.resolve(), new Promise(() => undefined))),
+    });
+    opened.push(first);
+    await first.waitUntilReady();
+    const q = queue();
+    await ready(q);
+    const payload: JobPayloads['store-order-file'] = {
+      directory: 'ACME',
+      orderId: 1,
+      categoryId: null,
+      name: 'cmr.pdf',
+      size: 3,
+      contentType: 'application/pdf',
+      sha256: 'a'.repeat(64),
+      storageKey: `orders/ACME/1/${randomUUID()}`,
+      requestId: 'r',
+      deadline: Date.UTC(2100, 0, 1),
+    };
+    const result = q.runAndWait('store-order-file', payload, { jobId: `store-${randomUUID()}`, timeoutMs: 30_000 });
+    await started.promise;
+    await first.close();
+    const second = new BullmqJobWorker({ ...workerOptions, handlers: handlers(render, async (_payload, run) => (runs.push(run?.firstRun), { fileId: 7 })) });
+    opened.push(second);
+    await expect(result).resolves.toEqual({ fileId: 7 });
+    expect(runs).toEqual([true, false]);
+  });
+
   it('when the handler throws a domain error, then the caller gets that domain error and the job is not retried', async () => {
     let runs = 0;
     await worker(handlers(async () => (runs++, Promise.reject(new InvoiceNotFoundError()))));
@@ -100,12 +136,12 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     expect((error as ValidationError).errors).toEqual({ lang: ['The lang is invalid.'] });
   });
 
-  it('when the handler fails once with a plain error, then the job is retried and the caller gets the result', async () => {
-    let runs = 0;
+  it('when the handler fails once with a plain error, then the job is retried and the caller gets the result; only the first run is told it is one', async () => {
+    const runs: Array<boolean | undefined> = [];
     await worker(
-      handlers(async (p) => {
-        runs++;
-        if (runs === 1) throw new Error('browser crashed');
+      handlers(async (p, run) => {
+        runs.push(run?.firstRun);
+        if (runs.length === 1) throw new Error('browser crashed');
         return { pdfKey: p.pdfKey, bytes: 5, invoiceNr: 'FV/1' };
       }),
     );
@@ -116,7 +152,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
       bytes: 5,
       invoiceNr: 'FV/1',
     });
-    expect(runs).toBe(2);
+    expect(runs).toEqual([true, false]);
   });
 
   it('when every try fails with a plain error, then the caller gets a plain error that is not a domain error', async () => {

@@ -479,6 +479,22 @@ describe('MinioFileStorage writes while the bytes arrive (ADR 0056)', () => {
     expect(await incompleteUploads()).toEqual([]);
   });
 
+  it.each([
+    { what: 'a multipart upload', bytes: 12 * MiB },
+    { what: 'one PUT', bytes: 2 * MiB },
+  ])('when the bytes written are not the size the write is ended with ($what), then it fails and nothing is left', async ({ bytes: length }) => {
+    const bytes = randomBytes(length);
+    const key = `orders/STREAM/1/short-${length}`;
+    const write = storage.beginWrite(key, Promise.resolve('application/octet-stream'));
+    await feed(write, bytes);
+    await expect(write.end({ size: length + 1, sha256: sha256(bytes), contentType: 'application/octet-stream' })).rejects.toThrow(
+      `The file's ${length + 1} bytes arrived as ${length}; nothing was stored.`,
+    );
+    await write.abort();
+    expect(await incompleteUploads()).toEqual([]);
+    expect(await storage.exists(key)).toBe(false);
+  });
+
   it('when the sniff fails, then the multipart upload never commits and nothing is left', async () => {
     const key = 'orders/STREAM/1/unsniffed';
     const write = storage.beginWrite(key, Promise.reject(new Error('sniff failed')));

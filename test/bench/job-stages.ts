@@ -24,7 +24,11 @@ export async function stageCounters(port: number, histogram: string, queue: stri
   return totals;
 }
 
-/** Means per job (ms) between two scrapes: `jobs` (of the first stage), `wait` (null when no job waited in a queue), then each stage. */
+/**
+ * Means (ms) between two scrapes: `jobs` (the count of the stage most jobs ran: a job may skip some, such as a store
+ * job's first run its look-up and check), `wait` (null when no job waited in a queue), then each stage over the jobs
+ * that ran it.
+ */
 export function stageMeans<S extends string>(
   before: StageCounters,
   after: StageCounters,
@@ -33,5 +37,5 @@ export function stageMeans<S extends string>(
   const delta = (key: string) => (after.get(key) ?? 0) - (before.get(key) ?? 0);
   const meanMs = (what: string) => (delta(`${what}:count`) > 0 ? (delta(`${what}:sum`) / delta(`${what}:count`)) * 1000 : 0);
   const means = Object.fromEntries(stages.map((stage) => [stage, meanMs(stage)])) as Record<S, number>;
-  return { ...means, jobs: delta(`${stages[0]}:count`), waitMs: delta('wait:count') > 0 ? meanMs('wait') : null };
+  return { ...means, jobs: Math.max(0, ...stages.map((stage) => delta(`${stage}:count`))), waitMs: delta('wait:count') > 0 ? meanMs('wait') : null };
 }

@@ -90,6 +90,80 @@ describe('store order file job: a row never points at a missing object', () => {
   });
 });
 
+describe("store order file job: a first run commits at once, any other run checks first", () => {
+  const firstRun = { firstRun: true };
+
+  /** Counts the object's HEADs and copies, and the row's look-ups. */
+  function countedSetup(clock: () => number) {
+    const setup = storeSetup(clock);
+    const asked = { stat: 0, copy: 0 };
+    const stat = setup.storage.stat.bind(setup.storage);
+    setup.storage.stat = async (key) => {
+      asked.stat += 1;
+      return stat(key);
+    };
+    const copy = setup.storage.copy.bind(setup.storage);
+    setup.storage.copy = async (from, to) => {
+      asked.copy += 1;
+      return copy(from, to);
+    };
+    return { ...setup, asked };
+  }
+
+  it('when a job the API sent after its PUT runs the first time, then its row is committed without a look-up or a HEAD', async () => {
+    const { files, store, asked } = countedSetup(() => 1_000);
+    expect(await store.execute(job(5_000), firstRun)).toEqual({ fileId: files.rows[0]!.id });
+    expect(files.rows.map((row) => row.storageKey)).toEqual(['orders/d/1/a']);
+    expect(files.lookups).toEqual([]);
+    expect(asked.stat).toBe(0);
+  });
+
+  it('when a job is run again (a retry, or taken over from a stalled worker), then it looks for its row and checks the object first', async () => {
+    const { files, store, asked } = countedSetup(() => 1_000);
+    expect(await store.execute(job(5_000), { firstRun: false })).toEqual({ fileId: files.rows[0]!.id });
+    expect(files.lookups).toEqual(['orders/d/1/a']);
+    expect(asked.stat).toBe(1);
+  });
+
+  it('when the queue does not say which run it is, then the job checks as a retry would', async () => {
+    const { files, store, asked } = countedSetup(() => 1_000);
+    await store.execute(job(5_000));
+    expect(files.lookups).toEqual(['orders/d/1/a']);
+    expect(asked.stat).toBe(1);
+  });
+
+  it("when the first run's insert fails and removes the object, then the retry finds no object and writes no row", async () => {
+    const { storage, files, store } = countedSetup(() => 1_000);
+    const insert = files.insertOnce.bind(files);
+    files.insertOnce = async () => {
+      throw new Error('db down');
+    };
+    await expect(store.execute(job(5_000), firstRun)).rejects.toThrow('db down');
+    expect(storage.objects.has('orders/d/1/a')).toBe(false);
+    files.insertOnce = insert;
+    const retried = await store.execute(job(5_000), { firstRun: false });
+    expect(retried).toHaveProperty('error');
+    expect(files.rows).toEqual([]);
+  });
+
+  it("when an older API's job names a staging key, then even its first run copies the bytes and checks the object", async () => {
+    const { storage, files, store, asked } = countedSetup(() => 1_000);
+    storage.objects.delete('orders/d/1/a');
+    storage.objects.set('staging/5f0c7a38-3d3e-4b5e-9a59-2f7a8f0b3c11', Buffer.from('x'));
+    const result = await store.execute(storeJob({ deadline: 5_000, stagingKey: 'staging/5f0c7a38-3d3e-4b5e-9a59-2f7a8f0b3c11' }), firstRun);
+    expect(result).toEqual({ fileId: files.rows[0]!.id });
+    expect(asked).toEqual({ copy: 1, stat: 1 });
+    expect(storage.objects.get('orders/d/1/a')).toEqual(Buffer.from('x'));
+  });
+
+  it('when a first run starts past its deadline, then it writes no row and removes the object', async () => {
+    const { storage, files, store } = countedSetup(() => 9_000);
+    expect(await store.execute(job(5_000), firstRun)).toEqual({ error: LATE_JOB_ERROR });
+    expect(files.rows).toEqual([]);
+    expect(storage.objects.has('orders/d/1/a')).toBe(false);
+  });
+});
+
 describe('store order file job: its stages, timed for the operator', () => {
   /** A clock that moves on by 2 ms for a row's look-up, 7 for the object's HEAD and 5 for the row's insert. */
   function timedStore(onStage: (stage: string, ms: number) => void) {
@@ -113,15 +187,22 @@ describe('store order file job: its stages, timed for the operator', () => {
     return { files, store: new StoreOrderFileUseCase({ files, storage, now: () => clock, onStage }) };
   }
 
-  it('when a file is stored, then the look-up, the check of its object and the commit are each told once, with their time', async () => {
+  it('when a run that checks first stores a file, then the look-up, the check of its object and the commit are each told once, with their time', async () => {
     const told: Array<[string, number]> = [];
     const { files, store } = timedStore((stage, ms) => told.push([stage, ms]));
-    expect(await store.execute(job(5_000))).toEqual({ fileId: files.rows[0]!.id });
+    expect(await store.execute(job(5_000), { firstRun: false })).toEqual({ fileId: files.rows[0]!.id });
     expect(told).toEqual([
       ['lookup', 2],
       ['check', 7],
       ['commit', 5],
     ]);
+  });
+
+  it("when a job's first run stores a file, then only the commit is told, with its time", async () => {
+    const told: Array<[string, number]> = [];
+    const { files, store } = timedStore((stage, ms) => told.push([stage, ms]));
+    expect(await store.execute(job(5_000), { firstRun: true })).toEqual({ fileId: files.rows[0]!.id });
+    expect(told).toEqual([['commit', 5]]);
   });
 
   it('when a retry finds its row already there, then only the look-up is told', async () => {

@@ -322,7 +322,8 @@ export class BullmqJobWorker {
       // An export's render, from its own queue or (added by a release before ADR 0053) by its priority: the renderer
       // keeps a page for interactive renders while it runs. Its priority is its rank for a page (ADR 0054).
       const facts = { bulk: bulkQueue || isBulkPriority(job.opts.priority), rank: job.opts.priority, onPage: markStarted };
-      const result = await runAsRenderWork(facts, () => handler(job.data as never));
+      // BullMQ counts every start, a stalled job's restart included: only the first may skip a retry's checks.
+      const result = await runAsRenderWork(facts, () => handler(job.data as never, { firstRun: job.attemptsStarted <= 1 }));
       log.info({ durationMs: Date.now() - startedAt }, 'job completed');
       return result;
     } catch (error) {

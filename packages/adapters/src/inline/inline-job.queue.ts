@@ -117,8 +117,9 @@ export class InlineJobQueue implements JobQueuePort {
           if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
           const handler = this.handlers()[name] as JobHandler<N>;
           try {
-            // The renderer keeps a page for interactive renders while an export's render runs.
-            return await runAsBulkWork(bulk, () => handler(payload));
+            // The renderer keeps a page for interactive renders while an export's render runs. Every run here is a
+            // first one: this queue never retries a job, and a job id already running is joined, not started again.
+            return await runAsBulkWork(bulk, () => handler(payload, { firstRun: true }));
           } catch (error) {
             if (error instanceof InvalidJobPayloadError) this.options.onRefused?.({ jobId, queue: name, issues: error.issues });
             // As the worker reports it: an outage is "unavailable" (503, try again), not a failure of the job.

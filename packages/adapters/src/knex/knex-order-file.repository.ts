@@ -2,17 +2,20 @@ import type { Knex } from 'knex';
 import type { NewOrderFile, OrderFile, OrderFileRepositoryPort } from '@logi/domain';
 import { isUniqueViolation } from './db-errors.js';
 import { ORDER_FILE_COLUMNS, toOrderFile, type OrderFileRow } from './mappers/order-file-row.mapper.js';
+import { toNumber } from './mappers/sql-values.js';
 
 export class KnexOrderFileRepository implements OrderFileRepositoryPort {
   constructor(private readonly knex: Knex) {}
 
+  /**
+   * One transaction of an INSERT, the deadline's check and the COMMIT: three round trips on a store job's path. A row
+   * already there (another run of the job) is found by the unique key's violation, not looked up first.
+   */
   async insertOnce(file: NewOrderFile, deadline: number): Promise<OrderFile | null> {
-    const existing = await this.findByStorageKey(file.storageKey);
-    if (existing) return existing;
     try {
       return await this.knex.transaction(async (trx) => {
         // Not INSERT IGNORE: on MariaDB it would also swallow a foreign key error as a warning.
-        await trx('order_files').insert({
+        const [id] = (await trx('order_files').insert({
           directory: file.directory,
           order_id: file.orderId,
           category_id: file.categoryId,
@@ -22,17 +25,14 @@ export class KnexOrderFileRepository implements OrderFileRepositoryPort {
           sha256: file.sha256,
           storage_key: file.storageKey,
           created_at: file.createdAt,
-        });
+        })) as unknown[];
         // Checked before the commit: a row that would land after the caller gave up is never written.
         if (Date.now() > deadline) throw new TooLate();
-        // Read in the transaction: a connection lost here rolls the insert back, so no row is left unreported.
-        const stored = await this.findByStorageKey(file.storageKey, trx);
-        if (!stored) throw new Error(`Order file ${file.storageKey} was not stored`);
-        return stored;
+        return { ...file, id: toNumber(id, 'order_files.id') };
       });
     } catch (error) {
       if (error instanceof TooLate) return null;
-      // Another run of the same job inserted it in between: its row is the answer.
+      // Another run of the same job inserted it before: its row is the answer.
       if (!isUniqueViolation(error)) throw error;
     }
     const stored = await this.findByStorageKey(file.storageKey);

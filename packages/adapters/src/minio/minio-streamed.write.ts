@@ -37,6 +37,8 @@ export class MinioStreamedWrite implements StreamedWrite {
   /** The part being sent now, if any; parts go one after the other. */
   private inFlight: Promise<void> = Promise.resolve();
   private readonly etags: Array<{ part: number; etag: string }> = [];
+  /** Every byte handed to `write`: what the object will hold. */
+  private received = 0;
   private failure: Error | null = null;
   /** Settles once the write has ended one way or the other (end's outcome), for abort. */
   private ended: Promise<unknown> | null = null;
@@ -55,6 +57,7 @@ export class MinioStreamedWrite implements StreamedWrite {
     if (this.aborted) throw new Error('The write was given up.');
     this.chunks.push(chunk);
     this.buffered += chunk.length;
+    this.received += chunk.length;
     // Strictly more: an object of exactly SINGLE_PUT_MAX_BYTES still goes in one PUT.
     if (this.uploadId === null && this.buffered <= SINGLE_PUT_MAX_BYTES) return;
     while (this.buffered > MULTIPART_PART_BYTES) {
@@ -80,6 +83,14 @@ export class MinioStreamedWrite implements StreamedWrite {
 
   private async finish(info: StreamedWriteEnd): Promise<void> {
     if (this.aborted) throw new Error('The write was given up.');
+    // The store job commits the file's row without looking at the object again (ADR 0046, amended): the object holds
+    // the file's size, or nothing is stored. One PUT carries the receipt's SHA-256, which S3 checks; a multipart
+    // upload's parts are checked one by one, so their sum is checked here.
+    if (this.received !== info.size) {
+      await this.inFlight;
+      await this.abortUpload();
+      throw new Error(`The file's ${info.size} bytes arrived as ${this.received}; nothing was stored.`);
+    }
     const rest = Buffer.concat(this.chunks);
     this.chunks = [];
     if (this.uploadId === null) {

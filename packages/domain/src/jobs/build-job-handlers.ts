@@ -47,6 +47,6 @@ export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
   const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage, ...(deps.onStoreStage ? { onStage: deps.onStoreStage } : {}) });
   return {
     'render-invoice-pdf': async (payload) => render.execute(parseJobPayload('render-invoice-pdf', payload)),
-    'store-order-file': async (payload) => store.execute(parseJobPayload('store-order-file', payload)),
+    'store-order-file': async (payload, run) => store.execute(parseJobPayload('store-order-file', payload), run),
   };
 }

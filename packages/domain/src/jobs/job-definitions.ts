@@ -97,7 +97,16 @@ export interface JobResults {
 /** The error text of a store job that ran past its caller's deadline. */
 export const LATE_JOB_ERROR = 'The caller stopped waiting; nothing was stored.';
 
-export type JobHandler<N extends JobName> = (payload: JobPayloads[N]) => Promise<JobResults[N]>;
+/** What the queue knows of one run of a job. */
+export interface JobRun {
+  /**
+   * True only when no other run of this job can have started before this one: not a retry, and not a job taken
+   * over from a worker that stalled or died (BullMQ counts both as started). Absent: taken as false.
+   */
+  firstRun: boolean;
+}
+
+export type JobHandler<N extends JobName> = (payload: JobPayloads[N], run?: JobRun) => Promise<JobResults[N]>;
 
 /** The one set of handlers that both the in-process queue and the worker run. */
 export type JobHandlers = { [N in JobName]: JobHandler<N> };

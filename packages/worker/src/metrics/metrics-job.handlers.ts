@@ -12,11 +12,11 @@ export function withJobMetrics(handlers: JobHandlers, metrics: WorkerMetrics, qu
     const labels = { queue: queueNames[name], job: name };
     // Series exist from the start, so a dashboard shows 0 rather than nothing before the first job.
     metrics.jobsInProgress.set(labels, 0);
-    return async (payload) => {
+    return async (payload, run) => {
       metrics.jobsInProgress.inc(labels);
       const stopTimer = metrics.jobDuration.startTimer(labels);
       try {
-        const result = await handler(payload);
+        const result = await handler(payload, run);
         stopTimer({ outcome: 'completed' });
         return result;
       } catch (error) {

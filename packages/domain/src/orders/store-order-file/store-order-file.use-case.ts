@@ -1,4 +1,4 @@
-import { LATE_JOB_ERROR, whenJobSettled, type JobPayloads, type JobResults } from '../../jobs/job-definitions.js';
+import { LATE_JOB_ERROR, whenJobSettled, type JobPayloads, type JobResults, type JobRun } from '../../jobs/job-definitions.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
 import type { OrderFileRepositoryPort } from '../../ports/order-file-repository.port.js';
 import { stageTimer } from '../../jobs/stage-timer.js';
@@ -9,17 +9,17 @@ type StoreResult = JobResults['store-order-file'];
 /**
  * The stages of a store job, timed for the operator (`onStage`): `lookup` (is the file's row there already), `check`
  * (the object the API wrote is there with the file's size: a HEAD, after a copy for an older API's staging key),
- * `commit` (the row inserted and committed).
+ * `commit` (the row inserted and committed). A job's first run commits only (see `execute`).
  */
 export type StoreJobStage = 'lookup' | 'check' | 'commit';
 
 /**
  * Job handler: makes an upload a stored file by committing its row, once the
- * object the API wrote at the file's key is there with the file's size
- * (ADR 0046); never a row without its object. Safe to run twice: the row is
- * inserted once per storage key. The object is removed again only when no
- * row can point at it. A job of an older API names a staging key: its bytes
- * are copied to the file's key first, as that release did.
+ * object the API wrote at the file's key is there (ADR 0046); never a row
+ * without its object. Safe to run twice: the row is inserted once per storage
+ * key. The object is removed again only when no row can point at it. A job of
+ * an older API names a staging key: its bytes are copied to the file's key
+ * first, as that release did.
  */
 export class StoreOrderFileUseCase {
   constructor(
@@ -33,20 +33,29 @@ export class StoreOrderFileUseCase {
     },
   ) {}
 
-  async execute(job: StoreJob): Promise<StoreResult> {
+  /**
+   * The first run of a job that the API sent once its PUT had ended (no staging key) commits at once: the object is
+   * there, since the API wrote it before sending the job and only this job or a caller past its deadline removes it,
+   * and a row cannot be there yet (ADR 0046, amended). Any other run (a retry, a job taken over from a stalled
+   * worker, or `run` unknown) first looks for its row and then checks the object, since an earlier run may have
+   * removed it.
+   */
+  async execute(job: StoreJob, run?: JobRun): Promise<StoreResult> {
     const stage = stageTimer(this.deps.onStage, () => this.clock());
-    const existing = await this.deps.files.findByStorageKey(job.storageKey);
-    stage('lookup');
-    if (existing) return { fileId: existing.id };
-    if (this.late(job)) return this.giveUp(job);
-    try {
-      if (job.stagingKey !== undefined && job.stagingKey !== job.storageKey) await this.deps.storage.copy(job.stagingKey, job.storageKey);
-      // A retry after this job's own clean-up, or bytes that never arrived, find nothing: no row for them.
-      const { size } = await this.deps.storage.stat(job.storageKey);
-      stage('check');
-      if (size !== job.size) return { error: `The stored object holds ${size} bytes, not ${job.size}.` };
-    } catch (error) {
-      return { error: error instanceof Error && error.message ? error.message : 'The file could not be stored.' };
+    if (run?.firstRun !== true || job.stagingKey !== undefined) {
+      const existing = await this.deps.files.findByStorageKey(job.storageKey);
+      stage('lookup');
+      if (existing) return { fileId: existing.id };
+      if (this.late(job)) return this.giveUp(job);
+      try {
+        if (job.stagingKey !== undefined && job.stagingKey !== job.storageKey) await this.deps.storage.copy(job.stagingKey, job.storageKey);
+        // A retry after an earlier run's clean-up, or bytes that never arrived, find nothing: no row for them.
+        const { size } = await this.deps.storage.stat(job.storageKey);
+        stage('check');
+        if (size !== job.size) return { error: `The stored object holds ${size} bytes, not ${job.size}.` };
+      } catch (error) {
+        return { error: error instanceof Error && error.message ? error.message : 'The file could not be stored.' };
+      }
     }
     if (this.late(job)) return this.giveUp(job);
     let row;
