@@ -90,7 +90,7 @@ describe('store order file job: a row never points at a missing object', () => {
   });
 });
 
-describe("store order file job: a first run commits at once, any other run checks first", () => {
+describe('store order file job: a first run commits at once, any other run checks first', () => {
   const firstRun = { firstRun: true };
 
   /** Counts the object's HEADs and copies, and the row's look-ups. */
