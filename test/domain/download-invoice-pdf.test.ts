@@ -25,14 +25,26 @@ class FakeRenderer implements PdfRendererPort {
   async close() {}
 }
 
-function setup(options: { cache?: boolean; templateVersion?: string; storage?: FakeStorage; invoices?: FakeInvoices; recent?: RecentPdfs } = {}) {
+function setup(
+  options: {
+    cache?: boolean;
+    templateVersion?: string;
+    storage?: FakeStorage;
+    invoices?: FakeInvoices;
+    recent?: RecentPdfs;
+    /** The render job runs in the API's process and hands what it stored to `recent`, as the in-process queue's does. */
+    inProcess?: boolean;
+  } = {},
+) {
   const invoices = options.invoices ?? new FakeInvoices([sampleInvoice()]);
   const storage = options.storage ?? new FakeStorage();
   const clients = new FakeClients([balticClient]);
   const hasher = new FakeHasher();
   const renderer = new FakeRenderer();
   const templateVersion = options.templateVersion ?? 'template-v1';
-  const render = new RenderInvoicePdfUseCase({ invoices, clients, renderer, storage, hasher, templateVersion, timeZone: 'UTC', now: () => 5_000 });
+  const recent = options.recent;
+  const onStored = options.inProcess && recent ? { onStored: (version: string, pdf: Buffer) => recent.rememberPdf(version, pdf) } : {};
+  const render = new RenderInvoicePdfUseCase({ invoices, clients, renderer, storage, hasher, templateVersion, timeZone: 'UTC', now: () => 5_000, ...onStored });
   const jobs: JobPayloads['render-invoice-pdf'][] = [];
   const queue = new FakeQueue(() => ({
     'render-invoice-pdf': async (payload) => {
@@ -291,6 +303,38 @@ describe('download invoice pdf, remembered by the process (RecentPdfs)', () => {
     invoices.invoices.length = 0;
     invoices.version += 1;
     await expect(download(useCase)).rejects.toBeInstanceOf(InvoiceNotFoundError);
+  });
+
+  it('when the render job runs in the same process, then the PDF it stored is handed over: storage is not read back, and the bytes are those in the cache', async () => {
+    const { useCase, storage, renderer } = setup({ recent: recent(), inProcess: true });
+    const getBuffer = vi.spyOn(storage, 'getBuffer');
+    const result = await download(useCase, 'lang=pl');
+    expect(renderer.renders).toBe(1);
+    // The one read is the API's cache look before the job (a miss); nothing after it.
+    expect(getBuffer.mock.calls.map(([key]) => key)).toEqual([pdfCacheKey(result.version, 'baltic')]);
+    expect(result.kind === 'pdf' && result.pdf.equals(storage.objects.get(pdfCacheKey(result.version, 'baltic'))!)).toBe(true);
+  });
+
+  it('when the render job runs in another process (a worker), then the PDF is read back from the cache after the job', async () => {
+    const { useCase, storage } = setup({ recent: recent() });
+    const getBuffer = vi.spyOn(storage, 'getBuffer');
+    const result = await download(useCase, 'lang=pl');
+    const key = pdfCacheKey(result.version, 'baltic');
+    expect(getBuffer.mock.calls.map(([read]) => read)).toEqual([key, key]);
+  });
+
+  it('when the cache cannot keep the PDF, then a job in the same process hands nothing over and the PDF comes from its hand-over key', async () => {
+    const storage = new FakeStorage();
+    const put = storage.putBuffer.bind(storage);
+    storage.putBuffer = async (key, bytes, type) => {
+      if (key.startsWith('pdf-cache/')) throw new Error('Storage quota exceeded');
+      return put(key, bytes, type);
+    };
+    const getBuffer = vi.spyOn(storage, 'getBuffer');
+    const { useCase } = setup({ recent: recent(), inProcess: true, storage });
+    const result = await download(useCase, 'lang=pl');
+    expect(result.kind).toBe('pdf');
+    expect(getBuffer.mock.calls.map(([key]) => key)).toEqual([pdfCacheKey(result.version, 'baltic'), 'pdf/id1.pdf']);
   });
 
   it('when the PDF cache is off, then nothing is kept in memory and every download renders', async () => {

@@ -175,7 +175,9 @@ export class DownloadInvoicePdfUseCase {
           error: rendered.cacheError,
         });
       }
-      const pdf = nonEmpty(await this.deps.storage.getBuffer(rendered.pdfKey), rendered.pdfKey);
+      // A job run in this process handed its PDF to `recent` as it kept it in the cache (onStored): no read back then.
+      const handed = this.deps.cache && rendered.version !== undefined && rendered.pdfKey !== pdfKey ? this.deps.recent?.pdf(rendered.version) : null;
+      const pdf = handed ?? nonEmpty(await this.deps.storage.getBuffer(rendered.pdfKey), rendered.pdfKey);
       // The hand-over copy is only there when the job kept the PDF outside the cache. Removing it is
       // not the client's wait (a leftover under pdf/ is removed by the housekeeping).
       if (rendered.pdfKey === pdfKey) void this.deps.storage.delete(pdfKey).catch(() => undefined);
