@@ -477,7 +477,7 @@ function uploadStagesTable(uploads: UploadRow[]): string[] {
     return [r.stack, r.case, String(s.jobs), queueWait(s.waitMs), ms(s.lookup), ms(s.check), ms(s.commit)];
   });
   return [
-    "Where the store jobs of those timed rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `uploads` queue, `logistics_upload_store_stage_seconds`): the wait from the job's add to its start in the worker, the look-up of its row, the check of its object (a HEAD on the S3 server, which is still writing the request's later files), the insert and commit of its row. The API adds a file's job once the whole request was read and that file's PUT is over.",
+    "Where the store jobs of those timed rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `uploads` queue, `logistics_upload_store_stage_seconds`): the wait from the job's add to its start in the worker, the look-up of its row and the check of its object (a HEAD; only a retried job, or one taken over from a worker that died, looks first: a job's first run skips both, ADR 0046 amended 2026-11-29), the insert and commit of its row; each stage's mean is over the jobs that ran it. The API adds a file's job once the whole request was read and that file's PUT is over.",
     '',
     table(['Stack', 'Upload', 'Jobs', 'Queue wait', 'Look-up', 'Check (HEAD)', 'Commit'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r']),
     '',
