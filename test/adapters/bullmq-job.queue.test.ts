@@ -10,6 +10,20 @@ import { pdfKeyOf } from '../support/job-keys.js';
 const harness = bullmqHarness();
 const { prefix, logger, logLines, opened, queue, worker, ready } = harness;
 
+/** A store job of ACME's order 1, for a file of its own. */
+const storePayload = (): JobPayloads['store-order-file'] => ({
+  directory: 'ACME',
+  orderId: 1,
+  categoryId: null,
+  name: 'cmr.pdf',
+  size: 3,
+  contentType: 'application/pdf',
+  sha256: 'a'.repeat(64),
+  storageKey: `orders/ACME/1/${randomUUID()}`,
+  requestId: 'r',
+  deadline: Date.UTC(2100, 0, 1),
+});
+
 describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
   it('when a worker runs the job, then the caller gets its result and the worker logs the request id', async () => {
     const seen: unknown[] = [];
@@ -43,18 +57,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     );
     const q = queue();
     await ready(q);
-    const payload: JobPayloads['store-order-file'] = {
-      directory: 'ACME',
-      orderId: 1,
-      categoryId: null,
-      name: 'cmr.pdf',
-      size: 3,
-      contentType: 'application/pdf',
-      sha256: 'a'.repeat(64),
-      storageKey: `orders/ACME/1/${randomUUID()}`,
-      requestId: 'r',
-      deadline: Date.UTC(2100, 0, 1),
-    };
+    const payload = storePayload();
     await expect(q.runAndWait('store-order-file', payload, { jobId: `store-${randomUUID()}`, timeoutMs: 5_000 })).resolves.toEqual({
       error: 'Storage unavailable: connect ECONNREFUSED',
     });
@@ -75,18 +78,7 @@ describe('BullmqJobQueue with BullmqJobWorker on real Redis', () => {
     await first.waitUntilReady();
     const q = queue();
     await ready(q);
-    const payload: JobPayloads['store-order-file'] = {
-      directory: 'ACME',
-      orderId: 1,
-      categoryId: null,
-      name: 'cmr.pdf',
-      size: 3,
-      contentType: 'application/pdf',
-      sha256: 'a'.repeat(64),
-      storageKey: `orders/ACME/1/${randomUUID()}`,
-      requestId: 'r',
-      deadline: Date.UTC(2100, 0, 1),
-    };
+    const payload = storePayload();
     const result = q.runAndWait('store-order-file', payload, { jobId: `store-${randomUUID()}`, timeoutMs: 30_000 });
     await started.promise;
     await first.close();
