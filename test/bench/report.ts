@@ -466,8 +466,9 @@ function queueWait(waitMs: number | null): string {
 }
 
 /**
- * Where the same rounds' store jobs went (ADR 0046: the API writes each file, a job per file checks its object and
- * commits its row), from the job process's histograms; runs of the code before them have no stages.
+ * Where the same rounds' store jobs went (ADR 0046: the API writes each file, a job per file commits its row, a run
+ * that is not the job's first checking its object before), from the job process's histograms; runs of the code before
+ * them have no stages.
  */
 function uploadStagesTable(uploads: UploadRow[]): string[] {
   const timed = uploads.filter((r) => r.stages?.jobs);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { uploadIdempotencyLockMs } from '@logi/domain';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
 import { PrivateSentinelGroup, type RedisNode } from '../support/private-sentinel.js';
@@ -19,11 +20,8 @@ const SLACK_MS = 1_500;
 const LIMITER_MS = 1_000 + 500;
 /** docs/operate/runbook.md (fault table): an idempotency key is checked (and its answer kept) through Redis: up to 1 s for a connection being made and 2 s a command, twice each way. */
 const IDEMPOTENCY_MS = 2 * (1_000 + 2 * 2_000);
-/**
- * How long a request's Idempotency-Key is held at most (AttachFilesUseCase: twice JOB_TIMEOUT_MS and a minute): a key
- * whose release did not reach Redis during the switch is held that long, and its retries are answered 409 until then.
- */
-const IDEMPOTENCY_LOCK_MS = 2 * JOB_TIMEOUT_MS + 60_000;
+/** A key whose release did not reach Redis during the switch is held this long, and its retries are answered 409 until then. */
+const IDEMPOTENCY_LOCK_MS = uploadIdempotencyLockMs(JOB_TIMEOUT_MS);
 
 type Kind = 'list' | 'lookup' | 'upload' | 'pdf';
 

@@ -115,7 +115,7 @@ export function buildWorkerContainer(config: AppConfig & { redis: RedisEndpoint 
       eInvoiceWriter: new EInvoiceEuWriter(),
       // Where a render job's time goes: data, cache look-up, wait for a page, render, store (ADR 0054).
       onPdfStage: pdfJobStageMetrics(get<WorkerMetrics>(WorkerTokens.Metrics).registry),
-      // Where an upload's store job goes: row look-up, the object's HEAD, the row's commit.
+      // Where an upload's store job goes: the row's commit (and, on a run that is not its first, the look-up and HEAD before).
       onStoreStage: storeJobStageMetrics(get<WorkerMetrics>(WorkerTokens.Metrics).registry),
     }),
   );

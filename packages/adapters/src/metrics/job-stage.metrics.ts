@@ -37,7 +37,7 @@ export function pdfJobStageMetrics(registry: Registry): (stage: PdfJobStage, ms:
 /**
  * `logistics_upload_store_stage_seconds{stage}`: where an upload's store job goes in this process (a worker, or the API
  * of the embedded profile): `lookup` (is the row there already), `check` (the object's HEAD), `commit` (the row
- * inserted and committed). Feed to buildJobHandlers' `onStoreStage`.
+ * inserted and committed); a job's first run only commits. Feed to buildJobHandlers' `onStoreStage`.
  */
 export function storeJobStageMetrics(registry: Registry): (stage: StoreJobStage, ms: number) => void {
   const seconds = new Histogram({

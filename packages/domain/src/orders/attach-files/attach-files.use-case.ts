@@ -84,7 +84,7 @@ export class AttachFilesUseCase {
         this.deps.idempotency,
         { directory: order.directory, key: input.idempotencyKey },
         requestFingerprint(order, categoryId, upload.files),
-        { lockMs: this.idempotencyLockMs() },
+        { lockMs: uploadIdempotencyLockMs(this.deps.jobTimeoutMs) },
         attach,
       );
       return replayed ? { ...value, replayed: true } : value;
@@ -172,11 +172,6 @@ export class AttachFilesUseCase {
       if (!byContent.has(file.sha256)) byContent.set(file.sha256, file);
     }
     return byContent;
-  }
-
-  /** Longer than a request can run (its jobs, and a lost job's look-up after its deadline), so a live request never loses its key. */
-  private idempotencyLockMs(): number {
-    return 2 * this.deps.jobTimeoutMs + 60_000;
   }
 
   private async findOrder(directory: string, orderId: number): Promise<Order> {
@@ -295,6 +290,15 @@ export class AttachFilesUseCase {
     const duplicates = uploaded.filter((file) => file.duplicateOf !== undefined).length;
     return { message: duplicates === 0 ? message : `${message} (${duplicates} already attached)`, orderId: order.id, uploaded, failed };
   }
+}
+
+/**
+ * How long an upload holds its Idempotency-Key at most: longer than a request can run (its jobs, and a lost job's
+ * look-up after its deadline), so a live request never loses its key. A key whose release is lost (a Redis switch)
+ * is held this long.
+ */
+export function uploadIdempotencyLockMs(jobTimeoutMs: number): number {
+  return 2 * jobTimeoutMs + 60_000;
 }
 
 /**

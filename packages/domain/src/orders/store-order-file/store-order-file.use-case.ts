@@ -43,19 +43,8 @@ export class StoreOrderFileUseCase {
   async execute(job: StoreJob, run?: JobRun): Promise<StoreResult> {
     const stage = stageTimer(this.deps.onStage, () => this.clock());
     if (run?.firstRun !== true || job.stagingKey !== undefined) {
-      const existing = await this.deps.files.findByStorageKey(job.storageKey);
-      stage('lookup');
-      if (existing) return { fileId: existing.id };
-      if (this.late(job)) return this.giveUp(job);
-      try {
-        if (job.stagingKey !== undefined && job.stagingKey !== job.storageKey) await this.deps.storage.copy(job.stagingKey, job.storageKey);
-        // A retry after an earlier run's clean-up, or bytes that never arrived, find nothing: no row for them.
-        const { size } = await this.deps.storage.stat(job.storageKey);
-        stage('check');
-        if (size !== job.size) return { error: `The stored object holds ${size} bytes, not ${job.size}.` };
-      } catch (error) {
-        return { error: error instanceof Error && error.message ? error.message : 'The file could not be stored.' };
-      }
+      const answer = await this.lookFirst(job, stage);
+      if (answer) return answer;
     }
     if (this.late(job)) return this.giveUp(job);
     let row;
@@ -85,6 +74,26 @@ export class StoreOrderFileUseCase {
     }
     stage('commit');
     return row ? { fileId: row.id } : this.giveUp(job);
+  }
+
+  /**
+   * A run that may not be the job's first: its row if one is there already, the object copied from an older API's
+   * staging key, then checked (a HEAD) for the file's size. An answer ends the job; null goes on to the commit.
+   */
+  private async lookFirst(job: StoreJob, stage: (stage: StoreJobStage) => void): Promise<StoreResult | null> {
+    const existing = await this.deps.files.findByStorageKey(job.storageKey);
+    stage('lookup');
+    if (existing) return { fileId: existing.id };
+    if (this.late(job)) return this.giveUp(job);
+    try {
+      if (job.stagingKey !== undefined && job.stagingKey !== job.storageKey) await this.deps.storage.copy(job.stagingKey, job.storageKey);
+      // A retry after an earlier run's clean-up, or bytes that never arrived, find nothing: no row for them.
+      const { size } = await this.deps.storage.stat(job.storageKey);
+      stage('check');
+      return size === job.size ? null : { error: `The stored object holds ${size} bytes, not ${job.size}.` };
+    } catch (error) {
+      return { error: error instanceof Error && error.message ? error.message : 'The file could not be stored.' };
+    }
   }
 
   /**
