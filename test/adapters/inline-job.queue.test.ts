@@ -101,6 +101,61 @@ describe('InlineJobQueue', () => {
     await queue.close();
   });
 
+  it('when a render hands its PDF over, then its callers answer with it while the job goes on, and close waits for the job', async () => {
+    const pdf = Buffer.from('%PDF-1.7');
+    const writeCache = deferred();
+    const ended: string[] = [];
+    const queue = new InlineJobQueue(
+      () =>
+        handlersWith(async (p, run) => {
+          const result = { pdfKey: `pdf-cache/ACME/${p.invoiceId}.pdf`, bytes: pdf.length, invoiceNr: 'FV/1', version: 'v1' };
+          await run!.handOverPdf!(result, pdf);
+          await writeCache.promise;
+          ended.push('job');
+          return result;
+        }),
+      { concurrency: 1 },
+    );
+    const answer = await queue.runAndWait('render-invoice-pdf', pdfPayload(3), { jobId: 'early', timeoutMs: 1000 });
+    expect(answer).toEqual({ pdfKey: 'pdf-cache/ACME/3.pdf', bytes: pdf.length, invoiceNr: 'FV/1', version: 'v1', pdf });
+    expect(ended).toEqual([]);
+    const closed = queue.close().then(() => ended.push('closed'));
+    writeCache.resolve();
+    await closed;
+    expect(ended).toEqual(['job', 'closed']);
+  });
+
+  it('when a render that handed its PDF over cannot keep it in the cache, then the queue tells onCacheWriteFailed', async () => {
+    const failed: Array<{ jobId: string; cacheError: string }> = [];
+    const told = deferred();
+    const queue = new InlineJobQueue(
+      () =>
+        handlersWith(async (p, run) => {
+          await run!.handOverPdf!({ pdfKey: 'pdf-cache/ACME/4.pdf', bytes: 8, invoiceNr: 'FV/1' }, Buffer.from('%PDF-1.7'));
+          return { pdfKey: p.pdfKey, bytes: 8, invoiceNr: 'FV/1', cacheError: 'Storage unavailable: quota' };
+        }),
+      { concurrency: 1, onCacheWriteFailed: (f) => (failed.push(f), told.resolve()) },
+    );
+    await queue.runAndWait('render-invoice-pdf', pdfPayload(4), { jobId: 'lost-write', timeoutMs: 1000 });
+    await told.promise;
+    expect(failed).toEqual([{ jobId: 'lost-write', cacheError: 'Storage unavailable: quota' }]);
+    await queue.close();
+  });
+
+  it('when a store job runs, then it is given no hand-over', async () => {
+    const runs: unknown[] = [];
+    const queue = new InlineJobQueue(
+      () => ({
+        'render-invoice-pdf': async () => ({ pdfKey: 'x', bytes: 1, invoiceNr: 'FV/1' }),
+        'store-order-file': async (_p, run) => (runs.push(run), { fileId: 1 }),
+      }),
+      { concurrency: 1 },
+    );
+    await queue.runAndWait('store-order-file', {} as JobPayloads['store-order-file'], { jobId: 's', timeoutMs: 1000 });
+    expect(runs).toEqual([{ firstRun: true }]);
+    await queue.close();
+  });
+
   it('when more jobs come than the concurrency, then at most that many run at once and all finish', async () => {
     let active = 0;
     let peak = 0;

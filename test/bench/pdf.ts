@@ -29,7 +29,7 @@ export interface PdfRow {
   stages?: PdfStages;
 }
 
-const PDF_STAGES = ['data', 'cache_lookup', 'page_wait', 'render', 'store'] as const;
+const PDF_STAGES = ['data', 'cache_lookup', 'page_wait', 'render', 'hand_over', 'store'] as const;
 /** Means per render job (ms): its wait in the queue (none inline) and its stages. */
 export type PdfStages = ReturnType<typeof stageMeans<(typeof PDF_STAGES)[number]>>;
 const pdfCounters = (port: number) => stageCounters(port, 'logistics_pdf_job_stage_seconds', 'pdf');

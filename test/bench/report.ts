@@ -394,13 +394,27 @@ function pdfStagesTable(pdfRows: PdfRow[]): string[] {
   if (timed.length === 0) return [];
   const rows = timed.map((r) => {
     const s = r.stages!;
-    return [r.stack, String(r.concurrency), String(s.jobs), queueWait(s.waitMs), ms(s.data), ms(s.cache_lookup), ms(s.page_wait), ms(s.render), ms(s.store)];
+    return [
+      r.stack,
+      String(r.concurrency),
+      String(s.jobs),
+      queueWait(s.waitMs),
+      ms(s.data),
+      ms(s.cache_lookup),
+      ms(s.page_wait),
+      ms(s.render),
+      s.hand_over === undefined ? '' : ms(s.hand_over),
+      ms(s.store),
+    ];
   });
   return [
-    "Where the render jobs of those rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `pdf` queue, `logistics_pdf_job_stage_seconds`): the wait from the job's add to its start in the worker, the invoice read and its document built, the cache's HEAD, the wait for a free Chromium page, the render on it, the PDF's PUT. Around the job the API reads the invoice and the cache itself first, and the PDF from storage after (docs/operate/observability.md).",
+    "Where the render jobs of those rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `pdf` queue, `logistics_pdf_job_stage_seconds`): the wait from the job's add to its start in the worker, the invoice read and its document built, the cache's HEAD (beside the page wait and the render since 2026-11-29), the wait for a free Chromium page, the render on it, the PDF handed to the waiting API before the job ends (a Redis key the API takes, or the in-process queue's answer; since 2026-11-29), the PDF's PUT. Around the job the API reads the invoice and the cache itself first; the PDF from storage after only where nothing was handed over (docs/operate/observability.md).",
     '',
     // The stack's name on the left, the figures on the right.
-    table(['Stack', 'Concurrency', 'Jobs', 'Queue wait', 'Data', 'Cache look-up', 'Page wait', 'Render', 'Store'], rows, ['l', ...Array<'r'>(8).fill('r')]),
+    table(['Stack', 'Concurrency', 'Jobs', 'Queue wait', 'Data', 'Cache look-up', 'Page wait', 'Render', 'Hand-over', 'Store'], rows, [
+      'l',
+      ...Array<'r'>(9).fill('r'),
+    ]),
     '',
   ];
 }

@@ -7,6 +7,7 @@ import {
   ValidationError,
   type InvoiceDocument,
   type JobPayloads,
+  type JobResults,
   type PdfCacheEvent,
   type PdfRendererPort,
   RecentPdfs,
@@ -34,6 +35,8 @@ function setup(
     recent?: RecentPdfs;
     /** The render job runs in the API's process and hands what it stored to `recent`, as the in-process queue's does. */
     inProcess?: boolean;
+    /** The queue answers with the PDF a job hands over before its cache write, as BullMQ's does (ADR 0057). */
+    handOver?: boolean;
   } = {},
 ) {
   const invoices = options.invoices ?? new FakeInvoices([sampleInvoice()]);
@@ -49,7 +52,10 @@ function setup(
   const queue = new FakeQueue(() => ({
     'render-invoice-pdf': async (payload) => {
       jobs.push(payload);
-      return render.execute(payload);
+      if (!options.handOver) return render.execute(payload);
+      return new Promise<JobResults['render-invoice-pdf']>((resolve, reject) => {
+        render.execute(payload, { firstRun: true, handOverPdf: async (result, pdf) => resolve({ ...result, pdf }) }).then(resolve, reject);
+      });
     },
   }));
   const events: PdfCacheEvent[] = [];
@@ -321,6 +327,25 @@ describe('download invoice pdf, remembered by the process (RecentPdfs)', () => {
     const result = await download(useCase, 'lang=pl');
     const key = pdfCacheKey(result.version, 'baltic');
     expect(getBuffer.mock.calls.map(([read]) => read)).toEqual([key, key]);
+  });
+
+  it('when the queue hands the PDF over before the job keeps it, then those bytes answer, storage is not read back, and the cache still gets them', async () => {
+    const storage = new FakeStorage();
+    let cacheWritten!: () => void;
+    const written = new Promise<void>((resolve) => (cacheWritten = resolve));
+    const put = storage.putBuffer.bind(storage);
+    storage.putBuffer = async (key, bytes, type) => {
+      await put(key, bytes, type);
+      if (key.startsWith('pdf-cache/')) cacheWritten();
+    };
+    const getBuffer = vi.spyOn(storage, 'getBuffer');
+    const { useCase } = setup({ recent: recent(), handOver: true, storage });
+    const result = await download(useCase, 'lang=pl');
+    const key = pdfCacheKey(result.version, 'baltic');
+    expect(result.kind === 'pdf' && result.pdf.toString()).toMatch(/^%PDF .* FV\/11\/2026\/0007 .* #1$/);
+    expect(getBuffer.mock.calls.map(([read]) => read)).toEqual([key]);
+    await written;
+    expect(result.kind === 'pdf' && storage.objects.get(key)?.equals(result.pdf)).toBe(true);
   });
 
   it('when the cache cannot keep the PDF, then a job in the same process hands nothing over and the PDF comes from its hand-over key', async () => {

@@ -6,7 +6,10 @@ import {
   type ClientRepositoryPort,
   type InvoiceDocument,
   type JobPayloads,
+  type JobResults,
+  type PdfJobStage,
   type PdfRendererPort,
+  type RenderOptions,
   pdfCacheKey,
 } from '@logi/domain';
 import { FakeHasher, FakeInvoices, FakeStorage, sampleInvoice } from './fakes.js';
@@ -26,10 +29,23 @@ class FakeClients implements ClientRepositoryPort {
   }
 }
 
-/** Records what it was asked to print and "prints" the title. */
+/**
+ * Records what it was asked to print and "prints" the title. A page comes after a turn of the event loop (a busy
+ * renderer: whatever the caller started beside it has ended) or, with `pageAtOnce`, before anything else runs.
+ */
 class FakeRenderer implements PdfRendererPort {
   readonly documents: InvoiceDocument[] = [];
-  async render(document: InvoiceDocument) {
+  /** Renders whose caller no longer wanted them once a page was free. */
+  unwanted = 0;
+  pageAtOnce = false;
+  render(document: InvoiceDocument): Promise<Buffer>;
+  render(document: InvoiceDocument, options: RenderOptions): Promise<Buffer | null>;
+  async render(document: InvoiceDocument, options: RenderOptions = {}): Promise<Buffer | null> {
+    if (!this.pageAtOnce) await new Promise((resolve) => setImmediate(resolve));
+    if (options.stillWanted?.() === false) {
+      this.unwanted += 1;
+      return null;
+    }
     this.documents.push(document);
     return Buffer.from(`%PDF ${document.title} ${document.number}`);
   }
@@ -78,10 +94,10 @@ describe('RenderInvoicePdfUseCase', () => {
     let clock = 1_000;
     const renderer = new FakeRenderer();
     const render = renderer.render.bind(renderer);
-    renderer.render = async (document) => {
+    renderer.render = (async (document: InvoiceDocument, options: RenderOptions = {}) => {
       clock = 3_000;
-      return render(document);
-    };
+      return render(document, options);
+    }) as FakeRenderer['render'];
     const invoices = new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic' })]);
     const useCase = new RenderInvoicePdfUseCase({
       invoices,
@@ -150,6 +166,126 @@ describe('RenderInvoicePdfUseCase', () => {
     expect(second).toMatchObject({ pdfKey: first.pdfKey, version: first.version });
     expect(renderer.documents).toHaveLength(1);
     expect([...storage.objects.keys()]).toEqual([first.pdfKey]);
+  });
+
+  it('when the look-up finds the PDF before a page is free, then the render gives its page back unprinted', async () => {
+    const { useCase, storage, renderer } = setup();
+    const first = await useCase.execute(job({ cache: true }));
+    const second = await useCase.execute(job({ cache: true, pdfKey: 'pdf/def.pdf' }));
+    expect(second).toEqual({ pdfKey: first.pdfKey, bytes: 0, invoiceNr: 'FV/11/2026/0007', version: first.version });
+    expect(renderer.unwanted).toBe(1);
+    expect(renderer.documents).toHaveLength(1);
+    expect([...storage.objects.keys()]).toEqual([first.pdfKey]);
+  });
+
+  it('when a page is free before the look-up ends and it finds the PDF, then the print is dropped and the found copy answers', async () => {
+    const { useCase, storage, renderer } = setup();
+    const first = await useCase.execute(job({ cache: true }));
+    const kept = storage.objects.get(first.pdfKey);
+    const puts: string[] = [];
+    const put = storage.putBuffer.bind(storage);
+    storage.putBuffer = async (key, data) => {
+      puts.push(key);
+      return put(key, data);
+    };
+    renderer.pageAtOnce = true;
+    const second = await useCase.execute(job({ cache: true, pdfKey: 'pdf/def.pdf' }));
+    expect(second).toEqual({ pdfKey: first.pdfKey, bytes: 0, invoiceNr: 'FV/11/2026/0007', version: first.version });
+    expect(renderer.documents).toHaveLength(2);
+    expect(puts).toEqual([]);
+    expect(storage.objects.get(first.pdfKey)).toBe(kept);
+  });
+
+  it('when the look-up fails, then it counts as a miss: the PDF is printed and kept', async () => {
+    const { useCase, storage, renderer } = setup();
+    storage.exists = async () => {
+      throw new Error('Storage unavailable: HEAD timed out');
+    };
+    const result = await useCase.execute(job({ cache: true }));
+    expect(result).toMatchObject({ pdfKey: pdfCacheKey(result.version!, 'baltic'), bytes: expect.any(Number) });
+    expect(result.bytes).toBeGreaterThan(0);
+    expect(renderer.documents).toHaveLength(1);
+    expect(storage.objects.has(result.pdfKey)).toBe(true);
+  });
+
+  it('when the look-up runs beside the render, then each stage is told once and the render is timed from the data on', async () => {
+    const storage = new FakeStorage();
+    const renderer = new FakeRenderer();
+    renderer.pageAtOnce = true;
+    let clock = 1_000;
+    const stages: Array<[PdfJobStage, number]> = [];
+    const exists = storage.exists.bind(storage);
+    storage.exists = async (key) => {
+      clock += 5; // the HEAD's round trip
+      return exists(key);
+    };
+    const render = renderer.render.bind(renderer);
+    renderer.render = (async (document: InvoiceDocument, options: RenderOptions = {}) => {
+      const pdf = await render(document, options);
+      await new Promise((resolve) => setImmediate(resolve));
+      clock += 40; // the print, which ends after the look
+      return pdf;
+    }) as FakeRenderer['render'];
+    const useCase = new RenderInvoicePdfUseCase({
+      invoices: new FakeInvoices([sampleInvoice({ id: 9001, directory: 'baltic' })]),
+      clients: new FakeClients([baltic]),
+      renderer,
+      storage,
+      timeZone: 'UTC',
+      now: () => clock,
+      onStage: (stage, ms) => stages.push([stage, ms]),
+      ...TEMPLATE,
+    });
+    await useCase.execute(job({ cache: true }));
+    expect(stages).toEqual([
+      ['data', 0],
+      ['cache_lookup', 5],
+      ['render', 45],
+      ['store', 0],
+    ]);
+  });
+
+  it('when the queue can hand the PDF over, then it does so before the cache write, with the result the job ends with', async () => {
+    const { useCase, storage } = setup();
+    const order: string[] = [];
+    const put = storage.putBuffer.bind(storage);
+    storage.putBuffer = async (key, data) => {
+      order.push(`put ${key}`);
+      return put(key, data);
+    };
+    let handed: { result: JobResults['render-invoice-pdf']; pdf: Buffer } | null = null;
+    const result = await useCase.execute(job({ cache: true }), {
+      firstRun: true,
+      handOverPdf: async (early, pdf) => {
+        order.push('hand over');
+        handed = { result: early, pdf };
+      },
+    });
+    expect(order).toEqual(['hand over', `put ${result.pdfKey}`]);
+    expect(handed).toEqual({ result, pdf: storage.objects.get(result.pdfKey) });
+  });
+
+  it('when the hand-over fails, then the job ends as without one', async () => {
+    const { useCase, storage } = setup();
+    const result = await useCase.execute(job({ cache: true }), {
+      firstRun: true,
+      handOverPdf: async () => {
+        throw new Error('Redis unavailable');
+      },
+    });
+    expect(result.pdfKey).toBe(pdfCacheKey(result.version!, 'baltic'));
+    expect(storage.objects.has(result.pdfKey)).toBe(true);
+  });
+
+  it('when the cache cannot keep a PDF already handed over, then no hand-over copy is written and the reason comes back', async () => {
+    const { useCase, storage } = setup();
+    storage.putBuffer = async () => {
+      throw new Error('Storage unavailable: quota');
+    };
+    const result = await useCase.execute(job({ cache: true }), { firstRun: true, handOverPdf: async () => undefined });
+    expect(result).toMatchObject({ pdfKey: 'pdf/abc.pdf', cacheError: 'Storage unavailable: quota' });
+    expect(result.bytes).toBeGreaterThan(0);
+    expect(storage.objects.size).toBe(0);
   });
 
   it('when the cache cannot keep the PDF, then it is handed over under the job key and the reason comes back', async () => {

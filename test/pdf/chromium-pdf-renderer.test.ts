@@ -345,6 +345,31 @@ describe('ChromiumPdfRenderer', () => {
     }
   });
 
+  it('when a render is no longer wanted once its page is free, then it prints nothing and the page serves the next render', async () => {
+    const single = new ChromiumPdfRenderer({ rendersPerBrowser: 100, renderTimeoutMs: 60_000, poolSize: 1 });
+    try {
+      await warmUp(single);
+      const asked: string[] = [];
+      let wanted = true;
+      const holding = single.render(documentFor('en', { nr: 'FV/HOLDING/1' }));
+      // Waits for the page the first render holds; its caller's look-up ends meanwhile (the PDF was found).
+      const unwanted = single.render(documentFor('en', { nr: 'FV/UNWANTED/1' }), {
+        stillWanted: () => {
+          asked.push(wanted ? 'wanted' : 'not wanted');
+          return wanted;
+        },
+      });
+      wanted = false;
+      expect(await pdfText(await holding)).toContain('FV/HOLDING/1');
+      expect(await unwanted).toBeNull();
+      expect(asked).toEqual(['not wanted']);
+      const next = await single.render(documentFor('en', { nr: 'FV/NEXT/1' }), { stillWanted: () => true });
+      expect(await pdfText(next!)).toContain('FV/NEXT/1');
+    } finally {
+      await single.close();
+    }
+  });
+
   it('when exports keep both pages busy, then a request still finds one: bulk renders hold one page and the request ends before the backlog', async () => {
     const two = new ChromiumPdfRenderer({ rendersPerBrowser: 100, renderTimeoutMs: 60_000, poolSize: 2 });
     try {

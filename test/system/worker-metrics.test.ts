@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { Queue, QueueEvents } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api-harness.js';
 import { multipart, PDF_BYTES } from '../support/multipart.js';
 import { freePort } from '../support/free-port.js';
@@ -42,15 +42,25 @@ describe('worker metrics', () => {
         .subarray(0, 5)
         .toString(),
     ).toBe('%PDF-');
-    const after = await scrapeMetrics(metricsPort);
-    const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
     const pdfJob = { queue: 'pdf', job: 'render-invoice-pdf' };
+    const completed = { ...pdfJob, outcome: 'completed' };
+    // The API answered once the job handed the PDF over (ADR 0057); the job ends after its cache write.
+    const after = await vi.waitFor(
+      async () => {
+        const text = await scrapeMetrics(metricsPort);
+        if (sample(text, 'logistics_worker_job_duration_seconds_count', completed) === sample(before, 'logistics_worker_job_duration_seconds_count', completed))
+          throw new Error('the render job has not ended yet');
+        return text;
+      },
+      { timeout: 10_000, interval: 25 },
+    );
+    const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
     expect(delta('logistics_worker_job_duration_seconds_count', { ...pdfJob, outcome: 'completed' })).toBe(1);
     expect(delta('logistics_worker_job_duration_seconds_sum', { ...pdfJob, outcome: 'completed' })).toBeGreaterThan(0);
     expect(delta('logistics_worker_job_failures_total', pdfJob)).toBe(0);
     expect(delta('logistics_pdf_render_duration_seconds_count')).toBe(1);
     // Where the job's time went, stage by stage (ADR 0054): each stage once, the render on the page taking time.
-    for (const stage of ['data', 'cache_lookup', 'page_wait', 'render', 'store'])
+    for (const stage of ['data', 'cache_lookup', 'page_wait', 'render', 'hand_over', 'store'])
       expect({ stage, count: delta('logistics_pdf_job_stage_seconds_count', { stage, kind: 'interactive' }) }).toEqual({ stage, count: 1 });
     expect(delta('logistics_pdf_job_stage_seconds_sum', { stage: 'render', kind: 'interactive' })).toBeGreaterThan(0);
     expect(delta('logistics_pdf_job_stage_seconds_count', { stage: 'facturx', kind: 'interactive' })).toBe(0);

@@ -7,6 +7,7 @@ export * from './redis/redis-idempotency.store.js';
 export * from './bullmq/job-queue-names.js';
 export * from './bullmq/bullmq-job.queue.js';
 export * from './bullmq/bullmq-job.worker.js';
+export { PDF_HAND_OVER_MAX_BYTES, PDF_HAND_OVER_TTL_MS, pdfHandOverKey } from './bullmq/pdf-hand-over.js';
 export * from './handlebars/handlebars-invoice.template.js';
 export * from './handlebars/invoice-template.version.js';
 export * from './chromium/chromium-pdf.renderer.js';

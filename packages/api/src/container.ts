@@ -205,6 +205,7 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       : new InlineJobQueue(() => get<JobHandlers>(Tokens.JobHandlers), {
           concurrency: config.workerConcurrency,
           onRefused: ({ jobId, queue, issues }) => logger.warn({ jobId, queue, issues }, 'job payload refused'),
+          onCacheWriteFailed: ({ jobId, cacheError }) => logger.warn({ jobId, cacheError }, 'job completed; its PDF was not kept in the cache'),
         }),
   );
   c.bind(Tokens.RateLimiter).toDynamicValue(() => {

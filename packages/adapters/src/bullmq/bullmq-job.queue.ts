@@ -18,6 +18,7 @@ import { createRedis, whenRedisReady } from '../redis/create-redis.js';
 import { decodeJobFailure } from './job-failure.codec.js';
 import { fairPriority } from './fair-priority.js';
 import { DEFAULT_QUEUE_PREFIX, queueNameOf } from './job-queue-names.js';
+import { handedOverResult, takeHandedOverPdf } from './pdf-hand-over.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
@@ -262,6 +263,7 @@ export class BullmqJobQueue implements JobQueuePort {
     return new Promise((resolve) => {
       const completedEvent = `completed:${jobId}`;
       const failedEvent = `failed:${jobId}`;
+      const progressEvent = `progress:${jobId}`;
       let settled = false;
       let recheck: NodeJS.Timeout | null = null;
       const waitStartedAt = Date.now();
@@ -274,10 +276,20 @@ export class BullmqJobQueue implements JobQueuePort {
         this.reconnectWatchers.delete(onReconnect);
         emitter.off(completedEvent, onCompleted);
         emitter.off(failedEvent, onFailed);
+        emitter.off(progressEvent, onProgress);
         resolve(outcome);
       };
       const onCompleted = (args: { returnvalue: unknown }) => settle({ result: args.returnvalue });
       const onFailed = (args: { failedReason: string }) => settle({ failedReason: args.failedReason });
+      // A render job's PDF handed over before its end (ADR 0057); one that cannot be taken leaves the answer to the end.
+      const onProgress = (args: { data?: unknown }) => {
+        const handed = handedOverResult(args.data);
+        if (!handed) return;
+        takeHandedOverPdf(this.client, this.prefix, jobId, handed.bytes).then(
+          (pdf) => pdf && settle({ result: { ...handed, pdf } }),
+          () => undefined,
+        );
+      };
       const check = (afterReconnect: boolean) =>
         this.finishedAlready(queue, jobId, afterReconnect).then(
           (outcome) => outcome && settle(outcome),
@@ -297,6 +309,7 @@ export class BullmqJobQueue implements JobQueuePort {
       steadyCheck.unref();
       emitter.on(completedEvent, onCompleted);
       emitter.on(failedEvent, onFailed);
+      emitter.on(progressEvent, onProgress);
       this.reconnectWatchers.add(onReconnect);
       void check(false);
     });

@@ -11,6 +11,7 @@ import {
   type JobHandler,
   type JobHandlers,
   type JobName,
+  type JobRun,
 } from '@logi/domain';
 import type { RedisEndpoint } from '@logi/config';
 import { createRedis } from '../redis/create-redis.js';
@@ -19,6 +20,7 @@ import { encodeDomainError } from './job-failure.codec.js';
 import { runAsRenderWork } from '../shared/bulk-work.js';
 import { fairClassOf, fairFetched, fairStarted, isBulkPriority } from './fair-priority.js';
 import { DEFAULT_QUEUE_PREFIX, JOB_QUEUES } from './job-queue-names.js';
+import { handOverPdf } from './pdf-hand-over.js';
 
 const bullmq = lazyModule<typeof import('bullmq')>('bullmq');
 
@@ -323,8 +325,16 @@ export class BullmqJobWorker {
       // keeps a page for interactive renders while it runs. Its priority is its rank for a page (ADR 0054).
       const facts = { bulk: bulkQueue || isBulkPriority(job.opts.priority), rank: job.opts.priority, onPage: markStarted };
       // BullMQ counts every start, a stalled job's restart included: only the first may skip a retry's checks.
-      const result = await runAsRenderWork(facts, () => handler(job.data as never, { firstRun: job.attemptsStarted <= 1 }));
-      log.info({ durationMs: Date.now() - startedAt }, 'job completed');
+      // A render's PDF goes to its API before the job ends (ADR 0057), so the answer does not wait for the cache write.
+      const run: JobRun = {
+        firstRun: job.attemptsStarted <= 1,
+        ...(name === 'render-invoice-pdf' ? { handOverPdf: (result, pdf) => handOverPdf(this.commands, this.prefix, job, result, pdf) } : {}),
+      };
+      const result = await runAsRenderWork(facts, () => handler(job.data as never, run));
+      // A PDF handed over before its cache write failed: nobody else hears of it.
+      const cacheError = (result as { cacheError?: unknown } | null)?.cacheError;
+      if (typeof cacheError === 'string') log.warn({ durationMs: Date.now() - startedAt, cacheError }, 'job completed; its PDF was not kept in the cache');
+      else log.info({ durationMs: Date.now() - startedAt }, 'job completed');
       return result;
     } catch (error) {
       const durationMs = Date.now() - startedAt;

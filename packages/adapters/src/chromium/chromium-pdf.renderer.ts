@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { withTimeout, type InvoiceDocument, type PdfRendererPort } from '@logi/domain';
+import { withTimeout, type InvoiceDocument, type PdfRendererPort, type RenderOptions } from '@logi/domain';
 import { HandlebarsInvoiceTemplate, type InvoiceHtmlTemplate } from '../handlebars/handlebars-invoice.template.js';
 import { ChromiumBrowserSession, type PageSlot } from './chromium-browser.session.js';
 import { sweepCrashHandlerDirs } from './crash-handler-dir.js';
@@ -68,7 +68,9 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     return { ...this.counters };
   }
 
-  async render(document: InvoiceDocument): Promise<Buffer> {
+  render(document: InvoiceDocument): Promise<Buffer>;
+  render(document: InvoiceDocument, options: RenderOptions): Promise<Buffer | null>;
+  async render(document: InvoiceDocument, options: RenderOptions = {}): Promise<Buffer | null> {
     const html = this.template.html(document);
     const footer = this.template.footer(document);
     const limitMs = this.options.renderTimeoutMs;
@@ -79,6 +81,11 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     // kind by its job's fair rank (a worker fetches more jobs than it has pages: ADR 0054).
     const kind = await acquirePage(this.permits, limitMs);
     if (!kind) throw new RenderTimeoutError(limitMs, 'queue');
+    if (options.stillWanted?.() === false) {
+      // The caller no longer needs it (its look-up found the PDF while this render waited): the page goes back unused.
+      this.permits.release(kind);
+      return null;
+    }
     try {
       try {
         return await this.renderOnce(html, footer, left(), limitMs);

@@ -10,6 +10,7 @@ import {
   type JobPayloads,
   type JobQueuePort,
   type JobResults,
+  type JobRun,
   type RunJobOptions,
 } from '@logi/domain';
 import { runAsBulkWork } from '../shared/bulk-work.js';
@@ -22,6 +23,8 @@ export interface InlineJobQueueOptions {
   closeTimeoutMs?: number;
   /** Told of a job whose payload its handler refused (InvalidJobPayloadError), as the worker logs it. */
   onRefused?: (refused: { jobId: string; queue: JobName; issues: readonly string[] }) => void;
+  /** Told of a render that handed its PDF over and then could not keep it in the cache: its callers never hear of it. */
+  onCacheWriteFailed?: (failed: { jobId: string; cacheError: string }) => void;
 }
 
 /**
@@ -44,6 +47,8 @@ interface Waiter {
 
 interface Execution {
   promise: Promise<unknown>;
+  /** Resolves with what the job handed over before its end (JobRun `handOverPdf`); never, for a job that hands nothing. */
+  handedOver: Promise<unknown>;
   /** Callers still waiting; a job whose callers all gave up before it started is dropped. */
   waiters: number;
 }
@@ -81,7 +86,9 @@ export class InlineJobQueue implements JobQueuePort {
     }
     execution.waiters += 1;
     try {
-      return (await withTimeout(execution.promise, options.timeoutMs, { onTimeout: jobTimedOut })) as JobResults[N];
+      // A render's PDF answers as soon as the job hands it over; the job goes on to keep it in the cache (ADR 0057).
+      const answer = Promise.race([execution.promise, execution.handedOver]);
+      return (await withTimeout(answer, options.timeoutMs, { onTimeout: jobTimedOut })) as JobResults[N];
     } finally {
       execution.waiters -= 1;
     }
@@ -104,7 +111,14 @@ export class InlineJobQueue implements JobQueuePort {
 
   private start<N extends JobName>(name: N, payload: JobPayloads[N], options: RunJobOptions): Execution {
     const { jobId } = options;
-    const execution: Execution = { promise: Promise.resolve(), waiters: 0 };
+    let handOver!: (early: unknown) => void;
+    let handedOver = false;
+    const execution: Execution = { promise: Promise.resolve(), handedOver: new Promise((resolve) => (handOver = resolve)), waiters: 0 };
+    // Only a render hands over: its callers answer with the PDF while the job writes it into the cache.
+    const run: JobRun = {
+      firstRun: true,
+      ...(name === 'render-invoice-pdf' ? { handOverPdf: async (result, pdf) => ((handedOver = true), handOver({ ...result, pdf })) } : {}),
+    };
     execution.promise = (async () => {
       try {
         const slots = this.slotsOf(name);
@@ -119,7 +133,7 @@ export class InlineJobQueue implements JobQueuePort {
           try {
             // The renderer keeps a page for interactive renders while an export's render runs. Every run here is a
             // first one: this queue never retries a job, and a job id already running is joined, not started again.
-            return await runAsBulkWork(bulk, () => handler(payload, { firstRun: true }));
+            return await runAsBulkWork(bulk, () => handler(payload, run));
           } catch (error) {
             if (error instanceof InvalidJobPayloadError) this.options.onRefused?.({ jobId, queue: name, issues: error.issues });
             // As the worker reports it: an outage is "unavailable" (503, try again), not a failure of the job.
@@ -134,7 +148,13 @@ export class InlineJobQueue implements JobQueuePort {
       }
     })();
     // Nobody may be listening any more (all callers timed out); the outcome is theirs, not the process's.
-    execution.promise.catch(() => undefined);
+    execution.promise.then(
+      (result) => {
+        const cacheError = (result as { cacheError?: unknown } | null)?.cacheError;
+        if (handedOver && typeof cacheError === 'string') this.options.onCacheWriteFailed?.({ jobId, cacheError });
+      },
+      () => undefined,
+    );
     this.running.set(jobId, execution);
     return execution;
   }

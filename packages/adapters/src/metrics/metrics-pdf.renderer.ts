@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { InvoiceDocument, PdfRendererPort } from '@logi/domain';
+import type { InvoiceDocument, PdfRendererPort, RenderOptions } from '@logi/domain';
 import { DURATION_BUCKETS } from '@logi/config';
 
 /** The two series each process that prints keeps (the API in the embedded profile, every worker). */
@@ -32,15 +32,19 @@ export class MetricsPdfRenderer implements PdfRendererPort {
     private readonly metrics: PdfRenderMetrics,
   ) {}
 
-  async render(document: InvoiceDocument): Promise<Buffer> {
+  render(document: InvoiceDocument): Promise<Buffer>;
+  render(document: InvoiceDocument, options: RenderOptions): Promise<Buffer | null>;
+  async render(document: InvoiceDocument, options: RenderOptions = {}): Promise<Buffer | null> {
     const stopTimer = this.metrics.pdfRenderDuration.startTimer();
     try {
-      return await this.inner.render(document);
+      const pdf = await this.inner.render(document, options);
+      // A render its caller no longer wanted printed nothing: it is not a print's time.
+      if (pdf) stopTimer();
+      return pdf;
     } catch (error) {
+      stopTimer();
       this.metrics.pdfRenderFailures.inc();
       throw error;
-    } finally {
-      stopTimer();
     }
   }
 

@@ -49,7 +49,7 @@ export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
   });
   const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage, ...(deps.onStoreStage ? { onStage: deps.onStoreStage } : {}) });
   return {
-    'render-invoice-pdf': async (payload) => render.execute(parseJobPayload('render-invoice-pdf', payload)),
+    'render-invoice-pdf': async (payload, run) => render.execute(parseJobPayload('render-invoice-pdf', payload), run),
     'store-order-file': async (payload, run) => store.execute(parseJobPayload('store-order-file', payload), run),
   };
 }

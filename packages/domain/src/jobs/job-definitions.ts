@@ -89,7 +89,18 @@ export interface JobResults {
    * printed for its ETag (absent from a worker of an older release), and why
    * the cache could not keep it, if it could not.
    */
-  'render-invoice-pdf': { pdfKey: string; bytes: number; invoiceNr: string; version?: string; cacheError?: string };
+  'render-invoice-pdf': {
+    pdfKey: string;
+    bytes: number;
+    invoiceNr: string;
+    version?: string;
+    cacheError?: string;
+    /**
+     * The PDF itself, when the queue handed it to the caller before the job ended (JobRun `handOverPdf`): never
+     * part of a job's stored result, which carries keys only.
+     */
+    pdf?: Buffer;
+  };
   /** A storage failure is a result, not an error: it ends up in the upload's `failed[]`. */
   'store-order-file': { fileId: number } | { error: string };
 }
@@ -104,6 +115,12 @@ export interface JobRun {
    * over from a worker that stalled or died (BullMQ counts both as started). Absent: taken as false.
    */
   firstRun: boolean;
+  /**
+   * Hands a render's result and its PDF to the caller waiting for the job, before the job ends: the caller answers
+   * while the job still keeps the PDF in the cache. Absent where the queue cannot (a worker then stores, and the
+   * caller reads the PDF back). Rejects when it could not hand over; the job's end answers then.
+   */
+  handOverPdf?: (result: JobResults['render-invoice-pdf'], pdf: Buffer) => Promise<void>;
 }
 
 export type JobHandler<N extends JobName> = (payload: JobPayloads[N], run?: JobRun) => Promise<JobResults[N]>;

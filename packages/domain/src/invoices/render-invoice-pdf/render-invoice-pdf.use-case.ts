@@ -1,4 +1,4 @@
-import type { JobPayloads, JobResults } from '../../jobs/job-definitions.js';
+import type { JobPayloads, JobResults, JobRun } from '../../jobs/job-definitions.js';
 import type { ClientRepositoryPort } from '../../ports/client-repository.port.js';
 import type { ContentHasherPort } from '../../ports/content-hasher.port.js';
 import type { FileStoragePort } from '../../ports/file-storage.port.js';
@@ -15,11 +15,15 @@ type RenderJob = JobPayloads['render-invoice-pdf'];
 
 /**
  * The stages of a render job, timed for the operator (`onStage`): `data` (the invoice and its seller read, the document
- * built and versioned), `cache_lookup` (is the PDF cached already), `render` (the renderer's whole call: a wait for a
- * page included, which the worker tells apart), `facturx` (the PDF made Factur-X), `store` (the PDF written).
+ * built and versioned), `cache_lookup` (is the PDF cached already; it runs beside the render, timed on its own),
+ * `render` (the renderer's whole call: a wait for a page included, which the worker tells apart), `facturx` (the PDF
+ * made Factur-X), `hand_over` (the PDF handed to the waiting caller before the job ends, where the queue can:
+ * JobRun `handOverPdf`), `store` (the PDF written).
  */
-export type PdfJobStage = 'data' | 'cache_lookup' | 'render' | 'facturx' | 'store';
+export type PdfJobStage = 'data' | 'cache_lookup' | 'render' | 'facturx' | 'hand_over' | 'store';
 type RenderResult = JobResults['render-invoice-pdf'];
+/** A look for a cached copy under way: `found` stays undefined until it ends. */
+type CacheLook = { key: string; found: boolean | undefined; settled: Promise<boolean> };
 
 /**
  * Job handler (in-process queue and worker alike): prints one invoice as PDF, with `cache` kept under the version of what
@@ -52,7 +56,7 @@ export class RenderInvoicePdfUseCase {
     },
   ) {}
 
-  async execute(job: RenderJob): Promise<RenderResult> {
+  async execute(job: RenderJob, run?: JobRun): Promise<RenderResult> {
     const stage = stageTimer(this.deps.onStage, this.deps.now ?? Date.now);
     const loaded = await loadInvoiceDocument(this.deps, job, () => job);
     const { invoice, document } = loaded;
@@ -71,15 +75,16 @@ export class RenderInvoicePdfUseCase {
     // A job that starts after its caller gave up (a backlog, a retry) is not worth a render.
     if (this.late(job)) return unrendered;
     const cacheKey = job.cache ? pdfCacheKey(version, job.directory) : null;
-    // Another request for the same page may have rendered it meanwhile; a failed look is a miss.
-    if (cacheKey) {
-      const cached = await this.deps.storage.exists(cacheKey).catch(() => false);
-      stage('cache_lookup');
-      if (cached) return { ...unrendered, pdfKey: cacheKey };
+    // Another request for the same page may have rendered it meanwhile. The look runs beside the wait for a page and
+    // the render: a render that gets its page after the look found the PDF prints nothing, one that got it before is
+    // spent (two requests for one new PDF met), the found copy answers either way. A failed look is a miss.
+    const look = cacheKey ? this.lookUp(cacheKey) : null;
+    const printed = look ? await this.deps.renderer.render(document, { stillWanted: () => look.found !== true }) : await this.deps.renderer.render(document);
+    if (look && (await look.settled)) {
+      if (printed) stage('render');
+      return { ...unrendered, pdfKey: look.key };
     }
-
-    // Only this call holds a page of the renderer: the reads above and the writes below run beside other renders.
-    const printed = await this.deps.renderer.render(document);
+    if (!printed) throw new Error('The renderer printed nothing though the PDF was not found in the cache.');
     stage('render');
     let pdf = printed;
     if (eInvoice && writer) {
@@ -90,19 +95,47 @@ export class RenderInvoicePdfUseCase {
     if (this.late(job)) return unrendered;
     let cacheError: string | undefined;
     if (cacheKey) {
+      const kept: RenderResult = { ...unrendered, pdfKey: cacheKey, bytes: pdf.length };
+      // The caller may answer now, while the PDF goes into the cache; a failed hand-over leaves it to the job's end.
+      let handedOver = false;
+      if (run?.handOverPdf) {
+        handedOver = await run.handOverPdf(kept, pdf).then(
+          () => true,
+          () => false,
+        );
+        stage('hand_over');
+      }
       try {
         await this.deps.storage.putBuffer(cacheKey, pdf, 'application/pdf');
         stage('store');
         this.deps.onStored?.(version, pdf);
-        return { ...unrendered, pdfKey: cacheKey, bytes: pdf.length };
+        return kept;
       } catch (error) {
         // The client still gets its PDF through the hand-over key; the caller logs why it was not kept.
         cacheError = error instanceof Error ? error.message : String(error);
+        // Handed over already: nobody will read a hand-over copy. The process that ran the job logs the reason.
+        if (handedOver) return { ...unrendered, bytes: pdf.length, cacheError };
       }
     }
     await this.deps.storage.putBuffer(job.pdfKey, pdf, 'application/pdf');
     stage('store');
     return { ...unrendered, bytes: pdf.length, ...(cacheError === undefined ? {} : { cacheError }) };
+  }
+
+  /** Is the PDF in the cache already: `found` once known, `settled` when the look ended (timed as `cache_lookup`). */
+  private lookUp(key: string): CacheLook {
+    const now = this.deps.now ?? Date.now;
+    const started = now();
+    const look: CacheLook = { key, found: undefined, settled: Promise.resolve(false) };
+    look.settled = this.deps.storage
+      .exists(key)
+      .catch(() => false)
+      .then((found) => {
+        look.found = found;
+        this.deps.onStage?.('cache_lookup', Math.max(0, now() - started));
+        return found;
+      });
+    return look;
   }
 
   private writer(): EInvoiceWriterPort {
