@@ -348,6 +348,25 @@ describe('download invoice pdf, remembered by the process (RecentPdfs)', () => {
     expect(result.kind === 'pdf' && storage.objects.get(key)?.equals(result.pdf)).toBe(true);
   });
 
+  it('when a job answers with a key of another directory or a version that is not one (a forged result), then 503 and nothing is read', async () => {
+    const { useCase, storage, queue } = setup({ recent: recent() });
+    const other = pdfCacheKey('a'.repeat(64), 'other-directory');
+    storage.objects.set(other, Buffer.from('%PDF another directory'));
+    const getBuffer = vi.spyOn(storage, 'getBuffer');
+    for (const forged of [
+      { pdfKey: other, bytes: 22, invoiceNr: 'FV/1', version: 'a'.repeat(64) },
+      // This download's own hand-over key (its job is the second), with a version that would break the ETag header.
+      { pdfKey: 'pdf/id2.pdf', bytes: 22, invoiceNr: 'FV/1', version: '"\r\nSet-Cookie: x' },
+    ]) {
+      vi.spyOn(queue, 'runAndWait').mockResolvedValueOnce(forged);
+      getBuffer.mockClear();
+      await expect(download(useCase, 'lang=pl')).rejects.toBeInstanceOf(ServiceUnavailableError);
+      // The one read is the API's own cache look before the job.
+      expect(getBuffer.mock.calls.map(([key]) => key)).toHaveLength(1);
+      expect(getBuffer.mock.calls[0]![0]).not.toBe(other);
+    }
+  });
+
   it('when the cache cannot keep the PDF, then a job in the same process hands nothing over and the PDF comes from its hand-over key', async () => {
     const storage = new FakeStorage();
     const put = storage.putBuffer.bind(storage);

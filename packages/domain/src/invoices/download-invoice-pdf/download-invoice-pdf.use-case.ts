@@ -167,10 +167,16 @@ export class DownloadInvoicePdfUseCase {
         },
         { timeoutMs: this.deps.jobTimeoutMs, jobId: `pdf-${id}`, ...(input.bulk ? { bulk: true } : {}) },
       );
+      // The job's result came through Redis, which is not trusted with tenancy (ADR 0050): a version that is not one
+      // fails here (pdfCacheKey), and only this download's hand-over key or this directory's cache key is read.
+      const renderedKey = pdfCacheKey(rendered.version ?? version, input.directory);
+      if (rendered.pdfKey !== pdfKey && rendered.pdfKey !== renderedKey) {
+        throw new Error(`A render job answered with a key that is not this download's: ${rendered.pdfKey.slice(0, 120)}`);
+      }
       if (rendered.cacheError !== undefined) {
         this.deps.onCacheEvent?.({
           outcome: 'store-failed',
-          key: pdfCacheKey(rendered.version ?? version, input.directory),
+          key: renderedKey,
           requestId: input.requestId,
           error: rendered.cacheError,
         });
