@@ -33,9 +33,7 @@ function setup(
     storage?: FakeStorage;
     invoices?: FakeInvoices;
     recent?: RecentPdfs;
-    /** The render job runs in the API's process and hands what it stored to `recent`, as the in-process queue's does. */
-    inProcess?: boolean;
-    /** The queue answers with the PDF a job hands over before its cache write, as BullMQ's does (ADR 0057). */
+    /** The queue answers with the PDF a job hands over before its cache write, as both queues do (ADR 0057). */
     handOver?: boolean;
   } = {},
 ) {
@@ -45,16 +43,18 @@ function setup(
   const hasher = new FakeHasher();
   const renderer = new FakeRenderer();
   const templateVersion = options.templateVersion ?? 'template-v1';
-  const recent = options.recent;
-  const onStored = options.inProcess && recent ? { onStored: (version: string, pdf: Buffer) => recent.rememberPdf(version, pdf) } : {};
-  const render = new RenderInvoicePdfUseCase({ invoices, clients, renderer, storage, hasher, templateVersion, timeZone: 'UTC', now: () => 5_000, ...onStored });
+  const render = new RenderInvoicePdfUseCase({ invoices, clients, renderer, storage, hasher, templateVersion, timeZone: 'UTC', now: () => 5_000 });
   const jobs: JobPayloads['render-invoice-pdf'][] = [];
+  /** Each job's whole run (with `handOver`, the answer comes before it ends). */
+  const jobsRun: Array<Promise<unknown>> = [];
   const queue = new FakeQueue(() => ({
     'render-invoice-pdf': async (payload) => {
       jobs.push(payload);
       if (!options.handOver) return render.execute(payload);
       return new Promise<JobResults['render-invoice-pdf']>((resolve, reject) => {
-        render.execute(payload, { firstRun: true, handOverPdf: async (result, pdf) => resolve({ ...result, pdf }) }).then(resolve, reject);
+        const job = render.execute(payload, { firstRun: true, handOverPdf: async (result, pdf) => resolve({ ...result, pdf }) });
+        jobsRun.push(job.catch(() => undefined));
+        job.then(resolve, reject);
       });
     },
   }));
@@ -75,7 +75,7 @@ function setup(
     ...(options.recent ? { recent: options.recent } : {}),
     now: () => 5_000,
   });
-  return { useCase, storage, jobs, queue, renderer, invoices, clients, events };
+  return { useCase, storage, jobs, jobsRun, queue, renderer, invoices, clients, events };
 }
 
 const download = (useCase: DownloadInvoicePdfUseCase, query = '', clientHolds?: (version: string) => boolean) =>
@@ -311,17 +311,7 @@ describe('download invoice pdf, remembered by the process (RecentPdfs)', () => {
     await expect(download(useCase)).rejects.toBeInstanceOf(InvoiceNotFoundError);
   });
 
-  it('when the render job runs in the same process, then the PDF it stored is handed over: storage is not read back, and the bytes are those in the cache', async () => {
-    const { useCase, storage, renderer } = setup({ recent: recent(), inProcess: true });
-    const getBuffer = vi.spyOn(storage, 'getBuffer');
-    const result = await download(useCase, 'lang=pl');
-    expect(renderer.renders).toBe(1);
-    // The one read is the API's cache look before the job (a miss); nothing after it.
-    expect(getBuffer.mock.calls.map(([key]) => key)).toEqual([pdfCacheKey(result.version, 'baltic')]);
-    expect(result.kind === 'pdf' && result.pdf.equals(storage.objects.get(pdfCacheKey(result.version, 'baltic'))!)).toBe(true);
-  });
-
-  it('when the render job runs in another process (a worker), then the PDF is read back from the cache after the job', async () => {
+  it('when the queue hands nothing over (a worker of an older release), then the PDF is read back from the cache after the job', async () => {
     const { useCase, storage } = setup({ recent: recent() });
     const getBuffer = vi.spyOn(storage, 'getBuffer');
     const result = await download(useCase, 'lang=pl');
@@ -367,18 +357,19 @@ describe('download invoice pdf, remembered by the process (RecentPdfs)', () => {
     }
   });
 
-  it('when the cache cannot keep the PDF, then a job in the same process hands nothing over and the PDF comes from its hand-over key', async () => {
+  it('when the cache cannot keep a PDF the queue handed over, then the client still gets it, nothing else is read, and no hand-over copy is left', async () => {
     const storage = new FakeStorage();
-    const put = storage.putBuffer.bind(storage);
-    storage.putBuffer = async (key, bytes, type) => {
-      if (key.startsWith('pdf-cache/')) throw new Error('Storage quota exceeded');
-      return put(key, bytes, type);
+    storage.putBuffer = async () => {
+      throw new Error('Storage quota exceeded');
     };
     const getBuffer = vi.spyOn(storage, 'getBuffer');
-    const { useCase } = setup({ recent: recent(), inProcess: true, storage });
+    const { useCase, jobsRun } = setup({ recent: recent(), handOver: true, storage });
     const result = await download(useCase, 'lang=pl');
-    expect(result.kind).toBe('pdf');
-    expect(getBuffer.mock.calls.map(([key]) => key)).toEqual([pdfCacheKey(result.version, 'baltic'), 'pdf/id1.pdf']);
+    expect(result.kind === 'pdf' && result.pdf.toString()).toMatch(/^%PDF .* FV\/11\/2026\/0007 .* #1$/);
+    await Promise.all(jobsRun);
+    expect(await jobsRun[0]).toMatchObject({ cacheError: 'Storage quota exceeded' });
+    expect(getBuffer.mock.calls.map(([key]) => key)).toEqual([pdfCacheKey(result.version, 'baltic')]);
+    expect(storage.objects.size).toBe(0);
   });
 
   it('when the PDF cache is off, then nothing is kept in memory and every download renders', async () => {

@@ -190,8 +190,6 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
       // Resolved by the in-process queue only (the embedded profile): its jobs' stages, as a worker reports them.
       onPdfStage: pdfJobStageMetrics(get<ApiMetrics>(Tokens.Metrics).registry),
       onStoreStage: storeJobStageMetrics(get<ApiMetrics>(Tokens.Metrics).registry),
-      // A PDF rendered here is handed to the download that waits for it, not read back from storage.
-      onPdfStored: (version, pdf) => get<RecentPdfs>(Tokens.RecentPdfs).rememberPdf(version, pdf),
     }),
   );
   c.bind(Tokens.JobQueue).toDynamicValue(() =>
@@ -292,10 +290,9 @@ export function buildContainer(config: AppConfig, logger: Logger): Container {
         jobTimeoutMs: config.jobTimeoutMs,
         newId: randomUUID,
         onCacheEvent: pdfCacheEvents(logger, () => get<ApiMetrics>(Tokens.Metrics)),
-        recent: get<RecentPdfs>(Tokens.RecentPdfs),
+        recent: new RecentPdfs({ versions: RECENT_DOWNLOADS, pdfBytes: config.pdfCache.memoryBytes }),
       }),
   );
-  c.bind(Tokens.RecentPdfs).toConstantValue(new RecentPdfs({ versions: RECENT_DOWNLOADS, pdfBytes: config.pdfCache.memoryBytes }));
   c.bind(Tokens.DownloadEInvoice).toDynamicValue(
     () =>
       new DownloadEInvoiceUseCase({

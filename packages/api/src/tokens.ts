@@ -31,8 +31,6 @@ export const Tokens = {
   AttachFiles: Symbol.for('AttachFiles'),
   ListInvoices: Symbol.for('ListInvoices'),
   DownloadInvoicePdf: Symbol.for('DownloadInvoicePdf'),
-  /** What this process remembers of the PDFs it served, and of those its in-process jobs rendered. */
-  RecentPdfs: Symbol.for('RecentPdfs'),
   EInvoiceWriter: Symbol.for('EInvoiceWriter'),
   DownloadEInvoice: Symbol.for('DownloadEInvoice'),
   EventFeed: Symbol.for('EventFeed'),

@@ -24,8 +24,6 @@ export interface JobHandlerDeps {
   eInvoiceWriter?: EInvoiceWriterPort;
   /** Told how long each stage of a render job took (ms): the worker's stage histogram. */
   onPdfStage?: (stage: PdfJobStage, ms: number) => void;
-  /** Told of each PDF a render job kept in the cache (RenderInvoicePdfUseCase `onStored`). */
-  onPdfStored?: (version: string, pdf: Buffer) => void;
   /** Told how long each stage of a store job took (ms): the upload stage histogram. */
   onStoreStage?: (stage: StoreJobStage, ms: number) => void;
 }
@@ -45,7 +43,6 @@ export function buildJobHandlers(deps: JobHandlerDeps): JobHandlers {
     timeZone: deps.timeZone,
     eInvoiceWriter: deps.eInvoiceWriter,
     ...(deps.onPdfStage ? { onStage: deps.onPdfStage } : {}),
-    ...(deps.onPdfStored ? { onStored: deps.onPdfStored } : {}),
   });
   const store = new StoreOrderFileUseCase({ files: deps.files, storage: deps.storage, ...(deps.onStoreStage ? { onStage: deps.onStoreStage } : {}) });
   return {

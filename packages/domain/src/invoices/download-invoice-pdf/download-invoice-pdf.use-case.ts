@@ -181,11 +181,8 @@ export class DownloadInvoicePdfUseCase {
           error: rendered.cacheError,
         });
       }
-      // The queue handed the PDF over before the job's cache write (a worker, ADR 0057), or a job run in this process
-      // handed it to `recent` as it kept it in the cache (onStored): no read back then.
-      const handed =
-        rendered.pdf ?? (this.deps.cache && rendered.version !== undefined && rendered.pdfKey !== pdfKey ? this.deps.recent?.pdf(rendered.version) : null);
-      const pdf = handed ?? nonEmpty(await this.deps.storage.getBuffer(rendered.pdfKey), rendered.pdfKey);
+      // The queue handed the PDF over before the job's cache write (ADR 0057): no read back then.
+      const pdf = rendered.pdf ?? nonEmpty(await this.deps.storage.getBuffer(rendered.pdfKey), rendered.pdfKey);
       // The hand-over copy is only there when the job kept the PDF outside the cache. Removing it is
       // not the client's wait (a leftover under pdf/ is removed by the housekeeping).
       if (rendered.pdfKey === pdfKey) void this.deps.storage.delete(pdfKey).catch(() => undefined);

@@ -48,11 +48,6 @@ export class RenderInvoicePdfUseCase {
       now?: () => number;
       /** Told how long each stage of a job took (ms), as it ends; stages a job skips are not told. */
       onStage?: (stage: PdfJobStage, ms: number) => void;
-      /**
-       * Told of each PDF a job asked to keep in the cache printed and stored, with its version: jobs run in the API
-       * process (the in-process queue) hand it to the API's memory of recent PDFs, so the API need not read it back.
-       */
-      onStored?: (version: string, pdf: Buffer) => void;
     },
   ) {}
 
@@ -108,7 +103,6 @@ export class RenderInvoicePdfUseCase {
       try {
         await this.deps.storage.putBuffer(cacheKey, pdf, 'application/pdf');
         stage('store');
-        this.deps.onStored?.(version, pdf);
         return kept;
       } catch (error) {
         // The client still gets its PDF through the hand-over key; the caller logs why it was not kept.
