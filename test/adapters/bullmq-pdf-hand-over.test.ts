@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { Queue } from 'bullmq';
-import { PDF_HAND_OVER_MAX_BYTES, pdfHandOverKey, QUEUE_NAME_BY_JOB } from '@logi/adapters';
+import { PDF_HAND_OVER_MAX_BYTES, PDF_HAND_OVER_TTL_MS, pdfHandOverKey, QUEUE_NAME_BY_JOB } from '@logi/adapters';
 import type { JobRun } from '@logi/domain';
 import { bullmqHarness, deferred, handlers, pdfPayload } from '../support/bullmq-harness.js';
 import { pdfKeyOf } from '../support/job-keys.js';
@@ -101,7 +101,7 @@ describe('a render job hands its PDF to the waiting API before it ends (ADR 0057
     expect(job.id).toBe(jobId);
     const ttl = await admin().pttl(pdfHandOverKey(prefix, jobId));
     expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(30_000);
+    expect(ttl).toBeLessThanOrEqual(PDF_HAND_OVER_TTL_MS);
     expect(logLines.some((l) => l.msg === 'job completed')).toBe(true);
   });
 });

@@ -331,7 +331,7 @@ export class BullmqJobWorker {
         ...(name === 'render-invoice-pdf' ? { handOverPdf: (result, pdf) => handOverPdf(this.commands, this.prefix, job, result, pdf) } : {}),
       };
       const result = await runAsRenderWork(facts, () => handler(job.data as never, run));
-      // A PDF handed over before its cache write failed: nobody else hears of it.
+      // A PDF the cache could not keep: after a hand-over the API has answered and hears nothing of it, so it is told here.
       const cacheError = (result as { cacheError?: unknown } | null)?.cacheError;
       if (typeof cacheError === 'string') log.warn({ durationMs: Date.now() - startedAt, cacheError }, 'job completed; its PDF was not kept in the cache');
       else log.info({ durationMs: Date.now() - startedAt }, 'job completed');
