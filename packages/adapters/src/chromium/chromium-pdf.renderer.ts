@@ -9,6 +9,12 @@ import { RenderTimeoutError } from './render-timeout.error.js';
 /** Where Debian, Ubuntu and Google put the browser; the first that exists wins. */
 const SYSTEM_CHROMIUM_PATHS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
+/**
+ * An export's render yields to clients' renders for at most `maxMs` before it takes a free page anyway, and holds back
+ * `quietMs` after one ends, for the next one of a client that asks one after the other (ADR 0058).
+ */
+export const BULK_YIELD = { maxMs: 5_000, quietMs: 100 } as const;
+
 /** How long a hung page gets to close before the whole browser is killed. */
 const CLOSE_GRACE_MS = 2_000;
 
@@ -26,6 +32,12 @@ export interface ChromiumPdfRendererOptions {
    * that takes both keeps serving clients during an export. 0 where every render is bulk (a bulk-only worker).
    */
   reservedForInteractive?: number;
+  /**
+   * How long an export's render holds back from a free page while clients' renders run, wait, or ended less than
+   * `quietMs` ago (default `BULK_YIELD`): they get the cores first, and a steady stream of them slows an export
+   * without stopping it. `maxMs` 0: bulk renders take any free page within their bound.
+   */
+  bulkYield?: { maxMs: number; quietMs: number };
   /** Lays the document out; tests swap in hostile HTML to prove the network block. */
   template?: InvoiceHtmlTemplate;
 }
@@ -61,7 +73,9 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     if (!(options.renderTimeoutMs >= 1)) throw new Error('renderTimeoutMs must be at least 1');
     this.template = options.template ?? new HandlebarsInvoiceTemplate();
     this.poolSize = Math.max(1, options.poolSize ?? 2);
-    this.permits = new RenderPermits(this.poolSize, options.reservedForInteractive ?? 1);
+    // A render's wait for a page counts in its budget: an export's render yields a third of it at most.
+    const bulkYield = options.bulkYield ?? { ...BULK_YIELD, maxMs: Math.min(BULK_YIELD.maxMs, Math.floor(options.renderTimeoutMs / 3)) };
+    this.permits = new RenderPermits(this.poolSize, options.reservedForInteractive ?? 1, bulkYield);
   }
 
   get stats(): ChromiumPdfRendererStats {

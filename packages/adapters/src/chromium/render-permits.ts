@@ -4,6 +4,8 @@ import { currentRenderWork } from '../shared/bulk-work.js';
 interface Waiter {
   rank: number;
   seq: number;
+  /** A bulk render that has yielded to interactive ones for `bulkYield.maxMs`: it takes a free page whatever runs. */
+  overdue: boolean;
   granted: () => void;
 }
 
@@ -13,7 +15,11 @@ interface Waiter {
  * without a rank, first come). A worker takes more render jobs than it has pages (docs/contribute/decisions/0054-fetch-ahead-render-ranks.md),
  * so the page goes to the job the queue's fair order puts first, not to the one fetched first. With `reserved`
  * pages, bulk renders hold at most `size - reserved` of them (never fewer than one), so an interactive render that
- * comes while bulk work runs finds a page free (docs/contribute/decisions/0053-worker-pools.md).
+ * comes while bulk work runs finds a page free (docs/contribute/decisions/0053-worker-pools.md). With `bulkYield`, a
+ * bulk render also yields the cores: it starts on a free page only while no interactive render holds or waits for a
+ * page or ended less than `quietMs` ago (the next one of a client that asks one after the other is on its way), or
+ * once it has yielded `maxMs` (so that a steady stream of clients' renders slows an export but never stops it;
+ * docs/contribute/decisions/0058-bulk-renders-yield.md).
  */
 export class RenderPermits {
   private available: number;
@@ -21,10 +27,18 @@ export class RenderPermits {
   private readonly bulkLimit: number;
   private readonly waiting = { interactive: [] as Waiter[], bulk: [] as Waiter[] };
   private seq = 0;
+  /** An interactive render ended less than `quietMs` ago. */
+  private interactiveRecently = false;
+  private quietTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly size: number,
     reserved = 0,
+    /**
+     * How long a bulk render holds back while interactive renders run (`maxMs`; 0: it never does, pages bound it
+     * alone), and how long after one ends (`quietMs`).
+     */
+    private readonly bulkYield: { maxMs: number; quietMs: number } = { maxMs: 0, quietMs: 0 },
   ) {
     this.available = size;
     this.bulkLimit = Math.max(1, size - reserved);
@@ -50,45 +64,84 @@ export class RenderPermits {
     const bulk = options.bulk ?? false;
     const line = bulk ? this.waiting.bulk : this.waiting.interactive;
     // A free page goes at once only when nobody of the kind waits for it (which a release would have handed one).
-    if (this.available > 0 && (!bulk || this.bulkHeld < this.bulkLimit) && line.length === 0) {
+    if (this.available > 0 && line.length === 0 && (!bulk || this.bulkMayStart(false))) {
       this.take(bulk);
       return Promise.resolve(true);
     }
     return new Promise<boolean>((resolve) => {
+      let yieldTimer: NodeJS.Timeout | undefined;
       const waiter: Waiter = {
         rank: options.rank ?? 0,
         seq: this.seq++,
+        overdue: false,
         granted: () => {
           clearTimeout(timer);
+          clearTimeout(yieldTimer);
           resolve(true);
         },
       };
       const timer = setTimeout(() => {
+        clearTimeout(yieldTimer);
         // Leave the line, so that a later release does not hand a permit to nobody.
         const at = line.indexOf(waiter);
         if (at >= 0) line.splice(at, 1);
         resolve(false);
       }, timeoutMs);
       line.push(waiter);
+      if (bulk && this.bulkYield.maxMs > 0) {
+        yieldTimer = setTimeout(() => {
+          waiter.overdue = true;
+          this.handOut();
+        }, this.bulkYield.maxMs);
+      }
     });
   }
 
   /** Gives back a permit taken with the same `bulk`. */
   release(options: { bulk?: boolean } = {}): void {
     if (options.bulk) this.bulkHeld -= 1;
+    else if (this.bulkYield.maxMs > 0 && this.bulkYield.quietMs > 0) this.noteInteractiveEnd();
     this.available += 1;
-    // Handed straight to the best waiter, interactive first, so that a new caller cannot jump the line.
-    const interactive = takeBest(this.waiting.interactive);
-    if (interactive) {
-      this.take(false);
-      interactive.granted();
-      return;
-    }
-    const bulk = this.bulkHeld < this.bulkLimit ? takeBest(this.waiting.bulk) : undefined;
-    if (bulk) {
+    this.handOut();
+  }
+
+  /** Bulk renders keep holding back for `quietMs` after an interactive render ends, then get the free pages. */
+  private noteInteractiveEnd(): void {
+    this.interactiveRecently = true;
+    clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => {
+      this.interactiveRecently = false;
+      this.handOut();
+    }, this.bulkYield.quietMs);
+    this.quietTimer.unref();
+  }
+
+  /**
+   * Free pages handed straight to the best waiters, interactive first, so that a new caller cannot jump the line.
+   * More than one page is free at once only when bulk renders held back while the last interactive render ran.
+   */
+  private handOut(): void {
+    while (this.available > 0) {
+      const interactive = takeBest(this.waiting.interactive);
+      if (interactive) {
+        this.take(false);
+        interactive.granted();
+        continue;
+      }
+      if (!this.bulkMayStart(this.waiting.bulk.some((w) => w.overdue))) return;
+      const bulk = takeBest(this.waiting.bulk);
+      if (!bulk) return;
       this.take(true);
       bulk.granted();
     }
+  }
+
+  /** Whether a bulk render may take a free page: within its bound, and no interactive render running or waiting unless it yielded long enough. */
+  private bulkMayStart(overdue: boolean): boolean {
+    if (this.bulkHeld >= this.bulkLimit) return false;
+    if (this.bulkYield.maxMs === 0 || overdue) return true;
+    const interactiveHeld = this.size - this.available - this.bulkHeld;
+    return interactiveHeld === 0 && this.waiting.interactive.length === 0 && !this.interactiveRecently;
   }
 
   private take(bulk: boolean): void {
