@@ -51,7 +51,7 @@ export function exportsSection(r: ExportsResults): string[] {
     '## Exports',
     '',
     `Measured ${when(r.at)} (load average ${r.loadAverage.join(', ')}), production profile: MariaDB, Redis, ${r.storage ?? 's3rver'}, one API and one worker ` +
-      `(WORKER_CONCURRENCY 2; then one with WORKER_QUEUES=interactive and one with bulk, in German for a cold cache), ${r.seeded} invoices in the exporting directory. The bare renderer prints the same template in the bench process ` +
+      `(WORKER_CONCURRENCY 2; then one with WORKER_QUEUES=interactive and one with bulk, both without CAP_SYS_NICE as the image runs them, in German for a cold cache), ${r.seeded} invoices in the exporting directory. The bare renderer prints the same template in the bench process ` +
       'with the same pool size; the export starts on an empty PDF cache. The other client asks for its PDFs one at a time, each another invoice.',
     '',
     table(

@@ -89,9 +89,16 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<void
 }
 
 /** A `pnpm worker` process (through tsx directly), tracked like every child. */
-export async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+/**
+ * `unprivileged`: run without CAP_SYS_NICE, as the image runs its workers (USER node) and as operators are told to
+ * (docs/operate/deployment-and-workers.md): a root Chromium sets its processes' priorities itself, undoing a bulk-only
+ * worker's nice 10 (ADR 0053).
+ */
+export async function startWorker(env: Record<string, string>, options: { unprivileged?: boolean } = {}): Promise<ChildProcess> {
   const output = new OutputTail();
-  const child = spawnTracked(process.execPath, [...childNodeArgs(), '--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')], {
+  const node = [process.execPath, ...childNodeArgs(), '--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')];
+  const command = options.unprivileged ? ['setpriv', '--bounding-set', '-sys_nice', '--inh-caps', '-sys_nice', '--', ...node] : node;
+  const child = spawnTracked(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: serviceEnv({ LOG_LEVEL: 'info', METRICS_PORT: '0', CHROMIUM_PATH: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
