@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RenderPermits } from '@logi/adapters';
 
 /** The renderer's pages between interactive and bulk renders (docs/contribute/decisions/0053-worker-pools.md). */
@@ -99,6 +99,10 @@ describe('RenderPermits', () => {
   });
 
   describe('when bulk renders yield to interactive ones (bulkYield, ADR 0058)', () => {
+    // Fake timers: the bounds are waited out by moving the clock, not by sleeping.
+    beforeEach(() => vi.useFakeTimers());
+    afterEach(() => vi.useRealTimers());
+
     it('when an interactive render holds a page, then a bulk render leaves the free page alone until the interactive one ends', async () => {
       const permits = new RenderPermits(2, 1, { maxMs: LONG, quietMs: 0 });
       expect(await permits.acquire(LONG)).toBe(true);
@@ -127,84 +131,64 @@ describe('RenderPermits', () => {
     });
 
     it('when interactive renders keep a page busy, then a bulk render that has yielded maxMs takes a free page anyway', async () => {
-      vi.useFakeTimers();
-      try {
-        const permits = new RenderPermits(2, 1, { maxMs: 500, quietMs: 0 });
-        expect(await permits.acquire(LONG)).toBe(true);
-        let granted: boolean | undefined;
-        void permits.acquire(LONG, { bulk: true }).then((g) => (granted = g));
-        await vi.advanceTimersByTimeAsync(499);
-        expect(granted).toBeUndefined();
-        expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 1 });
-        await vi.advanceTimersByTimeAsync(1);
-        expect(granted).toBe(true);
-        expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
-      } finally {
-        vi.useRealTimers();
-      }
+      const permits = new RenderPermits(2, 1, { maxMs: 500, quietMs: 0 });
+      expect(await permits.acquire(LONG)).toBe(true);
+      let granted: boolean | undefined;
+      void permits.acquire(LONG, { bulk: true }).then((g) => (granted = g));
+      await vi.advanceTimersByTimeAsync(499);
+      expect(granted).toBeUndefined();
+      expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 1 });
+      await vi.advanceTimersByTimeAsync(1);
+      expect(granted).toBe(true);
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
     });
 
     it('when a bulk render that yielded finds no free page, then it takes the next one a render leaves, interactive waiters still first', async () => {
-      vi.useFakeTimers();
-      try {
-        const permits = new RenderPermits(2, 1, { maxMs: 500, quietMs: 0 });
-        expect(await permits.acquire(LONG)).toBe(true);
-        expect(await permits.acquire(LONG)).toBe(true);
-        const order: string[] = [];
-        const bulk = permits.acquire(LONG, { bulk: true }).then((g) => g && order.push('bulk'));
-        await vi.advanceTimersByTimeAsync(500);
-        expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 1 });
-        const interactive = permits.acquire(LONG).then((g) => g && order.push('interactive'));
-        permits.release();
-        await interactive;
-        // Still one interactive render on a page, but the bulk one has yielded long enough.
-        permits.release();
-        await bulk;
-        expect(order).toEqual(['interactive', 'bulk']);
-        expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
-      } finally {
-        vi.useRealTimers();
-      }
+      const permits = new RenderPermits(2, 1, { maxMs: 500, quietMs: 0 });
+      expect(await permits.acquire(LONG)).toBe(true);
+      expect(await permits.acquire(LONG)).toBe(true);
+      const order: string[] = [];
+      const bulk = permits.acquire(LONG, { bulk: true }).then((g) => g && order.push('bulk'));
+      await vi.advanceTimersByTimeAsync(500);
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 1 });
+      const interactive = permits.acquire(LONG).then((g) => g && order.push('interactive'));
+      permits.release();
+      await interactive;
+      // Still one interactive render on a page, but the bulk one has yielded long enough.
+      permits.release();
+      await bulk;
+      expect(order).toEqual(['interactive', 'bulk']);
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
     });
 
     it('when a bulk render gives up while it yields, then it leaves the line and nothing is handed to it later', async () => {
-      vi.useFakeTimers();
-      try {
-        const permits = new RenderPermits(2, 1, { maxMs: 500, quietMs: 0 });
-        expect(await permits.acquire(LONG)).toBe(true);
-        const bulk = permits.acquire(100, { bulk: true });
-        await vi.advanceTimersByTimeAsync(100);
-        expect(await bulk).toBe(false);
-        await vi.advanceTimersByTimeAsync(1_000);
-        expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 0 });
-      } finally {
-        vi.useRealTimers();
-      }
+      const permits = new RenderPermits(2, 1, { maxMs: 500, quietMs: 0 });
+      expect(await permits.acquire(LONG)).toBe(true);
+      const bulk = permits.acquire(100, { bulk: true });
+      await vi.advanceTimersByTimeAsync(100);
+      expect(await bulk).toBe(false);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 0 });
     });
 
     it('when an interactive render has just ended, then bulk renders hold back quietMs for the next one, and take the pages after', async () => {
-      vi.useFakeTimers();
-      try {
-        const permits = new RenderPermits(3, 1, { maxMs: 1_000, quietMs: 100 });
-        expect(await permits.acquire(LONG)).toBe(true);
-        let granted = 0;
-        for (let i = 0; i < 2; i++) void permits.acquire(LONG, { bulk: true }).then((g) => g && (granted += 1));
-        permits.release();
-        await vi.advanceTimersByTimeAsync(99);
-        expect(granted).toBe(0);
-        // The client's next render comes within the quiet time: the bulk renders go on holding back, and the time starts over when it ends.
-        expect(await permits.acquire(LONG)).toBe(true);
-        await vi.advanceTimersByTimeAsync(50);
-        permits.release();
-        await vi.advanceTimersByTimeAsync(99);
-        expect(granted).toBe(0);
-        expect(permits.state).toEqual({ held: 0, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 2 });
-        await vi.advanceTimersByTimeAsync(1);
-        expect(granted).toBe(2);
-        expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 0 });
-      } finally {
-        vi.useRealTimers();
-      }
+      const permits = new RenderPermits(3, 1, { maxMs: 1_000, quietMs: 100 });
+      expect(await permits.acquire(LONG)).toBe(true);
+      let granted = 0;
+      for (let i = 0; i < 2; i++) void permits.acquire(LONG, { bulk: true }).then((g) => g && (granted += 1));
+      permits.release();
+      await vi.advanceTimersByTimeAsync(99);
+      expect(granted).toBe(0);
+      // The client's next render comes within the quiet time: the bulk renders go on holding back, and the time starts over when it ends.
+      expect(await permits.acquire(LONG)).toBe(true);
+      await vi.advanceTimersByTimeAsync(50);
+      permits.release();
+      await vi.advanceTimersByTimeAsync(99);
+      expect(granted).toBe(0);
+      expect(permits.state).toEqual({ held: 0, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 2 });
+      await vi.advanceTimersByTimeAsync(1);
+      expect(granted).toBe(2);
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 0 });
     });
   });
 });
