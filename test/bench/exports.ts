@@ -25,6 +25,7 @@ import { ApiProcess } from './api-process.js';
 import { formatSizeLabel, parseSize, WORK_DIR, type BenchConfig } from './config.js';
 import { keepAliveAgent, request } from './http.js';
 import { deleteRedisKeys, redisAnswers, startS3, startWorker } from './io-stack.js';
+import { WITHOUT_CAP_SYS_NICE } from '../support/worker-process.js';
 import { atConcurrency } from './pdf.js';
 import { stopChild } from './processes.js';
 import { log, percentile } from './progress.js';
@@ -247,8 +248,8 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
     await stopChild(worker, 25_000);
     worker = null;
     // As the image runs them (USER node): without CAP_SYS_NICE, so the bulk worker's Chromium keeps its nice 10.
-    poolWorkers.push(await startWorker({ ...env, DATA_DIR: dataDir('worker-interactive'), WORKER_QUEUES: 'interactive' }, { unprivileged: true }));
-    poolWorkers.push(await startWorker({ ...env, DATA_DIR: dataDir('worker-bulk'), WORKER_QUEUES: 'bulk' }, { unprivileged: true }));
+    poolWorkers.push(await startWorker({ ...env, DATA_DIR: dataDir('worker-interactive'), WORKER_QUEUES: 'interactive' }, { runUnder: WITHOUT_CAP_SYS_NICE }));
+    poolWorkers.push(await startWorker({ ...env, DATA_DIR: dataDir('worker-bulk'), WORKER_QUEUES: 'bulk' }, { runUnder: WITHOUT_CAP_SYS_NICE }));
     // In German: PDFs neither the cache nor the API's memory holds, for the export and the other client alike.
     await interactive(smallIds.slice(0, 3), 'de');
     const poolsIdle = await interactive(smallIds.slice(3, 3 + pdfs), 'de');

@@ -88,16 +88,13 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<void
   }
 }
 
-/** A `pnpm worker` process (through tsx directly), tracked like every child. */
 /**
- * `unprivileged`: run without CAP_SYS_NICE, as the image runs its workers (USER node) and as operators are told to
- * (docs/operate/deployment-and-workers.md): a root Chromium sets its processes' priorities itself, undoing a bulk-only
- * worker's nice 10 (ADR 0053).
+ * A `pnpm worker` process (through tsx directly), tracked like every child. `runUnder`: a command it is run through
+ * that execs it in place, as `WorkerProcess.start` takes it (`WITHOUT_CAP_SYS_NICE`: as the image runs its workers).
  */
-export async function startWorker(env: Record<string, string>, options: { unprivileged?: boolean } = {}): Promise<ChildProcess> {
+export async function startWorker(env: Record<string, string>, options: { runUnder?: string[] } = {}): Promise<ChildProcess> {
   const output = new OutputTail();
-  const node = [process.execPath, ...childNodeArgs(), '--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')];
-  const command = options.unprivileged ? ['setpriv', '--bounding-set', '-sys_nice', '--inh-caps', '-sys_nice', '--', ...node] : node;
+  const command = [...(options.runUnder ?? []), process.execPath, ...childNodeArgs(), '--import', 'tsx', path.join(ROOT, 'packages/worker/src/main.ts')];
   const child = spawnTracked(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: serviceEnv({ LOG_LEVEL: 'info', METRICS_PORT: '0', CHROMIUM_PATH: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', ...env }),

@@ -6,6 +6,12 @@ import { withTestSecretKey } from './test-secret-key.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
+/**
+ * A `runUnder` that drops CAP_SYS_NICE, as the image runs its workers (USER node): root has it, and a root Chromium
+ * sets its processes' priorities itself, undoing a bulk-only worker's nice 10 (ADR 0053).
+ */
+export const WITHOUT_CAP_SYS_NICE = ['setpriv', '--bounding-set', '-sys_nice', '--inh-caps', '-sys_nice', '--'];
+
 /** A real `pnpm worker` process (run through tsx directly, to skip pnpm's start-up). */
 export class WorkerProcess {
   readonly logs: Array<Record<string, unknown>> = [];

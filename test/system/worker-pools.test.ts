@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeOf, startTestApi, type TestApi } from '../support/api-harness.js';
 import { insertInvoiceRow } from '../support/sql-writes.js';
 import { DIRS } from '../support/test-fixture.js';
-import { WorkerProcess } from '../support/worker-process.js';
+import { WITHOUT_CAP_SYS_NICE, WorkerProcess } from '../support/worker-process.js';
 import { descendantsOf, isChromium, readProcess } from '../support/process-tree.js';
 
 /**
@@ -32,9 +32,8 @@ describe('when one worker takes WORKER_QUEUES=interactive and another WORKER_QUE
       },
     );
     // As the image runs them (USER node): without CAP_SYS_NICE, which root has and Chromium would use to set its own.
-    const unprivileged = ['setpriv', '--bounding-set', '-sys_nice', '--inh-caps', '-sys_nice', '--'];
-    interactive = await api.stack!.startWorker(api.dataDir, { WORKER_QUEUES: 'interactive' }, { runUnder: unprivileged });
-    bulk = await api.stack!.startWorker(api.dataDir, { WORKER_QUEUES: 'bulk' }, { runUnder: unprivileged });
+    interactive = await api.stack!.startWorker(api.dataDir, { WORKER_QUEUES: 'interactive' }, { runUnder: WITHOUT_CAP_SYS_NICE });
+    bulk = await api.stack!.startWorker(api.dataDir, { WORKER_QUEUES: 'bulk' }, { runUnder: WITHOUT_CAP_SYS_NICE });
   }, 180_000);
   afterAll(async () => {
     await api?.stop();
