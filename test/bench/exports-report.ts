@@ -69,6 +69,16 @@ export function exportsSection(r: ExportsResults): string[] {
               ['Other client, during the export', `p50 ${ms(r.interactive.busyP50)}, p95 ${ms(r.interactive.busyP95)} (${r.interactive.ratio.toFixed(2)}×)`],
             ]
           : []),
+        ...(r.afterLull && r.interactive
+          ? [
+              [
+                `Other client, a PDF after ${(r.afterLull.quietMs / 1000).toFixed(0)} s without one, during the export`,
+                r.afterLull.times.length === 0
+                  ? 'not measured (the export had ended)'
+                  : `${r.afterLull.times.map((t) => ms(t)).join(', ')} (at most ${(Math.max(...r.afterLull.times) / r.interactive.idleP50).toFixed(2)}× its p50 idle)`,
+              ],
+            ]
+          : []),
         [
           'Worker RSS',
           `${r.rss.beforeMiB.toFixed(0)} MiB before, at most ${r.rss.maxMiB.toFixed(0)} MiB over an export of ${r.rss.invoices} invoices` +

@@ -52,6 +52,11 @@ export interface ExportsResults {
   speed?: { invoices: number; seconds: number; perSecond: number; barePerSecond: number; ratio: number };
   interactive?: { samples: number; idleP50: number; idleP95: number; busyP50: number; busyP95: number; ratio: number };
   /**
+   * The other client's PDFs after it asked for none for `quietMs` each (up to `LULL_SAMPLES`), while the export's
+   * renders hold every page (ADR 0059); those that ended after the export are not counted.
+   */
+  afterLull?: { quietMs: number; times: number[] };
+  /**
    * The worker's RSS before the export, at most during it, and after it (the export succeeded, then `SETTLE_MS` of idle
    * sampling: the lowest); anonymous RSS (heap and Buffers, not mapped files) alike.
    */
@@ -69,6 +74,11 @@ export interface ExportsResults {
   /** The same interactive figures with one interactive and one bulk worker (WORKER_QUEUES). */
   pools?: { samples: number; idleP50: number; idleP95: number; busyP50: number; busyP95: number; ratio: number; invoices: number; seconds: number };
 }
+
+/** How long the other client asks for nothing before its PDF of the export's every page busy (ADR 0059). */
+const LULL_MS = 10_000;
+/** How many such PDFs, each after its own quiet time, while the export runs. */
+const LULL_SAMPLES = 3;
 
 const wallNow = () => performance.timeOrigin + performance.now();
 
@@ -142,7 +152,7 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
         .select('id')
         .where({ directory: SMALL_DIRECTORY })
         .orderBy('id')
-        .limit(3 + 2 * pdfs)) as Array<{ id: unknown }>
+        .limit(3 + 2 * pdfs + LULL_SAMPLES)) as Array<{ id: unknown }>
     ).map((r) => Number(r.id));
     const interactive = async (ids: number[], lang = 'pl') => {
       const times: number[] = [];
@@ -154,7 +164,7 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
       }
       return times;
     };
-    let speedPart: Pick<ExportsResults, 'speed' | 'interactive'> = {};
+    let speedPart: Pick<ExportsResults, 'speed' | 'interactive' | 'afterLull'> = {};
     if (!memoryOnly) {
       // 1. The bare renderer on invoices of the exporting directory.
       const invoiceRepo = new KnexInvoiceRepository(knex);
@@ -179,14 +189,31 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
       if (created.status !== 202) throw new Error(`exports: POST /v1/exports answered ${created.status}: ${created.body.toString().slice(0, 300)}`);
       const speedId = JSON.parse(created.body.toString()).data.id as number;
       const beside: { pdfs: Promise<number[]> | null } = { pdfs: null };
+      // After its PDFs, the client is quiet for a while, then asks for one more: that one finds the export's renders on
+      // every page (ADR 0059), as a client that asks now and then does.
+      const quietMs = LULL_MS;
+      const lull = { exportEnded: false, times: [] as number[] };
       const speed = await waitFor(speedId, () => {
-        beside.pdfs = interactive(smallIds.slice(3 + pdfs, 3 + 2 * pdfs));
+        beside.pdfs = interactive(smallIds.slice(3 + pdfs, 3 + 2 * pdfs)).then(async (times) => {
+          for (let i = 0; i < LULL_SAMPLES; i++) {
+            await sleep(quietMs);
+            if (lull.exportEnded) break;
+            const [ms] = await interactive(smallIds.slice(3 + 2 * pdfs + i, 4 + 2 * pdfs + i));
+            if (!lull.exportEnded && ms !== undefined) lull.times.push(ms);
+          }
+          return times;
+        });
       });
+      lull.exportEnded = true;
       const busyTimes = beside.pdfs ? await beside.pdfs : [];
       const bareAfter = await bareRun();
       const barePerSecond = Math.max(bareBefore, bareAfter);
       const perSecond = speed.total / speed.seconds;
       log(`exports: ${speed.total} invoices with PDFs in ${speed.seconds.toFixed(1)} s: ${perSecond.toFixed(1)}/s against bare ${barePerSecond.toFixed(1)}/s`);
+      log(
+        `exports: other client p95 ${percentile(busyTimes, 95).toFixed(0)} ms during the export against ${percentile(idle, 95).toFixed(0)} ms idle; ` +
+          `its PDFs after ${quietMs} ms without one: ${lull.times.map((ms) => ms.toFixed(0)).join(', ') || 'none (the export had ended)'} ms`,
+      );
       speedPart = {
         speed: { invoices: speed.total, seconds: speed.seconds, perSecond, barePerSecond, ratio: perSecond / barePerSecond },
         interactive: {
@@ -197,6 +224,7 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
           busyP95: percentile(busyTimes, 95),
           ratio: percentile(busyTimes, 95) / percentile(idle, 95),
         },
+        afterLull: { quietMs, times: lull.times },
       };
     }
 
