@@ -84,7 +84,7 @@ describe('BullmqJobQueue fair shares between directories', () => {
     ]);
   });
 
-  it('when a worker takes both render queues, then a bulk backlog holds at most WORKER_CONCURRENCY - 1 slots (the pages bulk renders may hold, one job each) and requests start beside it, one per page', async () => {
+  it('when a worker takes both render queues, then a bulk backlog holds WORKER_CONCURRENCY slots of its own (the renderer decides which render gets a page: ADR 0059) and requests start beside it, one per page', async () => {
     const q = queue();
     await ready(q);
     const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
@@ -105,16 +105,16 @@ describe('BullmqJobQueue fair shares between directories', () => {
     const run = (invoiceId: number, bulk: boolean) =>
       q.runAndWait('render-invoice-pdf', payloadOf(bulk ? 'X' : 'A', invoiceId), { jobId: `slots-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000, bulk });
     const bulkJobs = [1, 2, 3, 4].map((i) => run(i, true));
-    await expect.poll(() => running.bulk).toBe(1);
+    await expect.poll(() => running.bulk).toBe(2);
     const requests = [11, 12, 13].map((i) => run(i, false));
-    // Two requests run while the bulk backlog still waits: its one slot (one page, nothing fetched ahead: ADR 0054) stays
-    // one; requests are not fetched ahead either (one per page), so the third waits in Redis.
+    // Two requests run while the bulk backlog still waits: its two slots (one per page, nothing fetched ahead: ADR 0054)
+    // stay two; requests are not fetched ahead either (one per page), so the third waits in Redis.
     await expect.poll(() => running.interactive).toBe(2);
     await expect.poll(() => inspect.getPrioritizedCount()).toBe(1);
-    expect(running.bulk).toBe(1);
+    expect(running.bulk).toBe(2);
     gate.resolve();
     await Promise.all([...bulkJobs, ...requests]);
-    expect(running.maxBulk).toBe(1);
+    expect(running.maxBulk).toBe(2);
     expect(running.maxInteractive).toBe(2);
   });
   it("when a worker fetches render jobs ahead of its pages and a busy directory fills them, then a job of another directory added later gets the next page before the busy one's fetched jobs, and the waiting jobs keep their locks", async () => {
@@ -124,7 +124,7 @@ describe('BullmqJobQueue fair shares between directories', () => {
     opened.push(inspect);
     const lockDurationMs = 1_000;
     // Four pages, as the renderer's (one kept from bulk renders); each render holds its page until its gate opens.
-    const permits = new RenderPermits(4, 1);
+    const permits = new RenderPermits(4, { reserved: 1 });
     const { gate, rendered, render } = gatedRenderer(permits);
     const run = (directory: string, invoiceId: number) =>
       q.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), { jobId: `ahead-${directory}-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000 });
@@ -187,7 +187,7 @@ describe('BullmqJobQueue fair shares between directories', () => {
     await ready(q);
     const inspect = new Queue(QUEUE_NAME_BY_JOB['render-invoice-pdf'], { connection: { host: '127.0.0.1', port: 6379 }, prefix });
     opened.push(inspect);
-    const permits = new RenderPermits(2, 1);
+    const permits = new RenderPermits(2, { reserved: 1 });
     const { gate, rendered, render } = gatedRenderer(permits);
     const run = (invoiceId: number) =>
       q.runAndWait('render-invoice-pdf', payloadOf('A', invoiceId), { jobId: `over-A-${invoiceId}-${randomUUID()}`, timeoutMs: 30_000 });

@@ -5,65 +5,80 @@ import { RenderPermits } from '@logi/adapters';
 describe('RenderPermits', () => {
   const LONG = 60_000;
 
-  it('when bulk renders queue on two pages with one reserved, then they hold one page and an interactive render takes the other at once', async () => {
-    const permits = new RenderPermits(2, 1);
+  it('when bulk renders queue on two pages with one reserved, then they hold both, and an interactive render takes the reserved one at once and goes before the bulk backlog', async () => {
+    const permits = new RenderPermits(2, { reserved: 1 });
+    expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
     expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
     const order: string[] = [];
     const bulkWaiting = [1, 2, 3].map((i) => permits.acquire(LONG, { bulk: true }).then(() => order.push(`bulk${i}`)));
-    expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 3 });
     // The reserved page: no wait.
     expect(await permits.acquire(LONG)).toBe(true);
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
-    // An interactive render that comes while both pages are busy goes before every waiting bulk one.
+    expect(permits.state).toEqual({ held: 3, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 3 });
+    // An interactive render that comes while every page is busy goes before every waiting bulk one.
     const interactive = permits.acquire(LONG).then(() => order.push('interactive'));
     permits.release({ bulk: true });
     await interactive;
     expect(order).toEqual(['interactive']);
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 3 });
-    // Interactive renders end: bulk ones go on, one page at a time, in their order.
+    expect(permits.state).toEqual({ held: 3, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
+    // Bulk renders take only the pages within the size: none while two interactive ones and one bulk one hold them.
+    permits.release();
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
     permits.release();
     await bulkWaiting[0];
-    permits.release();
-    expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 2 });
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 2 });
     permits.release({ bulk: true });
     await bulkWaiting[1];
     expect(order).toEqual(['interactive', 'bulk1', 'bulk2']);
-    expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 1 });
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 1 });
   });
 
-  it('when there is one page, then bulk renders may use it, and an interactive render waiting for it goes before the bulk backlog', async () => {
-    const permits = new RenderPermits(1, 1);
+  it('when there is one page and one reserved, then a bulk render uses the page and an interactive render the reserved one at once, before the bulk backlog', async () => {
+    const permits = new RenderPermits(1, { reserved: 1 });
     expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
     const order: string[] = [];
     const bulk = permits.acquire(LONG, { bulk: true }).then(() => order.push('bulk'));
-    const interactive = permits.acquire(LONG).then(() => order.push('interactive'));
+    expect(await permits.acquire(LONG)).toBe(true);
+    order.push('interactive');
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 1 });
+    // The bulk render ends: the next one waits for the page the interactive one holds.
     permits.release({ bulk: true });
-    await interactive;
+    expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 1 });
     permits.release();
     await bulk;
     expect(order).toEqual(['interactive', 'bulk']);
   });
 
+  it('when no bulk render holds a page, then interactive renders hold at most size pages, the reserved one not among them', async () => {
+    const permits = new RenderPermits(2, { reserved: 1 });
+    expect(await permits.acquire(LONG)).toBe(true);
+    expect(await permits.acquire(LONG)).toBe(true);
+    expect(await permits.acquire(10)).toBe(false);
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 0 });
+  });
+
   it('when nothing is reserved (a bulk-only worker), then bulk renders use every page', async () => {
-    const permits = new RenderPermits(3, 0);
+    const permits = new RenderPermits(3);
     for (let i = 0; i < 3; i++) expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
     expect(permits.state).toMatchObject({ held: 3, bulkHeld: 3 });
   });
 
   it('when a waiting render gives up, then it leaves the line and the page goes to the next one', async () => {
-    const permits = new RenderPermits(2, 1);
+    const permits = new RenderPermits(2, { reserved: 1 });
+    await permits.acquire(LONG, { bulk: true });
     await permits.acquire(LONG, { bulk: true });
     await permits.acquire(LONG);
     expect(await permits.acquire(10)).toBe(false);
     expect(await permits.acquire(10, { bulk: true })).toBe(false);
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
+    expect(permits.state).toEqual({ held: 3, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 0 });
     const next = permits.acquire(LONG, { bulk: true });
+    permits.release();
     permits.release({ bulk: true });
     expect(await next).toBe(true);
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 0 });
   });
   it('when renders of several ranks wait for a page, then a freed page goes to the lowest rank, interactive before bulk, first come among equals', async () => {
-    const permits = new RenderPermits(1, 0);
+    const permits = new RenderPermits(1);
     expect(await permits.acquire(LONG, { rank: 1 })).toBe(true);
     const order: string[] = [];
     const wait = (name: string, options: { bulk?: boolean; rank?: number }) => permits.acquire(LONG, options).then((granted) => granted && order.push(name));
@@ -86,7 +101,7 @@ describe('RenderPermits', () => {
   });
 
   it('when renders come without a rank (the in-process queue), then they get pages first come', async () => {
-    const permits = new RenderPermits(1, 0);
+    const permits = new RenderPermits(1);
     expect(await permits.acquire(LONG)).toBe(true);
     const order: number[] = [];
     const waiting = [1, 2, 3].map((i) => permits.acquire(LONG).then(() => order.push(i)));
@@ -104,7 +119,7 @@ describe('RenderPermits', () => {
     afterEach(() => vi.useRealTimers());
 
     it('when an interactive render holds a page, then a bulk render leaves the free page alone until the interactive one ends', async () => {
-      const permits = new RenderPermits(2, 1, { maxMs: LONG, quietMs: 0 });
+      const permits = new RenderPermits(2, { reserved: 1, bulkYield: { maxMs: LONG, quietMs: 0 } });
       expect(await permits.acquire(LONG)).toBe(true);
       const order: string[] = [];
       const bulk = permits.acquire(LONG, { bulk: true }).then((granted) => granted && order.push('bulk'));
@@ -120,18 +135,18 @@ describe('RenderPermits', () => {
       expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
     });
 
-    it('when the last interactive render ends, then every bulk render held back gets a page, up to the bulk bound', async () => {
-      const permits = new RenderPermits(3, 1, { maxMs: LONG, quietMs: 0 });
+    it('when the last interactive render ends, then every bulk render held back gets a page, up to the size', async () => {
+      const permits = new RenderPermits(3, { reserved: 1, bulkYield: { maxMs: LONG, quietMs: 0 } });
       expect(await permits.acquire(LONG)).toBe(true);
-      const bulk = [1, 2, 3].map(() => permits.acquire(LONG, { bulk: true }));
-      expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 3 });
+      const bulk = [1, 2, 3, 4].map(() => permits.acquire(LONG, { bulk: true }));
+      expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 4 });
       permits.release();
-      expect(await Promise.all(bulk.slice(0, 2))).toEqual([true, true]);
-      expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 1 });
+      expect(await Promise.all(bulk.slice(0, 3))).toEqual([true, true, true]);
+      expect(permits.state).toEqual({ held: 3, bulkHeld: 3, waitingInteractive: 0, waitingBulk: 1 });
     });
 
     it('when interactive renders keep a page busy, then a bulk render that has yielded maxMs takes a free page anyway', async () => {
-      const permits = new RenderPermits(2, 1, { maxMs: 500, quietMs: 0 });
+      const permits = new RenderPermits(2, { reserved: 1, bulkYield: { maxMs: 500, quietMs: 0 } });
       expect(await permits.acquire(LONG)).toBe(true);
       let granted: boolean | undefined;
       void permits.acquire(LONG, { bulk: true }).then((g) => (granted = g));
@@ -144,7 +159,7 @@ describe('RenderPermits', () => {
     });
 
     it('when a bulk render that yielded finds no free page, then it takes the next one a render leaves, interactive waiters still first', async () => {
-      const permits = new RenderPermits(2, 1, { maxMs: 500, quietMs: 0 });
+      const permits = new RenderPermits(2, { reserved: 1, bulkYield: { maxMs: 500, quietMs: 0 } });
       expect(await permits.acquire(LONG)).toBe(true);
       expect(await permits.acquire(LONG)).toBe(true);
       const order: string[] = [];
@@ -162,7 +177,7 @@ describe('RenderPermits', () => {
     });
 
     it('when a bulk render gives up while it yields, then it leaves the line and nothing is handed to it later', async () => {
-      const permits = new RenderPermits(2, 1, { maxMs: 500, quietMs: 0 });
+      const permits = new RenderPermits(2, { reserved: 1, bulkYield: { maxMs: 500, quietMs: 0 } });
       expect(await permits.acquire(LONG)).toBe(true);
       const bulk = permits.acquire(100, { bulk: true });
       await vi.advanceTimersByTimeAsync(100);
@@ -172,7 +187,7 @@ describe('RenderPermits', () => {
     });
 
     it('when an interactive render has just ended, then bulk renders hold back quietMs for the next one, and take the pages after', async () => {
-      const permits = new RenderPermits(3, 1, { maxMs: 1_000, quietMs: 100 });
+      const permits = new RenderPermits(3, { reserved: 1, bulkYield: { maxMs: 1_000, quietMs: 100 } });
       expect(await permits.acquire(LONG)).toBe(true);
       let granted = 0;
       for (let i = 0; i < 2; i++) void permits.acquire(LONG, { bulk: true }).then((g) => g && (granted += 1));

@@ -121,13 +121,11 @@ export class BullmqJobWorker {
       bulk: Math.max(1, Math.floor(options.renderJobsPerPage?.bulk ?? 1)),
     };
     this.queues = taken.map((q) => {
-      const slots = jobConcurrency(q.job, options.concurrency);
-      // Beside the same job's interactive queue, bulk jobs may hold one page fewer: the renderer keeps a page for
-      // interactive renders anyway (RenderPermits, ADR 0053).
-      const beside = q.bulk && taken.some((other) => other.job === q.job && !other.bulk);
-      const pages = beside ? Math.max(1, slots - 1) : slots;
-      // Render jobs are fetched ahead, `perPage` per page of their kind: the extra ones do their reads while others
-      // render, and wait for a page in the queue's fair order (ADR 0054).
+      // As many as the renderer's pages, bulk jobs beside interactive ones too: the renderer keeps a page for
+      // interactive renders while clients render, and lets bulk ones use every page when none has for a while
+      // (RenderPermits, ADR 0053 and 0059). Render jobs are fetched ahead, `perPage` per page of their kind: the extra
+      // ones do their reads while others render, and wait for a page in the queue's fair order (ADR 0054).
+      const pages = jobConcurrency(q.job, options.concurrency);
       return { ...q, slots: q.job === 'render-invoice-pdf' ? pages * perPage[q.bulk ? 'bulk' : 'interactive'] : pages };
     });
     for (const q of this.queues) this.taking.set(q.queue, { running: 0, lastStartedAt: 0 });

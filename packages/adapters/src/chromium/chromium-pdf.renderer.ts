@@ -25,11 +25,12 @@ export interface ChromiumPdfRendererOptions {
   rendersPerBrowser: number;
   /** A render that takes longer is stopped and fails. */
   renderTimeoutMs: number;
-  /** Pages rendering at once (default 2); further renders wait their turn, up to `renderTimeoutMs`. */
+  /** Renders of one kind at once (default 2); further renders wait their turn, up to `renderTimeoutMs`. */
   poolSize?: number;
   /**
-   * Pages bulk renders (exports') leave to interactive ones while they run (default 1; never all of them): a process
-   * that takes both keeps serving clients during an export. 0 where every render is bulk (a bulk-only worker).
+   * Pages beyond `poolSize` that clients' renders may take while exports' renders hold pages (default 1): exports use
+   * every page while no client renders, and a client's render never waits for them (ADR 0059). 0 where every render is
+   * bulk (a bulk-only worker).
    */
   reservedForInteractive?: number;
   /**
@@ -75,7 +76,7 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     this.poolSize = Math.max(1, options.poolSize ?? 2);
     // A render's wait for a page counts in its budget: an export's render yields a third of it at most.
     const bulkYield = options.bulkYield ?? { ...BULK_YIELD, maxMs: Math.min(BULK_YIELD.maxMs, Math.floor(options.renderTimeoutMs / 3)) };
-    this.permits = new RenderPermits(this.poolSize, options.reservedForInteractive ?? 1, bulkYield);
+    this.permits = new RenderPermits(this.poolSize, { reserved: options.reservedForInteractive ?? 1, bulkYield });
   }
 
   get stats(): ChromiumPdfRendererStats {

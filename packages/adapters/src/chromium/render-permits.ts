@@ -1,4 +1,5 @@
 import { currentRenderWork } from '../shared/bulk-work.js';
+import { RecentEnd } from '../shared/recent-end.js';
 
 /** A render waiting for a page: its fair rank, when it came, and how it is told. */
 interface Waiter {
@@ -9,45 +10,58 @@ interface Waiter {
   granted: () => void;
 }
 
+/** How a renderer's pages are shared between interactive renders (clients') and bulk ones (exports'). */
+export interface RenderPermitsOptions {
+  /**
+   * Pages beyond `size` that only interactive renders take, and only while bulk renders hold pages: 0 by default (a
+   * bulk-only worker). Bulk renders hold at most `size` pages, interactive ones at most `size`, both together
+   * `size + reserved`: a client's render that comes while an export holds every page starts at once
+   * (docs/contribute/decisions/0059-exports-on-every-page.md).
+   */
+  reserved?: number;
+  /**
+   * How long a bulk render holds back while interactive renders run (`maxMs`; 0, the default: it never does, pages
+   * bound it alone), and how long after one ends (`quietMs`).
+   */
+  bulkYield?: { maxMs: number; quietMs: number };
+}
+
 /**
- * A counting semaphore over the renderer's pages: at most `size` renders hold a page at once; the rest wait,
+ * A counting semaphore over the renderer's pages: at most `size` renders of a kind hold a page at once; the rest wait,
  * interactive renders before bulk ones (exports'), and within a kind by fair rank (lowest first; ties and renders
  * without a rank, first come). A worker takes more render jobs than it has pages (docs/contribute/decisions/0054-fetch-ahead-render-ranks.md),
  * so the page goes to the job the queue's fair order puts first, not to the one fetched first. With `reserved`
- * pages, bulk renders hold at most `size - reserved` of them (never fewer than one), so an interactive render that
- * comes while bulk work runs finds a page free (docs/contribute/decisions/0053-worker-pools.md). With `bulkYield`, a
+ * pages, an interactive render that comes while bulk renders hold pages may take one more than `size`
+ * (docs/contribute/decisions/0053-worker-pools.md, 0059): bulk renders use every page while no client renders, and a
+ * client's render never waits for them. With `bulkYield`, a
  * bulk render also yields the cores: it starts on a free page only while no interactive render holds or waits for a
  * page or ended less than `quietMs` ago (the next one of a client that asks one after the other is on its way), or
  * once it has yielded `maxMs` (so that a steady stream of clients' renders slows an export but never stops it;
  * docs/contribute/decisions/0058-bulk-renders-yield.md).
  */
 export class RenderPermits {
-  private available: number;
+  private interactiveHeld = 0;
   private bulkHeld = 0;
-  private readonly bulkLimit: number;
+  private readonly reserved: number;
   private readonly waiting = { interactive: [] as Waiter[], bulk: [] as Waiter[] };
   private seq = 0;
-  /** An interactive render ended less than `quietMs` ago. */
-  private interactiveRecently = false;
-  private quietTimer: NodeJS.Timeout | undefined;
+  private readonly bulkYield: { maxMs: number; quietMs: number };
+  /** An interactive render ended less than `bulkYield.quietMs` ago. */
+  private readonly quiet: RecentEnd;
 
   constructor(
     private readonly size: number,
-    reserved = 0,
-    /**
-     * How long a bulk render holds back while interactive renders run (`maxMs`; 0: it never does, pages bound it
-     * alone), and how long after one ends (`quietMs`).
-     */
-    private readonly bulkYield: { maxMs: number; quietMs: number } = { maxMs: 0, quietMs: 0 },
+    options: RenderPermitsOptions = {},
   ) {
-    this.available = size;
-    this.bulkLimit = Math.max(1, size - reserved);
+    this.reserved = Math.max(0, options.reserved ?? 0);
+    this.bulkYield = options.bulkYield ?? { maxMs: 0, quietMs: 0 };
+    this.quiet = new RecentEnd(this.bulkYield.maxMs > 0 ? this.bulkYield.quietMs : 0, () => this.handOut());
   }
 
   /** Pages held now, those held by bulk renders, and renders waiting of each kind. */
   get state(): { held: number; bulkHeld: number; waitingInteractive: number; waitingBulk: number } {
     return {
-      held: this.size - this.available,
+      held: this.interactiveHeld + this.bulkHeld,
       bulkHeld: this.bulkHeld,
       waitingInteractive: this.waiting.interactive.length,
       waitingBulk: this.waiting.bulk.length,
@@ -64,7 +78,7 @@ export class RenderPermits {
     const bulk = options.bulk ?? false;
     const line = bulk ? this.waiting.bulk : this.waiting.interactive;
     // A free page goes at once only when nobody of the kind waits for it (which a release would have handed one).
-    if (this.available > 0 && line.length === 0 && (!bulk || this.bulkMayStart(false))) {
+    if (line.length === 0 && (bulk ? this.bulkMayStart(false) : this.interactiveMayStart())) {
       this.take(bulk);
       return Promise.resolve(true);
     }
@@ -100,20 +114,11 @@ export class RenderPermits {
   /** Gives back a permit taken with the same `bulk`. */
   release(options: { bulk?: boolean } = {}): void {
     if (options.bulk) this.bulkHeld -= 1;
-    else if (this.bulkYield.maxMs > 0 && this.bulkYield.quietMs > 0) this.noteInteractiveEnd();
-    this.available += 1;
+    else {
+      this.interactiveHeld -= 1;
+      this.quiet.note();
+    }
     this.handOut();
-  }
-
-  /** Bulk renders keep holding back for `quietMs` after an interactive render ends, then get the free pages. */
-  private noteInteractiveEnd(): void {
-    this.interactiveRecently = true;
-    clearTimeout(this.quietTimer);
-    this.quietTimer = setTimeout(() => {
-      this.interactiveRecently = false;
-      this.handOut();
-    }, this.bulkYield.quietMs);
-    this.quietTimer.unref();
   }
 
   /**
@@ -121,32 +126,36 @@ export class RenderPermits {
    * More than one page is free at once only when bulk renders held back while the last interactive render ran.
    */
   private handOut(): void {
-    while (this.available > 0) {
-      const interactive = takeBest(this.waiting.interactive);
-      if (interactive) {
+    for (;;) {
+      if (this.waiting.interactive.length > 0 && this.interactiveMayStart()) {
         this.take(false);
-        interactive.granted();
+        takeBest(this.waiting.interactive)!.granted();
         continue;
       }
-      if (!this.bulkMayStart(this.waiting.bulk.some((w) => w.overdue))) return;
-      const bulk = takeBest(this.waiting.bulk);
-      if (!bulk) return;
+      if (this.waiting.bulk.length === 0 || !this.bulkMayStart(this.waiting.bulk.some((w) => w.overdue))) return;
       this.take(true);
-      bulk.granted();
+      takeBest(this.waiting.bulk)!.granted();
     }
   }
 
-  /** Whether a bulk render may take a free page: within its bound, and no interactive render running or waiting unless it yielded long enough. */
+  /** An interactive render takes a page while fewer than `size` do, one of the `reserved` ones beside bulk renders. */
+  private interactiveMayStart(): boolean {
+    return this.interactiveHeld < this.size && this.interactiveHeld + this.bulkHeld < this.size + this.reserved;
+  }
+
+  /**
+   * Whether a bulk render may take a free page: one of the `size` ones (never a reserved one), and no interactive render
+   * running or waiting unless it yielded long enough.
+   */
   private bulkMayStart(overdue: boolean): boolean {
-    if (this.bulkHeld >= this.bulkLimit) return false;
+    if (this.interactiveHeld + this.bulkHeld >= this.size) return false;
     if (this.bulkYield.maxMs === 0 || overdue) return true;
-    const interactiveHeld = this.size - this.available - this.bulkHeld;
-    return interactiveHeld === 0 && this.waiting.interactive.length === 0 && !this.interactiveRecently;
+    return this.interactiveHeld === 0 && this.waiting.interactive.length === 0 && !this.quiet.active;
   }
 
   private take(bulk: boolean): void {
-    this.available -= 1;
     if (bulk) this.bulkHeld += 1;
+    else this.interactiveHeld += 1;
   }
 }
 

@@ -28,17 +28,19 @@ export interface InlineJobQueueOptions {
 }
 
 /**
- * One kind of job's slots: how many run, how many may, and who waits. Bulk jobs (exports') hold at most `limit - 1`
- * of them when there are more than one, so a job a request waits for never waits behind a bulk backlog for a slot
- * (docs/contribute/decisions/0053-worker-pools.md).
+ * One kind of job's slots: how many run, how many may, and who waits. Bulk jobs (exports') and jobs requests wait for
+ * each hold at most `limit`, and a request's job may take one more while bulk jobs hold slots, so it never waits behind
+ * a bulk backlog for a slot, as the renderer's pages (docs/contribute/decisions/0053-worker-pools.md, 0059).
  */
 interface Slots {
-  active: number;
-  limit: number;
+  interactiveActive: number;
   bulkActive: number;
-  bulkLimit: number;
+  limit: number;
   waiting: FairQueue<Waiter>;
 }
+
+/** Slots a request's job may take beyond `limit` while bulk jobs hold theirs (the renderer's `reservedForInteractive`). */
+const INTERACTIVE_EXTRA_SLOTS = 1;
 
 interface Waiter {
   bulk: boolean;
@@ -163,15 +165,25 @@ export class InlineJobQueue implements JobQueuePort {
     let slots = this.slots.get(name);
     if (!slots) {
       const limit = jobConcurrency(name, this.options.concurrency);
-      slots = { active: 0, limit, bulkActive: 0, bulkLimit: Math.max(1, limit - 1), waiting: new FairQueue<Waiter>() };
+      slots = { interactiveActive: 0, bulkActive: 0, limit, waiting: new FairQueue<Waiter>() };
       this.slots.set(name, slots);
     }
     return slots;
   }
 }
 
+/** A request's job: fewer than `limit` of them run, and it may take one of the extra slots beside bulk jobs. */
+function interactiveMayStart(slots: Slots): boolean {
+  return slots.interactiveActive < slots.limit && slots.interactiveActive + slots.bulkActive < slots.limit + INTERACTIVE_EXTRA_SLOTS;
+}
+
+/** A bulk job: one of the `limit` slots, never an extra one. */
+function bulkMayStart(slots: Slots): boolean {
+  return slots.interactiveActive + slots.bulkActive < slots.limit;
+}
+
 async function acquireSlot(slots: Slots, directory: string, bulk: boolean): Promise<void> {
-  if (slots.active < slots.limit && (!bulk || slots.bulkActive < slots.bulkLimit)) {
+  if (bulk ? bulkMayStart(slots) : interactiveMayStart(slots)) {
     grant(slots, { bulk, wake: () => undefined });
     return;
   }
@@ -180,16 +192,19 @@ async function acquireSlot(slots: Slots, directory: string, bulk: boolean): Prom
 }
 
 function releaseSlot(slots: Slots, bulk: boolean): void {
-  slots.active -= 1;
   if (bulk) slots.bulkActive -= 1;
-  // Interactive jobs first; a bulk one only while bulk jobs hold fewer than their share.
-  const next = slots.waiting.shift({ interactiveOnly: slots.bulkActive >= slots.bulkLimit });
-  if (next) grant(slots, next);
+  else slots.interactiveActive -= 1;
+  // Interactive jobs first; a bulk one only on one of the `limit` slots.
+  for (;;) {
+    if (slots.waiting.count('interactive') > 0 && interactiveMayStart(slots)) grant(slots, slots.waiting.shift({ interactiveOnly: true })!);
+    else if (slots.waiting.count('bulk') > 0 && bulkMayStart(slots)) grant(slots, slots.waiting.shift({ bulkOnly: true })!);
+    else return;
+  }
 }
 
 function grant(slots: Slots, waiter: Waiter): void {
-  slots.active += 1;
   if (waiter.bulk) slots.bulkActive += 1;
+  else slots.interactiveActive += 1;
   waiter.wake();
 }
 

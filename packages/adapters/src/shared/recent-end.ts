@@ -1,0 +1,30 @@
+/**
+ * Whether something ended less than `windowMs` ago (`active`), and a call once that window has passed with nothing
+ * noted meanwhile (`onPassed`: work held back for it can go on then). `windowMs` 0: never active. The timer does not
+ * keep the process alive.
+ */
+export class RecentEnd {
+  private recent = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly onPassed: () => void,
+  ) {}
+
+  get active(): boolean {
+    return this.recent;
+  }
+
+  /** Something ended now: active for `windowMs` from here. */
+  note(): void {
+    if (this.windowMs <= 0) return;
+    this.recent = true;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.recent = false;
+      this.onPassed();
+    }, this.windowMs);
+    this.timer.unref();
+  }
+}
