@@ -133,7 +133,7 @@ export class InlineJobQueue implements JobQueuePort {
           if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
           const handler = this.handlers()[name] as JobHandler<N>;
           try {
-            // The renderer keeps a page for interactive renders while an export's render runs. Every run here is a
+            // The renderer gives an interactive render a page beside an export's renders. Every run here is a
             // first one: this queue never retries a job, and a job id already running is joined, not started again.
             return await runAsBulkWork(bulk, () => handler(payload, run));
           } catch (error) {
