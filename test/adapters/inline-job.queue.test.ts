@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InlineJobQueue, isBulkWork } from '@logi/adapters';
 import { InvoiceNotFoundError, ServiceUnavailableError, type JobHandlers, type JobPayloads } from '@logi/domain';
 
@@ -278,68 +278,79 @@ describe('InlineJobQueue fair shares', () => {
     await queue.close();
   });
 
-  it('when exports queue renders on two slots, then they hold both, and a request takes one more at once, before the bulk backlog', async () => {
+  it('when a request ran just before and exports queue renders on two slots, then they hold one and a request starts at once beside them, before the bulk backlog', async () => {
     const started: string[] = [];
-    const running = { bulk: 0, maxBulk: 0, max: 0, now: 0 };
+    const running = { bulk: 0, maxBulk: 0 };
     const gate = deferred();
     const queue = new InlineJobQueue(
       () =>
         handlersWith(async (p) => {
           const bulk = isBulkWork();
           started.push(`${p.directory}${p.invoiceId}`);
-          running.now += 1;
-          running.max = Math.max(running.max, running.now);
           if (bulk) running.bulk += 1;
           running.maxBulk = Math.max(running.maxBulk, running.bulk);
-          await gate.promise;
+          // A0, the request before the export, ends at once.
+          if (p.invoiceId > 0) await gate.promise;
           if (bulk) running.bulk -= 1;
-          running.now -= 1;
           return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
         }),
       { concurrency: 2 },
     );
     const run = (directory: string, invoiceId: number, bulk = false) =>
       queue.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), { jobId: `${directory}-${invoiceId}`, timeoutMs: 10_000, bulk });
+    await run('A', 0);
     const jobs = [1, 2, 3, 4].map((i) => run('X', i, true));
-    await expect.poll(() => started).toEqual(['X1', 'X2']);
+    await expect.poll(() => started).toEqual(['A0', 'X1']);
     jobs.push(run('A', 1));
-    // The request takes the slot kept beyond the two: no wait behind X1..X4.
-    await expect.poll(() => started).toEqual(['X1', 'X2', 'A1']);
+    // The request takes the slot the exports leave free: no wait behind X2..X4.
+    await expect.poll(() => started).toEqual(['A0', 'X1', 'A1']);
     gate.resolve();
     await Promise.all(jobs);
-    expect(started).toEqual(['X1', 'X2', 'A1', 'X3', 'X4']);
-    expect(running.maxBulk).toBe(2);
-    expect(running.max).toBe(3);
+    expect(started).toEqual(['A0', 'X1', 'A1', 'X2', 'X3', 'X4']);
+    expect(running.maxBulk).toBe(1);
     await queue.close();
   });
 
-  it('when requests hold every slot, then another request waits for one of them, and a bulk job for a slot within the limit', async () => {
-    const started: string[] = [];
-    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
-    const gate = (name: string) => gates.get(name) ?? gates.set(name, deferred()).get(name)!;
-    const queue = new InlineJobQueue(
-      () =>
-        handlersWith(async (p) => {
-          const name = `${p.directory}${p.invoiceId}`;
-          started.push(name);
-          await gate(name).promise;
-          return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
-        }),
-      { concurrency: 2 },
-    );
-    const run = (directory: string, invoiceId: number, bulk = false) =>
-      queue.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), { jobId: `${directory}-${invoiceId}`, timeoutMs: 10_000, bulk });
-    const jobs = [run('A', 1), run('B', 1)];
-    await expect.poll(() => started).toEqual(['A1', 'B1']);
-    jobs.push(run('X', 1, true), run('C', 1));
-    gate('A1').resolve();
-    // The slot goes to the request; the bulk job starts only on a slot within the two, once both requests ended.
-    await expect.poll(() => started).toEqual(['A1', 'B1', 'C1']);
-    gate('B1').resolve();
-    await expect.poll(() => started).toEqual(['A1', 'B1', 'C1', 'X1']);
-    gate('C1').resolve();
-    gate('X1').resolve();
-    await Promise.all(jobs);
-    await queue.close();
+  describe('when no request ran for the hold (reserveHoldMs, ADR 0059)', () => {
+    beforeEach(() => vi.useFakeTimers());
+    afterEach(() => vi.useRealTimers());
+
+    it('when exports queue renders on two slots, then they take both; a request takes the first slot one leaves, before the backlog, and a slot is kept from the exports until the hold has passed after it', async () => {
+      const started: string[] = [];
+      const gates = new Map<string, ReturnType<typeof deferred<void>>>();
+      const gate = (name: string) => gates.get(name) ?? gates.set(name, deferred()).get(name)!;
+      const queue = new InlineJobQueue(
+        () =>
+          handlersWith(async (p) => {
+            const name = `${p.directory}${p.invoiceId}`;
+            started.push(name);
+            await gate(name).promise;
+            return { pdfKey: p.pdfKey, bytes: 1, invoiceNr: 'FV/1' };
+          }),
+        { concurrency: 2, reserveHoldMs: 1_000 },
+      );
+      const run = (directory: string, invoiceId: number, bulk = false) =>
+        queue.runAndWait('render-invoice-pdf', payloadOf(directory, invoiceId), { jobId: `${directory}-${invoiceId}`, timeoutMs: 10_000, bulk });
+      const jobs = [1, 2, 3, 4].map((i) => run('X', i, true));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(started).toEqual(['X1', 'X2']);
+      jobs.push(run('A', 1));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(started).toEqual(['X1', 'X2']);
+      gate('X1').resolve();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(started).toEqual(['X1', 'X2', 'A1']);
+      // The request ends: its slot stays free for the hold, then the backlog takes it.
+      gate('A1').resolve();
+      await vi.advanceTimersByTimeAsync(999);
+      expect(started).toEqual(['X1', 'X2', 'A1']);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(started).toEqual(['X1', 'X2', 'A1', 'X3']);
+      for (const name of ['X2', 'X3', 'X4']) gate(name).resolve();
+      await vi.advanceTimersByTimeAsync(0);
+      await Promise.all(jobs);
+      expect(started).toEqual(['X1', 'X2', 'A1', 'X3', 'X4']);
+      await queue.close();
+    });
   });
 });

@@ -5,56 +5,43 @@ import { RenderPermits } from '@logi/adapters';
 describe('RenderPermits', () => {
   const LONG = 60_000;
 
-  it('when bulk renders queue on two pages with one reserved, then they hold both, and an interactive render takes the reserved one at once and goes before the bulk backlog', async () => {
+  it('when bulk renders queue on two pages with one reserved, then they hold one page and an interactive render takes the other at once', async () => {
     const permits = new RenderPermits(2, { reserved: 1 });
-    expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
     expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
     const order: string[] = [];
     const bulkWaiting = [1, 2, 3].map((i) => permits.acquire(LONG, { bulk: true }).then(() => order.push(`bulk${i}`)));
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 3 });
+    expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
     // The reserved page: no wait.
     expect(await permits.acquire(LONG)).toBe(true);
-    expect(permits.state).toEqual({ held: 3, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 3 });
-    // An interactive render that comes while every page is busy goes before every waiting bulk one.
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
+    // An interactive render that comes while both pages are busy goes before every waiting bulk one.
     const interactive = permits.acquire(LONG).then(() => order.push('interactive'));
     permits.release({ bulk: true });
     await interactive;
     expect(order).toEqual(['interactive']);
-    expect(permits.state).toEqual({ held: 3, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
-    // Bulk renders take only the pages within the size: none while two interactive ones and one bulk one hold them.
-    permits.release();
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 3 });
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 3 });
+    // Interactive renders end: bulk ones go on, one page at a time, in their order.
     permits.release();
     await bulkWaiting[0];
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 2 });
+    permits.release();
+    expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 2 });
     permits.release({ bulk: true });
     await bulkWaiting[1];
     expect(order).toEqual(['interactive', 'bulk1', 'bulk2']);
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 1 });
+    expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 1 });
   });
 
-  it('when there is one page and one reserved, then a bulk render uses the page and an interactive render the reserved one at once, before the bulk backlog', async () => {
+  it('when there is one page, then bulk renders may use it, and an interactive render waiting for it goes before the bulk backlog', async () => {
     const permits = new RenderPermits(1, { reserved: 1 });
     expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
     const order: string[] = [];
     const bulk = permits.acquire(LONG, { bulk: true }).then(() => order.push('bulk'));
-    expect(await permits.acquire(LONG)).toBe(true);
-    order.push('interactive');
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 1 });
-    // The bulk render ends: the next one waits for the page the interactive one holds.
+    const interactive = permits.acquire(LONG).then(() => order.push('interactive'));
     permits.release({ bulk: true });
-    expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 1 });
+    await interactive;
     permits.release();
     await bulk;
     expect(order).toEqual(['interactive', 'bulk']);
-  });
-
-  it('when no bulk render holds a page, then interactive renders hold at most size pages, the reserved one not among them', async () => {
-    const permits = new RenderPermits(2, { reserved: 1 });
-    expect(await permits.acquire(LONG)).toBe(true);
-    expect(await permits.acquire(LONG)).toBe(true);
-    expect(await permits.acquire(10)).toBe(false);
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 0 });
   });
 
   it('when nothing is reserved (a bulk-only worker), then bulk renders use every page', async () => {
@@ -66,16 +53,14 @@ describe('RenderPermits', () => {
   it('when a waiting render gives up, then it leaves the line and the page goes to the next one', async () => {
     const permits = new RenderPermits(2, { reserved: 1 });
     await permits.acquire(LONG, { bulk: true });
-    await permits.acquire(LONG, { bulk: true });
     await permits.acquire(LONG);
     expect(await permits.acquire(10)).toBe(false);
     expect(await permits.acquire(10, { bulk: true })).toBe(false);
-    expect(permits.state).toEqual({ held: 3, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 0 });
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
     const next = permits.acquire(LONG, { bulk: true });
-    permits.release();
     permits.release({ bulk: true });
     expect(await next).toBe(true);
-    expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 0 });
+    expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
   });
   it('when renders of several ranks wait for a page, then a freed page goes to the lowest rank, interactive before bulk, first come among equals', async () => {
     const permits = new RenderPermits(1);
@@ -113,6 +98,47 @@ describe('RenderPermits', () => {
     expect(order).toEqual([1, 2, 3]);
   });
 
+  describe('when the reserve is kept only while clients render (reserveHoldMs, ADR 0059)', () => {
+    beforeEach(() => vi.useFakeTimers());
+    afterEach(() => vi.useRealTimers());
+
+    it('when no interactive render came, then bulk renders hold every page; one that comes waits for the first page left, goes before the bulk backlog, and the reserve is kept again', async () => {
+      const permits = new RenderPermits(2, { reserved: 1, reserveHoldMs: 10_000 });
+      expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
+      expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
+      const backlog = [1, 2].map(() => permits.acquire(LONG, { bulk: true }));
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 2 });
+      const interactive = permits.acquire(LONG);
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 1, waitingBulk: 2 });
+      permits.release({ bulk: true });
+      expect(await interactive).toBe(true);
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 2 });
+      // The other bulk render ends: one of the backlog takes its page, and the client's page stays the client's.
+      permits.release({ bulk: true });
+      expect(await backlog[0]).toBe(true);
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 1 });
+    });
+
+    it('when the last interactive render ended reserveHoldMs ago, then the kept page goes to a waiting bulk render, and a client render within the hold starts it over', async () => {
+      const permits = new RenderPermits(2, { reserved: 1, reserveHoldMs: 10_000 });
+      expect(await permits.acquire(LONG)).toBe(true);
+      expect(await permits.acquire(LONG, { bulk: true })).toBe(true);
+      let granted = false;
+      void permits.acquire(LONG, { bulk: true }).then((g) => (granted = g));
+      permits.release();
+      await vi.advanceTimersByTimeAsync(9_999);
+      expect(granted).toBe(false);
+      expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 1 });
+      expect(await permits.acquire(LONG)).toBe(true);
+      permits.release();
+      await vi.advanceTimersByTimeAsync(9_999);
+      expect(granted).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(granted).toBe(true);
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 0 });
+    });
+  });
+
   describe('when bulk renders yield to interactive ones (bulkYield, ADR 0058)', () => {
     // Fake timers: the bounds are waited out by moving the clock, not by sleeping.
     beforeEach(() => vi.useFakeTimers());
@@ -135,14 +161,14 @@ describe('RenderPermits', () => {
       expect(permits.state).toEqual({ held: 1, bulkHeld: 1, waitingInteractive: 0, waitingBulk: 0 });
     });
 
-    it('when the last interactive render ends, then every bulk render held back gets a page, up to the size', async () => {
+    it('when the last interactive render ends, then every bulk render held back gets a page, up to the bulk bound', async () => {
       const permits = new RenderPermits(3, { reserved: 1, bulkYield: { maxMs: LONG, quietMs: 0 } });
       expect(await permits.acquire(LONG)).toBe(true);
-      const bulk = [1, 2, 3, 4].map(() => permits.acquire(LONG, { bulk: true }));
-      expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 4 });
+      const bulk = [1, 2, 3].map(() => permits.acquire(LONG, { bulk: true }));
+      expect(permits.state).toEqual({ held: 1, bulkHeld: 0, waitingInteractive: 0, waitingBulk: 3 });
       permits.release();
-      expect(await Promise.all(bulk.slice(0, 3))).toEqual([true, true, true]);
-      expect(permits.state).toEqual({ held: 3, bulkHeld: 3, waitingInteractive: 0, waitingBulk: 1 });
+      expect(await Promise.all(bulk.slice(0, 2))).toEqual([true, true]);
+      expect(permits.state).toEqual({ held: 2, bulkHeld: 2, waitingInteractive: 0, waitingBulk: 1 });
     });
 
     it('when interactive renders keep a page busy, then a bulk render that has yielded maxMs takes a free page anyway', async () => {

@@ -48,21 +48,6 @@ describe('FairQueue (start-time fair queueing between directories)', () => {
     expect(takeAll(queue)).toEqual(['C1', 'A1', 'export-A1', 'export-B1', 'export-A2', 'export-B2', 'export-A3', 'export-B3', 'export-A4', 'export-A5']);
   });
 
-  it('when a kind is asked for (count, interactiveOnly, bulkOnly), then only that kind is counted or handed out, fairly within it', () => {
-    const q = new FairQueue<string>();
-    q.push('A', 'A1');
-    q.push('X', 'X1', { bulk: true });
-    q.push('X', 'X2', { bulk: true });
-    q.push('Y', 'Y1', { bulk: true });
-    expect([q.count('interactive'), q.count('bulk')]).toEqual([1, 3]);
-    expect(q.shift({ bulkOnly: true })).toBe('X1');
-    expect(q.shift({ bulkOnly: true })).toBe('Y1');
-    expect(q.shift({ interactiveOnly: true })).toBe('A1');
-    expect(q.shift({ interactiveOnly: true })).toBeUndefined();
-    expect([q.count('interactive'), q.count('bulk')]).toEqual([0, 1]);
-    expect(q.shift()).toBe('X2');
-  });
-
   it('when an item is removed or the queue drained, then it is not handed out and an emptied queue starts every directory even', () => {
     const queue = new FairQueue<string>();
     queue.push('A', 'A1');

@@ -121,10 +121,10 @@ export class BullmqJobWorker {
       bulk: Math.max(1, Math.floor(options.renderJobsPerPage?.bulk ?? 1)),
     };
     this.queues = taken.map((q) => {
-      // As many as the renderer's pages, bulk jobs beside interactive ones too: bulk renders may use every page, and
-      // an interactive render takes one more beside them (RenderPermits, ADR 0053 and 0059). Render jobs are fetched
-      // ahead, `perPage` per page of their kind: the extra ones do their reads while others render, and wait for a page
-      // in the queue's fair order (ADR 0054).
+      // As many as the renderer's pages, bulk jobs beside interactive ones too: the renderer keeps a page for
+      // interactive renders while clients render, and lets bulk ones use every page when none has for a while
+      // (RenderPermits, ADR 0053 and 0059). Render jobs are fetched ahead, `perPage` per page of their kind: the extra
+      // ones do their reads while others render, and wait for a page in the queue's fair order (ADR 0054).
       const pages = jobConcurrency(q.job, options.concurrency);
       return { ...q, slots: q.job === 'render-invoice-pdf' ? pages * perPage[q.bulk ? 'bulk' : 'interactive'] : pages };
     });
@@ -320,7 +320,8 @@ export class BullmqJobWorker {
     log.info('job started');
     try {
       // An export's render, from its own queue or (added by a release before ADR 0053) by its priority: the renderer
-      // gives interactive renders a page beside it (ADR 0059). Its priority is its rank for a page (ADR 0054).
+      // keeps a page for interactive renders beside it while clients render (ADR 0059). Its priority is its rank for a
+      // page (ADR 0054).
       const facts = { bulk: bulkQueue || isBulkPriority(job.opts.priority), rank: job.opts.priority, onPage: markStarted };
       // BullMQ counts every start, a stalled job's restart included: only the first may skip a retry's checks.
       // A render's PDF goes to its API before the job ends (ADR 0057), so the answer does not wait for the cache write.

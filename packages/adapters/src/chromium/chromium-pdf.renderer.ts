@@ -3,6 +3,7 @@ import { withTimeout, type InvoiceDocument, type PdfRendererPort, type RenderOpt
 import { HandlebarsInvoiceTemplate, type InvoiceHtmlTemplate } from '../handlebars/handlebars-invoice.template.js';
 import { ChromiumBrowserSession, type PageSlot } from './chromium-browser.session.js';
 import { sweepCrashHandlerDirs } from './crash-handler-dir.js';
+import { INTERACTIVE_RESERVE_HOLD_MS } from '../shared/bulk-work.js';
 import { acquirePage, RenderPermits } from './render-permits.js';
 import { RenderTimeoutError } from './render-timeout.error.js';
 
@@ -25,14 +26,18 @@ export interface ChromiumPdfRendererOptions {
   rendersPerBrowser: number;
   /** A render that takes longer is stopped and fails. */
   renderTimeoutMs: number;
-  /** Renders of one kind at once (default 2); further renders wait their turn, up to `renderTimeoutMs`. */
+  /** Pages rendering at once (default 2); further renders wait their turn, up to `renderTimeoutMs`. */
   poolSize?: number;
   /**
-   * Pages beyond `poolSize` that clients' renders may take while exports' renders hold pages (default 1): exports use
-   * every page while no client renders, and a client's render never waits for them (ADR 0059). 0 where every render is
-   * bulk (a bulk-only worker).
+   * Pages bulk renders (exports') leave to interactive ones while they run (default 1; never all of them): a process
+   * that takes both keeps serving clients during an export. 0 where every render is bulk (a bulk-only worker).
    */
   reservedForInteractive?: number;
+  /**
+   * How long those pages stay kept after the last interactive render ended (default `INTERACTIVE_RESERVE_HOLD_MS`);
+   * `null`: always, whether clients render or not.
+   */
+  reserveHoldMs?: number | null;
   /**
    * How long an export's render holds back from a free page while clients' renders run, wait, or ended less than
    * `quietMs` ago (default `BULK_YIELD`): they get the cores first, and a steady stream of them slows an export
@@ -76,7 +81,12 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     this.poolSize = Math.max(1, options.poolSize ?? 2);
     // A render's wait for a page counts in its budget: an export's render yields a third of it at most.
     const bulkYield = options.bulkYield ?? { ...BULK_YIELD, maxMs: Math.min(BULK_YIELD.maxMs, Math.floor(options.renderTimeoutMs / 3)) };
-    this.permits = new RenderPermits(this.poolSize, { reserved: options.reservedForInteractive ?? 1, bulkYield });
+    const reserveHoldMs = options.reserveHoldMs === undefined ? INTERACTIVE_RESERVE_HOLD_MS : options.reserveHoldMs;
+    this.permits = new RenderPermits(this.poolSize, {
+      reserved: options.reservedForInteractive ?? 1,
+      bulkYield,
+      ...(reserveHoldMs === null ? {} : { reserveHoldMs }),
+    });
   }
 
   get stats(): ChromiumPdfRendererStats {

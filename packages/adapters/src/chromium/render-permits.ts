@@ -12,13 +12,14 @@ interface Waiter {
 
 /** How a renderer's pages are shared between interactive renders (clients') and bulk ones (exports'). */
 export interface RenderPermitsOptions {
-  /**
-   * Pages beyond `size` that only interactive renders take, and only while bulk renders hold pages: 0 by default (a
-   * bulk-only worker). Bulk renders hold at most `size` pages, interactive ones at most `size`, both together
-   * `size + reserved`: a client's render that comes while an export holds every page starts at once
-   * (docs/contribute/decisions/0059-exports-on-every-page.md).
-   */
+  /** Pages bulk renders leave to interactive ones (never all of them): 0 by default, where every render is bulk. */
   reserved?: number;
+  /**
+   * How long the `reserved` pages stay kept after the last interactive render ended (ms). Absent: always, whether
+   * clients render or not. Past it, bulk renders may hold every page until an interactive render comes again, which
+   * then waits for the first page a render leaves (docs/contribute/decisions/0059-a-page-kept-while-clients-render.md).
+   */
+  reserveHoldMs?: number;
   /**
    * How long a bulk render holds back while interactive renders run (`maxMs`; 0, the default: it never does, pages
    * bound it alone), and how long after one ends (`quietMs`).
@@ -27,41 +28,45 @@ export interface RenderPermitsOptions {
 }
 
 /**
- * A counting semaphore over the renderer's pages: at most `size` renders of a kind hold a page at once; the rest wait,
+ * A counting semaphore over the renderer's pages: at most `size` renders hold a page at once; the rest wait,
  * interactive renders before bulk ones (exports'), and within a kind by fair rank (lowest first; ties and renders
  * without a rank, first come). A worker takes more render jobs than it has pages (docs/contribute/decisions/0054-fetch-ahead-render-ranks.md),
  * so the page goes to the job the queue's fair order puts first, not to the one fetched first. With `reserved`
- * pages, an interactive render that comes while bulk renders hold pages may take one more than `size`
- * (docs/contribute/decisions/0053-worker-pools.md, 0059): bulk renders use every page while no client renders, and a
- * client's render never waits for them. With `bulkYield`, a
+ * pages, bulk renders hold at most `size - reserved` of them (never fewer than one), so an interactive render that
+ * comes while bulk work runs finds a page free (docs/contribute/decisions/0053-worker-pools.md); with `reserveHoldMs`,
+ * only while clients render (ADR 0059). With `bulkYield`, a
  * bulk render also yields the cores: it starts on a free page only while no interactive render holds or waits for a
  * page or ended less than `quietMs` ago (the next one of a client that asks one after the other is on its way), or
  * once it has yielded `maxMs` (so that a steady stream of clients' renders slows an export but never stops it;
  * docs/contribute/decisions/0058-bulk-renders-yield.md).
  */
 export class RenderPermits {
-  private interactiveHeld = 0;
+  private available: number;
   private bulkHeld = 0;
-  private readonly reserved: number;
+  private readonly bulkLimit: number;
   private readonly waiting = { interactive: [] as Waiter[], bulk: [] as Waiter[] };
   private seq = 0;
   private readonly bulkYield: { maxMs: number; quietMs: number };
   /** An interactive render ended less than `bulkYield.quietMs` ago. */
   private readonly quiet: RecentEnd;
+  /** An interactive render ended less than `reserveHoldMs` ago; null: the reserve is always kept. */
+  private readonly reserveHold: RecentEnd | null;
 
   constructor(
     private readonly size: number,
     options: RenderPermitsOptions = {},
   ) {
-    this.reserved = Math.max(0, options.reserved ?? 0);
+    this.available = size;
+    this.bulkLimit = Math.max(1, size - (options.reserved ?? 0));
     this.bulkYield = options.bulkYield ?? { maxMs: 0, quietMs: 0 };
     this.quiet = new RecentEnd(this.bulkYield.maxMs > 0 ? this.bulkYield.quietMs : 0, () => this.handOut());
+    this.reserveHold = options.reserveHoldMs === undefined ? null : new RecentEnd(options.reserveHoldMs, () => this.handOut());
   }
 
   /** Pages held now, those held by bulk renders, and renders waiting of each kind. */
   get state(): { held: number; bulkHeld: number; waitingInteractive: number; waitingBulk: number } {
     return {
-      held: this.interactiveHeld + this.bulkHeld,
+      held: this.size - this.available,
       bulkHeld: this.bulkHeld,
       waitingInteractive: this.waiting.interactive.length,
       waitingBulk: this.waiting.bulk.length,
@@ -78,7 +83,7 @@ export class RenderPermits {
     const bulk = options.bulk ?? false;
     const line = bulk ? this.waiting.bulk : this.waiting.interactive;
     // A free page goes at once only when nobody of the kind waits for it (which a release would have handed one).
-    if (line.length === 0 && (bulk ? this.bulkMayStart(false) : this.interactiveMayStart())) {
+    if (this.available > 0 && line.length === 0 && (!bulk || this.bulkMayStart(false))) {
       this.take(bulk);
       return Promise.resolve(true);
     }
@@ -115,9 +120,10 @@ export class RenderPermits {
   release(options: { bulk?: boolean } = {}): void {
     if (options.bulk) this.bulkHeld -= 1;
     else {
-      this.interactiveHeld -= 1;
       this.quiet.note();
+      this.reserveHold?.note();
     }
+    this.available += 1;
     this.handOut();
   }
 
@@ -126,36 +132,35 @@ export class RenderPermits {
    * More than one page is free at once only when bulk renders held back while the last interactive render ran.
    */
   private handOut(): void {
-    for (;;) {
-      if (this.waiting.interactive.length > 0 && this.interactiveMayStart()) {
+    while (this.available > 0) {
+      const interactive = takeBest(this.waiting.interactive);
+      if (interactive) {
         this.take(false);
-        takeBest(this.waiting.interactive)!.granted();
+        interactive.granted();
         continue;
       }
-      if (this.waiting.bulk.length === 0 || !this.bulkMayStart(this.waiting.bulk.some((w) => w.overdue))) return;
+      if (!this.bulkMayStart(this.waiting.bulk.some((w) => w.overdue))) return;
+      const bulk = takeBest(this.waiting.bulk);
+      if (!bulk) return;
       this.take(true);
-      takeBest(this.waiting.bulk)!.granted();
+      bulk.granted();
     }
   }
 
-  /** An interactive render takes a page while fewer than `size` do, one of the `reserved` ones beside bulk renders. */
-  private interactiveMayStart(): boolean {
-    return this.interactiveHeld < this.size && this.interactiveHeld + this.bulkHeld < this.size + this.reserved;
-  }
-
-  /**
-   * Whether a bulk render may take a free page: one of the `size` ones (never a reserved one), and no interactive render
-   * running or waiting unless it yielded long enough.
-   */
+  /** Whether a bulk render may take a free page: within its bound, and no interactive render running or waiting unless it yielded long enough. */
   private bulkMayStart(overdue: boolean): boolean {
-    if (this.interactiveHeld + this.bulkHeld >= this.size) return false;
+    const interactiveHeld = this.size - this.available - this.bulkHeld;
+    const interactiveNow = interactiveHeld > 0 || this.waiting.interactive.length > 0;
+    // The reserve is kept while clients render (or always); with none of them around, bulk renders may use every page.
+    const kept = this.reserveHold === null || interactiveNow || this.reserveHold.active;
+    if (this.bulkHeld >= (kept ? this.bulkLimit : this.size)) return false;
     if (this.bulkYield.maxMs === 0 || overdue) return true;
-    return this.interactiveHeld === 0 && this.waiting.interactive.length === 0 && !this.quiet.active;
+    return !interactiveNow && !this.quiet.active;
   }
 
   private take(bulk: boolean): void {
+    this.available -= 1;
     if (bulk) this.bulkHeld += 1;
-    else this.interactiveHeld += 1;
   }
 }
 

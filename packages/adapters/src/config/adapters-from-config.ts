@@ -39,7 +39,7 @@ export function createPdfRenderer(config: AppConfig, options: { bulkOnly?: boole
     renderTimeoutMs: config.pdf.renderTimeoutMs,
     // As many pages as PDF jobs run at once (WORKER_CONCURRENCY), so no job waits for a page.
     poolSize: config.workerConcurrency,
-    // One page more for an interactive render beside exports' renders, unless none ever comes (ADR 0053, 0059).
+    // One page kept for interactive renders while clients render and exports' run, unless none ever comes (ADR 0053, 0059).
     reservedForInteractive: options.bulkOnly ? 0 : 1,
   });
 }

@@ -13,7 +13,8 @@ import {
   type JobRun,
   type RunJobOptions,
 } from '@logi/domain';
-import { runAsBulkWork } from '../shared/bulk-work.js';
+import { INTERACTIVE_RESERVE_HOLD_MS, runAsBulkWork } from '../shared/bulk-work.js';
+import { RecentEnd } from '../shared/recent-end.js';
 import { isTransientInfrastructureError } from '../shared/transient-errors.js';
 
 export interface InlineJobQueueOptions {
@@ -25,22 +26,25 @@ export interface InlineJobQueueOptions {
   onRefused?: (refused: { jobId: string; queue: JobName; issues: readonly string[] }) => void;
   /** Told of a render that handed its PDF over and then could not keep it in the cache: its callers never hear of it. */
   onCacheWriteFailed?: (failed: { jobId: string; cacheError: string }) => void;
+  /** How long a slot stays kept from bulk jobs after a request's job ended (INTERACTIVE_RESERVE_HOLD_MS by default). */
+  reserveHoldMs?: number;
 }
 
 /**
- * One kind of job's slots: how many run, how many may, and who waits. Bulk jobs (exports') and jobs requests wait for
- * each hold at most `limit`, and a request's job may take one more while bulk jobs hold slots, so it never waits behind
- * a bulk backlog for a slot, as the renderer's pages (docs/contribute/decisions/0053-worker-pools.md, 0059).
+ * One kind of job's slots: how many run, how many may, and who waits. While requests' jobs run or ended less than
+ * `INTERACTIVE_RESERVE_HOLD_MS` ago, bulk jobs (exports') hold at most `limit - 1` of them when there are more than
+ * one, so a job a request waits for does not wait behind a bulk backlog for a slot
+ * (docs/contribute/decisions/0053-worker-pools.md); with no request around, every one (ADR 0059).
  */
 interface Slots {
-  interactiveActive: number;
-  bulkActive: number;
+  active: number;
   limit: number;
+  bulkActive: number;
+  bulkLimit: number;
   waiting: FairQueue<Waiter>;
+  /** A request's job ended less than the hold ago. */
+  interactiveEnded: RecentEnd;
 }
-
-/** Slots a request's job may take beyond `limit` while bulk jobs hold theirs (the renderer's `reservedForInteractive`). */
-const INTERACTIVE_EXTRA_SLOTS = 1;
 
 interface Waiter {
   bulk: boolean;
@@ -133,7 +137,7 @@ export class InlineJobQueue implements JobQueuePort {
           if (execution.waiters === 0) throw new ServiceUnavailableError('job was dropped before it started');
           const handler = this.handlers()[name] as JobHandler<N>;
           try {
-            // The renderer gives an interactive render a page beside an export's renders. Every run here is a
+            // The renderer keeps a page for interactive renders while clients render (ADR 0059). Every run here is a
             // first one: this queue never retries a job, and a job id already running is joined, not started again.
             return await runAsBulkWork(bulk, () => handler(payload, run));
           } catch (error) {
@@ -165,25 +169,31 @@ export class InlineJobQueue implements JobQueuePort {
     let slots = this.slots.get(name);
     if (!slots) {
       const limit = jobConcurrency(name, this.options.concurrency);
-      slots = { interactiveActive: 0, bulkActive: 0, limit, waiting: new FairQueue<Waiter>() };
+      const waiting = new FairQueue<Waiter>();
+      const created: Slots = {
+        active: 0,
+        limit,
+        bulkActive: 0,
+        bulkLimit: Math.max(1, limit - 1),
+        waiting,
+        // Once the hold has passed, a bulk job may take a free slot that was kept.
+        interactiveEnded: new RecentEnd(this.options.reserveHoldMs ?? INTERACTIVE_RESERVE_HOLD_MS, () => handOut(created)),
+      };
+      slots = created;
       this.slots.set(name, slots);
     }
     return slots;
   }
 }
 
-/** A request's job: fewer than `limit` of them run, and it may take one of the extra slots beside bulk jobs. */
-function interactiveMayStart(slots: Slots): boolean {
-  return slots.interactiveActive < slots.limit && slots.interactiveActive + slots.bulkActive < slots.limit + INTERACTIVE_EXTRA_SLOTS;
-}
-
-/** A bulk job: one of the `limit` slots, never an extra one. */
-function bulkMayStart(slots: Slots): boolean {
-  return slots.interactiveActive + slots.bulkActive < slots.limit;
+/** How many slots bulk jobs may hold now: one fewer than all while requests' jobs run or ended within the hold. */
+function bulkLimitNow(slots: Slots): number {
+  const interactiveActive = slots.active - slots.bulkActive;
+  return interactiveActive > 0 || slots.interactiveEnded.active ? slots.bulkLimit : slots.limit;
 }
 
 async function acquireSlot(slots: Slots, directory: string, bulk: boolean): Promise<void> {
-  if (bulk ? bulkMayStart(slots) : interactiveMayStart(slots)) {
+  if (slots.active < slots.limit && (!bulk || slots.bulkActive < bulkLimitNow(slots))) {
     grant(slots, { bulk, wake: () => undefined });
     return;
   }
@@ -192,19 +202,24 @@ async function acquireSlot(slots: Slots, directory: string, bulk: boolean): Prom
 }
 
 function releaseSlot(slots: Slots, bulk: boolean): void {
+  slots.active -= 1;
   if (bulk) slots.bulkActive -= 1;
-  else slots.interactiveActive -= 1;
-  // Interactive jobs first; a bulk one only on one of the `limit` slots.
-  for (;;) {
-    if (slots.waiting.count('interactive') > 0 && interactiveMayStart(slots)) grant(slots, slots.waiting.shift({ interactiveOnly: true })!);
-    else if (slots.waiting.count('bulk') > 0 && bulkMayStart(slots)) grant(slots, slots.waiting.shift({ bulkOnly: true })!);
-    else return;
+  else slots.interactiveEnded.note();
+  handOut(slots);
+}
+
+/** Free slots to the waiting jobs: interactive ones first; a bulk one only while bulk jobs hold fewer than their share. */
+function handOut(slots: Slots): void {
+  while (slots.active < slots.limit) {
+    const next = slots.waiting.shift({ interactiveOnly: slots.bulkActive >= bulkLimitNow(slots) });
+    if (!next) return;
+    grant(slots, next);
   }
 }
 
 function grant(slots: Slots, waiter: Waiter): void {
+  slots.active += 1;
   if (waiter.bulk) slots.bulkActive += 1;
-  else slots.interactiveActive += 1;
   waiter.wake();
 }
 

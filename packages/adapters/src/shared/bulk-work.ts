@@ -16,6 +16,14 @@ export interface RenderWork {
   pageWaitMs: number;
 }
 
+/**
+ * How long what a process keeps for interactive work while bulk work runs (a Chromium page, the in-process queue's
+ * last render slot) stays kept after the last interactive job or render ended: past it, with no client around, an
+ * export may use all of them, and the next client's render waits for the first one to come free
+ * (docs/contribute/decisions/0059-a-page-kept-while-clients-render.md).
+ */
+export const INTERACTIVE_RESERVE_HOLD_MS = 10_000;
+
 const renderWork = new AsyncLocalStorage<RenderWork>();
 
 /** Runs `work` with the job's render facts in its async context. */

@@ -68,15 +68,9 @@ export class FairQueue<T> {
     line.splice(low, 0, entry);
   }
 
-  /** Items of one kind waiting. */
-  count(kind: 'interactive' | 'bulk'): number {
-    return this.waiting[kind].length;
-  }
-
-  /** The next item: interactive ones first, each kind in slot order; with `interactiveOnly` or `bulkOnly`, that kind's. */
-  shift(options: { interactiveOnly?: boolean; bulkOnly?: boolean } = {}): T | undefined {
-    const kinds = options.interactiveOnly ? (['interactive'] as const) : options.bulkOnly ? (['bulk'] as const) : (['interactive', 'bulk'] as const);
-    for (const kind of kinds) {
+  /** The next item: interactive ones first, each kind in slot order; with `interactiveOnly`, no bulk item. */
+  shift(options: { interactiveOnly?: boolean } = {}): T | undefined {
+    for (const kind of options.interactiveOnly ? (['interactive'] as const) : (['interactive', 'bulk'] as const)) {
       const entry = this.waiting[kind].shift();
       if (entry) {
         this.tags[kind].started(entry.slot);
