@@ -13,7 +13,7 @@ export * from './handlebars/invoice-template.version.js';
 export * from './chromium/chromium-pdf.renderer.js';
 export * from './chromium/render-timeout.error.js';
 export * from './chromium/render-permits.js';
-export { runAsBulkWork, runAsRenderWork, isBulkWork, currentRenderWork, INTERACTIVE_RESERVE_HOLD_MS, type RenderWork } from './shared/bulk-work.js';
+export { runAsBulkWork, runAsRenderWork, isBulkWork, currentRenderWork, type RenderWork } from './shared/bulk-work.js';
 export { sweepCrashHandlerDirs } from './chromium/crash-handler-dir.js';
 export * from './crypto/sha256-api-key.hasher.js';
 export * from './crypto/sha256-content.hasher.js';

@@ -34,11 +34,6 @@ export interface ChromiumPdfRendererOptions {
    */
   reservedForInteractive?: number;
   /**
-   * How long those pages stay kept after the last interactive render ended (default `INTERACTIVE_RESERVE_HOLD_MS`);
-   * `null`: always, whether clients render or not.
-   */
-  reserveHoldMs?: number | null;
-  /**
    * How long an export's render holds back from a free page while clients' renders run, wait, or ended less than
    * `quietMs` ago (default `BULK_YIELD`): they get the cores first, and a steady stream of them slows an export
    * without stopping it. `maxMs` 0: bulk renders take any free page within their bound.
@@ -81,12 +76,8 @@ export class ChromiumPdfRenderer implements PdfRendererPort {
     this.poolSize = Math.max(1, options.poolSize ?? 2);
     // A render's wait for a page counts in its budget: an export's render yields a third of it at most.
     const bulkYield = options.bulkYield ?? { ...BULK_YIELD, maxMs: Math.min(BULK_YIELD.maxMs, Math.floor(options.renderTimeoutMs / 3)) };
-    const reserveHoldMs = options.reserveHoldMs === undefined ? INTERACTIVE_RESERVE_HOLD_MS : options.reserveHoldMs;
-    this.permits = new RenderPermits(this.poolSize, {
-      reserved: options.reservedForInteractive ?? 1,
-      bulkYield,
-      ...(reserveHoldMs === null ? {} : { reserveHoldMs }),
-    });
+    // The pages kept for clients' renders are kept while clients render (ADR 0059).
+    this.permits = new RenderPermits(this.poolSize, { reserved: options.reservedForInteractive ?? 1, bulkYield, reserveHoldMs: INTERACTIVE_RESERVE_HOLD_MS });
   }
 
   get stats(): ChromiumPdfRendererStats {

@@ -169,13 +169,12 @@ export class InlineJobQueue implements JobQueuePort {
     let slots = this.slots.get(name);
     if (!slots) {
       const limit = jobConcurrency(name, this.options.concurrency);
-      const waiting = new FairQueue<Waiter>();
       const created: Slots = {
         active: 0,
         limit,
         bulkActive: 0,
         bulkLimit: Math.max(1, limit - 1),
-        waiting,
+        waiting: new FairQueue<Waiter>(),
         // Once the hold has passed, a bulk job may take a free slot that was kept.
         interactiveEnded: new RecentEnd(this.options.reserveHoldMs ?? INTERACTIVE_RESERVE_HOLD_MS, () => handOut(created)),
       };

@@ -4,7 +4,7 @@
  * keep the process alive.
  */
 export class RecentEnd {
-  private recent = false;
+  /** Set while the window runs. */
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -13,16 +13,15 @@ export class RecentEnd {
   ) {}
 
   get active(): boolean {
-    return this.recent;
+    return this.timer !== undefined;
   }
 
   /** Something ended now: active for `windowMs` from here. */
   note(): void {
     if (this.windowMs <= 0) return;
-    this.recent = true;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      this.recent = false;
+      this.timer = undefined;
       this.onPassed();
     }, this.windowMs);
     this.timer.unref();
