@@ -233,6 +233,35 @@ describe('download invoice pdf', () => {
     await expect(useCase.execute({ directory: 'alpine', invoiceId: 9001, query: [], requestId: 'r' })).rejects.toBeInstanceOf(InvoiceNotFoundError);
   });
 
+  it('when the invoice is read, then the seller is read beside it, not after it; a missing invoice is 404 even if the seller read fails', async () => {
+    const { useCase, invoices, clients } = setup();
+    const reads: string[] = [];
+    let answerInvoice!: () => void;
+    const invoiceAnswered = new Promise<void>((resolve) => (answerInvoice = resolve));
+    const findDetail = invoices.findDetail.bind(invoices);
+    vi.spyOn(invoices, 'findDetail').mockImplementation(async (directory, id) => {
+      reads.push('invoice asked');
+      await invoiceAnswered;
+      reads.push('invoice answered');
+      return findDetail(directory, id);
+    });
+    const findByDirectory = clients.findByDirectory.bind(clients);
+    vi.spyOn(clients, 'findByDirectory').mockImplementation(async (directory) => {
+      reads.push('seller asked');
+      return findByDirectory(directory);
+    });
+    const downloaded = download(useCase);
+    await vi.waitFor(() => expect(reads).toEqual(['seller asked', 'invoice asked']));
+    answerInvoice();
+    expect((await downloaded).kind).toBe('pdf');
+    // The download's print, then its job's.
+    const oneLoad = ['seller asked', 'invoice asked', 'invoice answered'];
+    expect(reads).toEqual([...oneLoad, ...oneLoad]);
+
+    vi.spyOn(clients, 'findByDirectory').mockRejectedValue(new Error('connection lost'));
+    await expect(useCase.execute({ directory: 'baltic', invoiceId: 1, query: [], requestId: 'r' })).rejects.toBeInstanceOf(InvoiceNotFoundError);
+  });
+
   it.each(['lang=EN', 'lang=fr', 'lang=e', 'duplicate=yes', 'duplicate=TRUE', 'lang=en&lang=pl', 'duplicate[]=1'])(
     'when %s, then the query is invalid',
     async (qs) => {
