@@ -6,6 +6,7 @@ import { keepAliveAgent } from './http.js';
 import { stageCounters, stageMeans } from './job-stages.js';
 import { BUCKET, type IoStack } from './io-stack.js';
 import { log, percentile } from './progress.js';
+import { cpuPer, cpuSnapshot, type CpuSnapshot } from './process-cpu.js';
 
 export interface PdfRow {
   stack: string;
@@ -27,6 +28,8 @@ export interface PdfRow {
   cachedRatio?: number;
   /** Where the API rounds' render jobs went, means per job (ms), from the job process's metrics. */
   stages?: PdfStages;
+  /** CPU a PDF cost each part of the machine (ms, both rounds), through the API and with the bare renderer (process-cpu.ts). */
+  cpu?: { api: CpuSnapshot; bare: CpuSnapshot };
 }
 
 const PDF_STAGES = ['data', 'cache_lookup', 'page_wait', 'render', 'hand_over', 'store'] as const;
@@ -57,6 +60,13 @@ async function clearPdfCache(s3: Client): Promise<void> {
     if (name) keys.push(name);
   }
   for (const key of keys) await s3.removeObject(BUCKET, key);
+}
+
+/** The mean of each field over the rounds. */
+function meanOf(rounds: CpuSnapshot[]): CpuSnapshot {
+  const mean = { ...rounds[0]! };
+  for (const key of Object.keys(mean) as Array<keyof CpuSnapshot>) mean[key] = rounds.reduce((sum, r) => sum + r[key], 0) / rounds.length;
+  return mean;
 }
 
 export interface RunResult {
@@ -138,11 +148,16 @@ export async function benchPdf(
         let bestApi: RunResult = { perSecond: 0, latencies: [] };
         let bestBare: RunResult = { perSecond: 0, latencies: [] };
         const counted = await pdfCounters(stack.jobMetricsPort);
+        const cpu = { api: [] as CpuSnapshot[], bare: [] as CpuSnapshot[] };
         for (let round = 0; round < 2; round++) {
           await forceRenders(options.s3, knex, directory);
           cursor = 0;
+          const beforeApi = cpuSnapshot();
           const a = await atConcurrency(total, concurrency, viaApi(stack));
+          const beforeBare = cpuSnapshot();
           const b = await atConcurrency(total, concurrency, direct);
+          cpu.api.push(cpuPer(beforeApi, beforeBare, total));
+          cpu.bare.push(cpuPer(beforeBare, cpuSnapshot(), total));
           if (a.perSecond > bestApi.perSecond) bestApi = a;
           if (b.perSecond > bestBare.perSecond) bestBare = b;
         }
@@ -157,6 +172,7 @@ export async function benchPdf(
           bareP50Ms: percentile(bestBare.latencies, 50),
           // Both rounds' jobs: the bare renderer's rounds run no job.
           stages: stageMeans(counted, await pdfCounters(stack.jobMetricsPort), PDF_STAGES),
+          cpu: { api: meanOf(cpu.api), bare: meanOf(cpu.bare) },
         };
         rows.push(row);
         log(

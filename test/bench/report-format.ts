@@ -38,3 +38,17 @@ export function table(header: string[], rows: string[][], align?: Array<'l' | 'r
 export function when(iso: string): string {
   return iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
+
+/** The targets of the parts reported in benchmarks.md by report.ts and pdf-report.ts (issue 8). */
+export const TARGETS = {
+  queryRatio: 3,
+  listFloor: 0.5,
+  pdf: 0.75,
+  pdfCached: 20,
+  upload: 0.6,
+};
+
+/** A job's wait in its queue; null where the API runs its jobs itself. */
+export function queueWait(waitMs: number | null): string {
+  return waitMs === null ? 'none (in the API)' : ms(waitMs);
+}

@@ -14,8 +14,8 @@ import type { FairnessResults } from './fairness.js';
 import { exportsChecks, exportsSection } from './exports-report.js';
 import type { ExportsResults } from './exports.js';
 import type { StartupResults } from './startup.js';
-import { bytes, count, escapeCell, ms, seconds, table, verdict, when } from './report-format.js';
-import type { PdfRow } from './pdf.js';
+import { bytes, count, escapeCell, ms, queueWait, seconds, table, TARGETS, verdict, when } from './report-format.js';
+import { pdfSection, type PdfResults } from './pdf-report.js';
 import { QUERIES, type QueryMeasurement } from './queries.js';
 import type { SeedInfo } from './seed.js';
 import type { ThroughputRow } from './throughput.js';
@@ -26,14 +26,6 @@ export const CHART_FILE = 'docs/bench-latency.svg';
 export const REPORT_FILE = 'docs/benchmarks.md';
 /** Everything below this line in docs/benchmarks.md is kept as it is by the next run (analysis, EXPLAIN notes). */
 export const KEEP_MARKER = '<!-- pnpm bench writes everything above this line; text below it is kept -->';
-
-export const TARGETS = {
-  queryRatio: 3,
-  listFloor: 0.5,
-  pdf: 0.75,
-  pdfCached: 20,
-  upload: 0.6,
-};
 
 export interface Machine {
   cpu: string;
@@ -72,7 +64,7 @@ export interface BenchResults {
     results: Record<string, Record<string, QueryMeasurement>>;
   };
   throughput?: { at: string; rows: ThroughputRow[] };
-  pdf?: { at: string; rows: PdfRow[]; invoices: number };
+  pdf?: PdfResults;
   upload?: { at: string; rows: UploadRow[] };
   inprocess?: { at: string; invoiceList: { invoices: number; results: BenchResult[] }; pdfRender: BenchResult };
   events?: EventsResults;
@@ -359,100 +351,6 @@ function throughputSection(t: NonNullable<BenchResults['throughput']>): string[]
   ];
 }
 
-function pdfSection(p: NonNullable<BenchResults['pdf']>): string[] {
-  const rows = p.rows.map((r) => [
-    r.stack,
-    String(r.concurrency),
-    String(r.requests),
-    `${r.apiPerSecond.toFixed(1)}/s (p50 ${ms(r.apiP50Ms)})`,
-    `${r.barePerSecond.toFixed(1)}/s (p50 ${ms(r.bareP50Ms)})`,
-    r.ratio.toFixed(2),
-    verdict(r.ratio >= TARGETS.pdf),
-  ]);
-  return [
-    '## Invoice PDFs against the bare renderer',
-    '',
-    `Run of ${when(p.at)}. \`GET /v1/invoices/{id}/pdf?lang=pl\` (before each round the PDF cache emptied and the seller's bank name changed, so that no API process holds a PDF or a printed version of it in memory either; each request another of ${p.invoices} invoices, so every answer is rendered) ` +
-      'against `ChromiumPdfRenderer` in the benchmark process printing the same invoices (same template and language, warm browser, ' +
-      'a pool of 2 pages like the API’s default WORKER_CONCURRENCY), alternated twice, the better round of each counted. ' +
-      'The API’s requests in flight each have a keep-alive connection of their own (runs before 2026-11-28 21:00 UTC sent them on one, so the API saw one at a time). ' +
-      '`inline`: MariaDB + S3 (s3rver), jobs in the API process; `queue`: the same plus Redis/BullMQ and one `pnpm worker` process.',
-    '',
-    table(['Stack', 'Concurrency', 'Requests', 'API', 'Bare renderer', 'API/bare', `target ≥ ${TARGETS.pdf}`], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l']),
-    '',
-    ...pdfStagesTable(p.rows),
-    ...pdfCacheSection(p),
-  ];
-}
-
-/**
- * Where the API rounds' render jobs went (both rounds of each row), from the job process's histograms; the stages of
- * the bare renderer are its render alone. Runs of the code before them have no stages.
- */
-function pdfStagesTable(pdfRows: PdfRow[]): string[] {
-  const timed = pdfRows.filter((r) => r.stages?.jobs);
-  if (timed.length === 0) return [];
-  const rows = timed.map((r) => {
-    const s = r.stages!;
-    return [
-      r.stack,
-      String(r.concurrency),
-      String(s.jobs),
-      queueWait(s.waitMs),
-      ms(s.data),
-      ms(s.cache_lookup),
-      ms(s.page_wait),
-      ms(s.render),
-      s.hand_over === undefined ? '' : ms(s.hand_over),
-      ms(s.store),
-    ];
-  });
-  return [
-    "Where the render jobs of those rounds went, means per job from the histograms of the process that ran them (`logistics_fair_share_wait_seconds` of the `pdf` queue, `logistics_pdf_job_stage_seconds`): the wait from the job's add to its start in the worker, the invoice read and its document built, the cache's HEAD (beside the page wait and the render since 2026-11-29), the wait for a free Chromium page, the render on it, the PDF handed to the waiting API before the job ends (a Redis key the API takes, or the in-process queue's answer; since 2026-11-29), the PDF's PUT. Around the job the API reads the invoice and the cache itself first; the PDF from storage after only where nothing was handed over (docs/operate/observability.md).",
-    '',
-    // The stack's name on the left, the figures on the right.
-    table(['Stack', 'Concurrency', 'Jobs', 'Queue wait', 'Data', 'Cache look-up', 'Page wait', 'Render', 'Hand-over', 'Store'], rows, [
-      'l',
-      ...Array<'r'>(9).fill('r'),
-    ]),
-    '',
-  ];
-}
-
-/** Cached downloads against renders through the same API, same run (rows that carry the cached measurement). */
-function pdfCacheSection(p: NonNullable<BenchResults['pdf']>): string[] {
-  const cached = p.rows.filter((r) => r.cachedPerSecond !== undefined);
-  if (!cached.length) return [];
-  const rows = cached.map((r) => [
-    r.stack,
-    String(r.concurrency),
-    String(r.cachedRequests ?? 0),
-    `${r.cachedPerSecond!.toFixed(1)}/s (p50 ${ms(r.cachedP50Ms)})`,
-    `${r.apiPerSecond.toFixed(1)}/s (p50 ${ms(r.apiP50Ms)})`,
-    `${r.cachedRatio!.toFixed(1)}×`,
-    verdict(r.cachedRatio! >= TARGETS.pdfCached),
-  ]);
-  return [
-    '### Cached PDF downloads against renders',
-    '',
-    'The render rounds above make every API request render (see there). Here the ' +
-      `same ${p.invoices} invoices, each rendered once, are downloaded again through the same API (same query, same concurrency), ` +
-      'answered without the queue or Chromium: from the API process’s memory (the version it printed at this data version, and the PDF’s bytes, `PDF_MEMORY_CACHE_MB`), ' +
-      'else from the cache in storage; the better of two rounds.',
-    '',
-    table(['Stack', 'Concurrency', 'Requests', 'Cached download', 'Render (API)', 'Cached/render', `target ≥ ${TARGETS.pdfCached}×`], rows, [
-      'l',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'l',
-    ]),
-    '',
-  ];
-}
-
 function uploadSection(u: NonNullable<BenchResults['upload']>): string[] {
   const rows = u.rows.map((r) => [
     r.stack,
@@ -475,10 +373,6 @@ function uploadSection(u: NonNullable<BenchResults['upload']>): string[] {
 }
 
 /** A stage table's queue wait: none where the jobs ran in the API process. */
-function queueWait(waitMs: number | null): string {
-  return waitMs === null ? 'none (in the API)' : ms(waitMs);
-}
-
 /**
  * Where the same rounds' store jobs went (ADR 0046: the API writes each file, a job per file commits its row, a run
  * that is not the job's first checking its object before), from the job process's histograms; runs of the code before
