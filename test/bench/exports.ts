@@ -89,8 +89,14 @@ async function rssOf(pid: number): Promise<{ rss: number; anon: number }> {
   return { rss: field('VmRSS'), anon: field('RssAnon') };
 }
 
-/** How long the worker is sampled idle after the RSS export succeeded (the lowest reading is its RSS after). */
-const SETTLE_MS = 5000;
+/**
+ * How long the worker is sampled idle after the RSS export succeeded (the lowest reading is its RSS after). Long enough
+ * for V8's memory reducer, which shrinks the heap of a process whose allocations stopped about 8 s after they did
+ * (runs before 2026-11-29 18:30 UTC sampled 5 s, and read what the heap held before it ran).
+ */
+const SETTLE_MS = 30_000;
+/** The first part of that idle time, logged on its own: what the 5 s runs before it read. */
+const EARLY_SETTLE_MS = 5_000;
 
 export async function benchExports(config: BenchConfig): Promise<ExportsResults> {
   const at = new Date().toISOString();
@@ -246,14 +252,18 @@ export async function benchExports(config: BenchConfig): Promise<ExportsResults>
     );
     let after = Infinity;
     let anonAfter = Infinity;
-    for (const settleEnd = wallNow() + SETTLE_MS; wallNow() < settleEnd; await sleep(STATUS_POLL_MS * 5)) {
+    let early = Infinity;
+    const settleStart = wallNow();
+    for (const settleEnd = settleStart + SETTLE_MS; wallNow() < settleEnd; await sleep(STATUS_POLL_MS * 5)) {
       const now = await rssOf(worker.pid!);
       after = Math.min(after, now.rss);
       anonAfter = Math.min(anonAfter, now.anon);
+      if (wallNow() - settleStart <= EARLY_SETTLE_MS) early = after;
     }
     log(
       `exports: worker RSS ${before.toFixed(0)} MiB before an export of ${rssRun.total} invoices, at most ${max.toFixed(0)} MiB during it ` +
-        `(+${(max - before).toFixed(0)} MiB), ${after.toFixed(0)} MiB after (${((after / before - 1) * 100).toFixed(1)} % over the start); ` +
+        `(+${(max - before).toFixed(0)} MiB), ${after.toFixed(0)} MiB after (${((after / before - 1) * 100).toFixed(1)} % over the start; ` +
+        `${early.toFixed(0)} MiB within its first ${EARLY_SETTLE_MS / 1000} s idle); ` +
         `anonymous ${start.anon.toFixed(0)} -> ${anonMax.toFixed(0)} -> ${anonAfter.toFixed(0)} MiB`,
     );
     const rss = {

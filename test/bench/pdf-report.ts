@@ -83,7 +83,7 @@ function pdfCpuTable(pdfRows: PdfRow[]): string[] {
     }),
   );
   return [
-    "What one PDF cost in CPU, by part of the machine, means of both rounds of each row: every process's user and system time from `/proc` before and after each round, divided by the round's PDFs (test/bench/process-cpu.ts; Chromium's processes count as Chromium whoever started them; `bench` is the benchmark process, the HTTP client of the API rounds and the bare renderer's caller; `other` the rest of the machine's busy time, from `/proc/stat`, so that the parts add up to it). Busy and idle are the machine's, over both cores: a round whose idle time is near zero was bound by the cores, not by a wait.",
+    "What one PDF cost in CPU, by part of the machine, means of both rounds of each row: every process's user and system time from `/proc` before and after each round, divided by the round's PDFs (test/bench/process-cpu.ts; Chromium's processes count as Chromium whoever started them; `bench` is the benchmark process, the HTTP client of the API rounds and the bare renderer's caller; `other` the rest of the machine's busy time, from `/proc/stat`, so that the parts add up to it: on these virtual machines about a quarter of the busy time under load is in the per-core count and in no process's, as a bare render loop alone showed, 39.1 s busy against 28.0 s in its processes with none started or ended, so `other` is mostly that and moves with the load). Busy and idle are the machine's, over both cores: a round whose idle time is near zero was bound by the cores, not by a wait.",
     '',
     table(['Stack', 'Concurrency', 'Round', 'Chromium', 'API', 'Worker', 'S3 server', 'Redis', 'MariaDB', 'Bench', 'Other', 'Busy', 'Idle'], rows, [
       'l',
