@@ -118,11 +118,7 @@ function pdfCacheSection(p: PdfResults): string[] {
     '',
     table(['Stack', 'Concurrency', 'Requests', 'Cached download', 'Render (API)', 'Cached/render', `target ≥ ${TARGETS.pdfCached}×`], rows, [
       'l',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
+      ...Array<'r'>(5).fill('r'),
       'l',
     ]),
     '',
