@@ -25,7 +25,7 @@ function partOf(commandLine: string, name: string): CpuPart {
   return 'other';
 }
 
-/** Reads every process's CPU time now, by part. Processes that end between two snapshots lose what they used. */
+/** Reads every process's CPU time now, by part; what no live process accounts for (one that ended meanwhile included) is `other`. */
 export function cpuSnapshot(): CpuSnapshot {
   const snapshot = { ...Object.fromEntries(CPU_PARTS.map((part) => [part, 0])), idle: 0 } as CpuSnapshot;
   for (const entry of readdirSync('/proc')) {
@@ -47,7 +47,7 @@ export function cpuSnapshot(): CpuSnapshot {
   // The machine's own count: `other` becomes whatever its busy time holds beyond the named parts, processes that
   // ended between two snapshots included.
   const [, user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
-  const busy = (user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * TICK_MS;
+  const busy = (user! + nice! + system! + irq! + softirq! + steal!) * TICK_MS;
   snapshot.other = busy - CPU_PARTS.reduce((sum, part) => (part === 'other' ? sum : sum + snapshot[part]), 0);
   snapshot.idle = (idle! + iowait!) * TICK_MS;
   return snapshot;
